@@ -1,0 +1,48 @@
+# HotKV's map: `make help` lists the targets.
+GO ?= go
+PORT ?= 6379
+
+.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet
+
+help: ## list the targets
+	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+run: ## run the server on 127.0.0.1:$(PORT)
+	$(GO) run ./cmd/hotkv --port $(PORT)
+
+build: ## build bin/hotkv
+	$(GO) build -o bin/hotkv ./cmd/hotkv
+
+test: ## run every test (differential tests need redis-server on PATH)
+	$(GO) test ./...
+
+race: ## run every test with the race detector, as CI does
+	$(GO) test -race -count=1 ./...
+
+cover: ## test with a coverage report in cover.html
+	$(GO) test -coverprofile=cover.out ./... && $(GO) tool cover -html=cover.out -o cover.html
+
+fuzz: ## run each fuzz target for FUZZTIME (default 20s)
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $${FUZZTIME:-20s} $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: ## Go benchmarks of the hot paths with -benchmem
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/...
+
+bench-vs: ## redis-benchmark against HotKV and redis-server side by side (see bench/README.md)
+	bench/run.sh
+
+golden: ## rewrite golden files from HotKV's replies (review the diff!)
+	$(GO) test ./internal/command/ -run TestGolden -update
+
+fmt: ## gofmt every file
+	gofmt -w $$(git ls-files '*.go')
+
+vet: ## go vet
+	$(GO) vet ./...
+
+ci: ## what CI runs (.ci/run)
+	bash .ci/run

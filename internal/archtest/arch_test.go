@@ -1,0 +1,134 @@
+// Package archtest keeps the project rules of DESIGN.md as tests: the layer
+// import directions, and no wall-clock reads in the core packages.
+package archtest
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/hotkv/hotkv/"
+
+// allowed lists, per package, the HotKV packages it may import (DESIGN.md §2).
+var allowed = map[string][]string{
+	"internal/resp":      {},
+	"internal/glob":      {},
+	"internal/clock":     {},
+	"internal/keyspace":  {},
+	"internal/config":    {"internal/glob"},
+	"internal/command":   {"internal/keyspace", "internal/resp", "internal/glob"},
+	"internal/engine":    {"internal/command", "internal/keyspace", "internal/clock"},
+	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob"},
+	"internal/hotkvtest": {"internal/server", "internal/clock", "internal/config"},
+	"cmd/hotkv":          {"internal/server", "internal/config"},
+}
+
+// core packages: deterministic, no clock reads (time is an input).
+var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob"}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// sources returns the non-test Go files of pkg, parsed.
+func sources(t *testing.T, pkg string) []*ast.File {
+	t.Helper()
+	dir := filepath.Join(root(t), pkg)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	fs := token.NewFileSet()
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fs, filepath.Join(dir, n), nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	return files
+}
+
+func TestLayerImports(t *testing.T) {
+	for pkg, ok := range allowed {
+		okSet := map[string]bool{}
+		for _, p := range ok {
+			okSet[p] = true
+		}
+		for _, f := range sources(t, pkg) {
+			for _, imp := range f.Imports {
+				path := strings.Trim(imp.Path.Value, `"`)
+				if !strings.HasPrefix(path, module) {
+					continue
+				}
+				dep := strings.TrimPrefix(path, module)
+				if !okSet[dep] {
+					t.Errorf("%s imports %s: not allowed by DESIGN.md §2", pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+// Every package under internal/ and cmd/ must be listed, so a new one gets a rule.
+func TestEveryPackageHasARule(t *testing.T) {
+	for _, top := range []string{"internal", "cmd"} {
+		ents, err := os.ReadDir(filepath.Join(root(t), top))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			p := top + "/" + e.Name()
+			if !e.IsDir() || p == "internal/archtest" {
+				continue
+			}
+			if _, ok := allowed[p]; !ok {
+				t.Errorf("package %s has no import rule in archtest", p)
+			}
+		}
+	}
+}
+
+func TestNoWallClockInCore(t *testing.T) {
+	for _, pkg := range core {
+		dir := filepath.Join(root(t), pkg)
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			n := e.Name()
+			if !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			fs := token.NewFileSet()
+			f, err := parser.ParseFile(fs, filepath.Join(dir, n), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(nd ast.Node) bool {
+				sel, ok := nd.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Now" || sel.Sel.Name == "Since") {
+					t.Errorf("%s/%s:%d: time.%s in a core package (time is an input, DESIGN.md §4)",
+						pkg, n, fs.Position(sel.Pos()).Line, sel.Sel.Name)
+				}
+				return true
+			})
+		}
+	}
+}

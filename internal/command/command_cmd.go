@@ -1,0 +1,366 @@
+package command
+
+import (
+	"strings"
+
+	"github.com/hotkv/hotkv/internal/glob"
+)
+
+// COMMAND and its subcommands, all derived from the table.
+
+func commandSubcommands() []*Spec {
+	f := Loading | Stale | Conn
+	return []*Spec{
+		{Name: "count", Arity: 2, Flags: f, Since: "2.8.13", Summary: "Returns a count of commands.", Run: commandCount},
+		{Name: "docs", Arity: -2, Flags: f, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocs},
+		{Name: "getkeys", Arity: -4, Flags: f, Since: "2.8.13", Summary: "Extracts the key names from an arbitrary command.", Run: commandGetkeys},
+		{Name: "getkeysandflags", Arity: -4, Flags: f, Since: "7.0.0", Summary: "Extracts the key names and access flags for an arbitrary command.", Run: commandGetkeysAndFlags},
+		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: commandHelp},
+		{Name: "info", Arity: -2, Flags: f, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Run: commandInfo},
+		{Name: "list", Arity: -2, Flags: f, Since: "7.0.0", Summary: "Returns a list of command names.", Run: commandList},
+	}
+}
+
+// commandCmd is COMMAND with no subcommand: COMMAND INFO for every command.
+func commandCmd(c *Ctx) {
+	all := c.Srv.Table().All()
+	c.W.ArrayLen(len(all))
+	for _, s := range all {
+		writeCommandInfo(c, s)
+	}
+}
+
+func commandCount(c *Ctx) { c.W.Int(int64(c.Srv.Table().Len())) }
+
+func commandInfo(c *Ctx) {
+	t := c.Srv.Table()
+	if len(c.Argv) == 2 {
+		commandCmd(c)
+		return
+	}
+	c.W.ArrayLen(len(c.Argv) - 2)
+	for _, name := range c.Argv[2:] {
+		s := lookupFull(t, name)
+		if s == nil {
+			c.W.NullArray()
+			continue
+		}
+		writeCommandInfo(c, s)
+	}
+}
+
+// lookupFull finds "get" or "config|get".
+func lookupFull(t *Table, name []byte) *Spec {
+	if i := strings.IndexByte(string(name), '|'); i > 0 {
+		p := t.Lookup(name[:i])
+		if p == nil {
+			return nil
+		}
+		return p.Sub(name[i+1:])
+	}
+	return t.Lookup(name)
+}
+
+// aclCategories derives a command's ACL categories from its group and flags.
+func aclCategories(s *Spec) []string {
+	var out []string
+	if s.Flags&Write != 0 {
+		out = append(out, "@write")
+	}
+	if s.Flags&ReadOnly != 0 {
+		out = append(out, "@read")
+	}
+	switch s.Group {
+	case "string":
+		out = append(out, "@string")
+	case "generic":
+		out = append(out, "@keyspace")
+	case "list":
+		out = append(out, "@list")
+	case "hash":
+		out = append(out, "@hash")
+	case "connection":
+		out = append(out, "@connection")
+	}
+	if s.Flags&Admin != 0 {
+		out = append(out, "@admin", "@dangerous")
+	}
+	if s.Flags&Fast != 0 {
+		out = append(out, "@fast")
+	} else {
+		out = append(out, "@slow")
+	}
+	if s.Flags&Blocking != 0 {
+		out = append(out, "@blocking")
+	}
+	return out
+}
+
+func writeCommandInfo(c *Ctx, s *Spec) {
+	w := c.W
+	w.ArrayLen(10)
+	w.BulkString(s.FullName())
+	w.Int(int64(s.Arity))
+	flags := s.Flags.Names()
+	w.SetLen(len(flags))
+	for _, f := range flags {
+		w.SimpleString(f)
+	}
+	w.Int(int64(s.FirstKey))
+	w.Int(int64(s.LastKey))
+	w.Int(int64(s.Step))
+	cats := aclCategories(s)
+	w.SetLen(len(cats))
+	for _, cat := range cats {
+		w.SimpleString(cat)
+	}
+	w.ArrayLen(0) // tips
+	writeKeySpecs(c, s)
+	w.ArrayLen(len(s.Subs))
+	for _, sub := range s.Subs {
+		writeCommandInfo(c, sub)
+	}
+}
+
+// writeKeySpecs writes one key spec for the command's key range, or a keynum spec
+// for commands with a numkeys argument.
+func writeKeySpecs(c *Ctx, s *Spec) {
+	w := c.W
+	if s.FirstKey == 0 && s.KeysFn == nil {
+		w.ArrayLen(0)
+		return
+	}
+	w.ArrayLen(1)
+	w.MapLen(3)
+	w.BulkString("flags")
+	var kf []string
+	if s.Flags&Write != 0 {
+		kf = []string{"RW", "UPDATE"}
+	} else {
+		kf = []string{"RO", "ACCESS"}
+	}
+	w.SetLen(len(kf))
+	for _, f := range kf {
+		w.SimpleString(f)
+	}
+	w.BulkString("begin_search")
+	w.MapLen(2)
+	w.BulkString("type")
+	w.BulkString("index")
+	w.BulkString("spec")
+	w.MapLen(1)
+	w.BulkString("index")
+	if s.KeysFn != nil {
+		w.Int(1)
+	} else {
+		w.Int(int64(s.FirstKey))
+	}
+	w.BulkString("find_keys")
+	w.MapLen(2)
+	w.BulkString("type")
+	if s.KeysFn != nil {
+		w.BulkString("keynum")
+		w.BulkString("spec")
+		w.MapLen(3)
+		w.BulkString("keynumidx")
+		w.Int(0)
+		w.BulkString("firstkey")
+		w.Int(1)
+		w.BulkString("keystep")
+		w.Int(2)
+		return
+	}
+	w.BulkString("range")
+	w.BulkString("spec")
+	w.MapLen(3)
+	last := int64(s.LastKey)
+	if last > 0 {
+		last -= int64(s.FirstKey)
+	}
+	w.BulkString("lastkey")
+	w.Int(last)
+	w.BulkString("keystep")
+	w.Int(int64(s.Step))
+	w.BulkString("limit")
+	w.Int(0)
+}
+
+func commandDocs(c *Ctx) {
+	t := c.Srv.Table()
+	var specs []*Spec
+	if len(c.Argv) == 2 {
+		specs = t.All()
+	} else {
+		for _, n := range c.Argv[2:] {
+			if s := lookupFull(t, n); s != nil {
+				specs = append(specs, s)
+			}
+		}
+	}
+	c.W.MapLen(len(specs))
+	for _, s := range specs {
+		c.W.BulkString(s.FullName())
+		writeDoc(c, s)
+	}
+}
+
+func writeDoc(c *Ctx, s *Spec) {
+	n := 3
+	if len(s.Subs) > 0 {
+		n++
+	}
+	c.W.MapLen(n)
+	c.W.BulkString("summary")
+	c.W.BulkString(s.Summary)
+	c.W.BulkString("since")
+	c.W.BulkString(s.Since)
+	c.W.BulkString("group")
+	c.W.BulkString(s.Group)
+	if len(s.Subs) > 0 {
+		c.W.BulkString("subcommands")
+		c.W.MapLen(len(s.Subs))
+		for _, sub := range s.Subs {
+			c.W.BulkString(sub.FullName())
+			writeDoc(c, sub)
+		}
+	}
+}
+
+// commandList: COMMAND LIST [FILTERBY MODULE name|ACLCAT cat|PATTERN pattern].
+func commandList(c *Ctx) {
+	var filter func(s *Spec) bool
+	switch len(c.Argv) {
+	case 2:
+	case 5:
+		if !eqFold(c.Argv[2], "filterby") {
+			c.Err(ErrSyntax)
+			return
+		}
+		arg := string(c.Argv[4])
+		switch {
+		case eqFold(c.Argv[3], "module"):
+			filter = func(*Spec) bool { return false }
+		case eqFold(c.Argv[3], "aclcat"):
+			cat := "@" + strings.ToLower(arg)
+			filter = func(s *Spec) bool {
+				for _, x := range aclCategories(s) {
+					if x == cat {
+						return true
+					}
+				}
+				return false
+			}
+		case eqFold(c.Argv[3], "pattern"):
+			filter = func(s *Spec) bool { return glob.MatchString(arg, s.FullName(), true) }
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	default:
+		c.Err(ErrSyntax)
+		return
+	}
+	var names []string
+	for _, s := range c.Srv.Table().All() {
+		if filter == nil || filter(s) {
+			names = append(names, s.FullName())
+		}
+		for _, sub := range s.Subs {
+			if filter == nil || filter(sub) {
+				names = append(names, sub.FullName())
+			}
+		}
+	}
+	c.W.ArrayLen(len(names))
+	for _, n := range names {
+		c.W.BulkString(n)
+	}
+}
+
+// getkeysSpec resolves the command named in COMMAND GETKEYS and checks its arity.
+func getkeysSpec(c *Ctx) (*Spec, [][]byte) {
+	argv := c.Argv[2:]
+	s := c.Srv.Table().Lookup(argv[0])
+	if s != nil && len(s.Subs) > 0 && len(argv) > 1 {
+		if sub := s.Sub(argv[1]); sub != nil {
+			s = sub
+		}
+	}
+	if s == nil {
+		c.Error("ERR Invalid command specified")
+		return nil, nil
+	}
+	if s.FirstKey == 0 && s.KeysFn == nil {
+		c.Error("ERR The command has no key arguments")
+		return nil, nil
+	}
+	if !CheckArity(s.Arity, len(argv)) {
+		c.Error("ERR Invalid number of arguments specified for command")
+		return nil, nil
+	}
+	idx := s.KeyIndexes(argv)
+	if len(idx) == 0 {
+		c.Error("ERR Invalid arguments specified for command")
+		return nil, nil
+	}
+	keys := make([][]byte, len(idx))
+	for i, k := range idx {
+		keys[i] = argv[k]
+	}
+	return s, keys
+}
+
+func commandGetkeys(c *Ctx) {
+	_, keys := getkeysSpec(c)
+	if keys == nil {
+		return
+	}
+	c.W.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.W.Bulk(k)
+	}
+}
+
+func commandGetkeysAndFlags(c *Ctx) {
+	s, keys := getkeysSpec(c)
+	if keys == nil {
+		return
+	}
+	c.W.ArrayLen(len(keys))
+	for _, k := range keys {
+		c.W.ArrayLen(2)
+		c.W.Bulk(k)
+		if s.Flags&Write != 0 {
+			c.W.SetLen(2)
+			c.W.SimpleString("RW")
+			c.W.SimpleString("UPDATE")
+		} else {
+			c.W.SetLen(2)
+			c.W.SimpleString("RO")
+			c.W.SimpleString("ACCESS")
+		}
+	}
+}
+
+func commandHelp(c *Ctx) {
+	writeHelp(c, "COMMAND",
+		"(no subcommand)",
+		"    Return details about all commands.",
+		"COUNT",
+		"    Return the total number of commands in this server.",
+		"LIST",
+		"    Return a list of all commands in this server.",
+		"INFO [<command-name> ...]",
+		"    Return details about multiple commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"DOCS [<command-name> ...]",
+		"    Return documentation details about multiple commands.",
+		"    If no command names are given, documentation details for all",
+		"    commands are returned.",
+		"GETKEYS <full-command>",
+		"    Return the keys from a full command.",
+		"GETKEYSANDFLAGS <full-command>",
+		"    Return the keys and the access flags from a full command.",
+	)
+}

@@ -1,0 +1,136 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// Ctx is one command's execution context. The server builds it (and reuses it) per
+// connection; the handler reads Argv, works on DB and appends exactly one reply to W.
+type Ctx struct {
+	Argv   [][]byte // aliases the connection's read buffer: copy what you keep
+	Spec   *Spec
+	W      *resp.Writer
+	Client *Client
+	KS     *keyspace.Keyspace
+	DB     *keyspace.DB // the client's selected database
+	Srv    Server
+	Rand   func() uint64 // the execution unit's seeded source (DESIGN.md §4.4)
+	Now    int64         // frozen Unix ms for the execution unit (equals KS.Now())
+
+	// ErrCode is set by Error to the first word of the error reply ("ERR",
+	// "WRONGTYPE"), for INFO errorstats and commandstats failed_calls.
+	ErrCode string
+	// Rejected is set by Error when the command failed before doing anything
+	// (commandstats rejected_calls): set by dispatch, not by handlers.
+	Rejected bool
+	// Dirty counts the changes the command made (Redis's server.dirty delta).
+	Dirty int
+}
+
+// Error appends an error reply: msg is the full text after '-', e.g. "ERR syntax error".
+func (c *Ctx) Error(msg string) {
+	c.W.Error(msg)
+	c.ErrCode = errCode(msg)
+}
+
+// Err appends the error for code e.
+func (c *Ctx) Err(e Err) { c.Error(e.Text()) }
+
+func errCode(msg string) string {
+	for i := 0; i < len(msg); i++ {
+		if msg[i] == ' ' {
+			return msg[:i]
+		}
+	}
+	return msg
+}
+
+// Arg returns argument i (0 is the command name).
+func (c *Ctx) Arg(i int) []byte { return c.Argv[i] }
+
+// ReplyMode is CLIENT REPLY's state.
+type ReplyMode uint8
+
+// Reply modes.
+const (
+	ReplyOn ReplyMode = iota
+	ReplyOff
+	ReplySkip // skip the next reply only
+)
+
+// Client is the per-connection state that commands may read and change. The server
+// owns it; fields are touched only by the connection's own goroutine, except those
+// documented as shared.
+type Client struct {
+	ID            int64
+	Addr          string
+	LAddr         string
+	FD            int
+	Name          string
+	LibName       string
+	LibVer        string
+	DB            int
+	Proto         int
+	Authenticated bool
+	User          string
+	NoTouch       bool
+	NoEvict       bool
+	Reply         ReplyMode
+	// CloseAfterReply asks the server to flush and close (QUIT, CLIENT KILL of self).
+	CloseAfterReply bool
+	CreatedMs       int64
+	LastCmd         string
+	LastInteraction int64 // ms
+	Multi           int   // queued commands in MULTI, -1 when not in MULTI
+	Flags           string
+}
+
+// Server is what connection and server commands need from the server plumbing.
+// Calls happen on the calling client's goroutine.
+type Server interface {
+	// Info appends the INFO sections named (lower case; "default", "all",
+	// "everything" as Redis) to dst in Redis's text format.
+	Info(dst []byte, sections []string) []byte
+	// ClientList appends CLIENT LIST lines for the clients matching the filter
+	// (ids nil = all; typ "" = any) to dst.
+	ClientList(dst []byte, typ string, ids []int64) []byte
+	// ClientInfo appends the CLIENT INFO line of c to dst.
+	ClientInfo(dst []byte, c *Client) []byte
+	// KillClients closes the clients matching f and returns how many.
+	KillClients(f KillFilter, self *Client) int
+	// Pause pauses clients until untilMs; writeOnly is PAUSE's WRITE mode.
+	Pause(untilMs int64, writeOnly bool)
+	Unpause()
+	// Config is the parameter registry.
+	ConfigGet(patterns []string) [][2]string
+	ConfigSet(pairs [][2]string) error
+	ConfigRewrite() error
+	ResetStats()
+	// Table is the command table (COMMAND).
+	Table() *Table
+	// Shutdown asks the server to stop after the current reply.
+	Shutdown(nosave bool, abort bool) error
+	// Password is the configured requirepass ("" when none).
+	Password() string
+	// LastSave is LASTSAVE's Unix time in seconds.
+	LastSave() int64
+	// Stats.
+	// ProtoMaxBulkLen is proto-max-bulk-len: the largest string a command may build.
+	ProtoMaxBulkLen() int64
+	// LFU reports whether an LFU maxmemory-policy is selected (OBJECT FREQ/IDLETIME).
+	LFU() bool
+	// NowUs is the live server clock in Unix microseconds (TIME).
+	NowUs() int64
+	// SetActiveExpire turns the active expiry cycle on or off (DEBUG SET-ACTIVE-EXPIRE).
+	SetActiveExpire(on bool)
+}
+
+// KillFilter is CLIENT KILL's filter set (all given fields must match).
+type KillFilter struct {
+	Addr, LAddr, User, Name string
+	ID                      int64
+	Type                    string
+	SkipMe                  bool
+	MaxAgeSec               int64
+}

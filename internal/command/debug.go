@@ -1,0 +1,150 @@
+package command
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/glob"
+)
+
+// debugCmd serves the DEBUG subcommands that Redis's own test suite and operators
+// use and that make sense without persistence. Anything else is an error naming it.
+func debugCmd(c *Ctx) {
+	sub := strings.ToLower(string(c.Argv[1]))
+	args := c.Argv[2:]
+	switch sub {
+	case "help":
+		writeHelp(c, "DEBUG",
+			"CHANGE-REPL-ID",
+			"    Change the replication IDs of the instance.",
+			"OBJECT <key>",
+			"    Show low level info about the <key> and associated value.",
+			"PROTOCOL <type>",
+			"    Reply with a test value of the specified type. <type> can be: string,",
+			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
+			"    true, false.",
+			"SET-ACTIVE-EXPIRE <0|1>",
+			"    Setting it to 0 disables expiring keys in background when they are not",
+			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
+			"    default.",
+			"SLEEP <seconds>",
+			"    Stop the server for <seconds>. Decimals allowed.",
+			"STRINGMATCH-LEN <pattern> <string>",
+			"    Run a fuzz tester against the stringmatchlen() function.",
+		)
+	case "set-active-expire":
+		if len(args) != 1 {
+			c.Err(ErrSyntax)
+			return
+		}
+		c.Srv.SetActiveExpire(string(args[0]) != "0")
+		c.W.SimpleString("OK")
+	case "sleep":
+		if len(args) != 1 {
+			c.Err(ErrSyntax)
+			return
+		}
+		f, err := strconv.ParseFloat(string(args[0]), 64)
+		if err != nil {
+			c.Err(ErrNotFloat)
+			return
+		}
+		sleepFor(time.Duration(f * float64(time.Second)))
+		c.W.SimpleString("OK")
+	case "change-repl-id":
+		c.W.SimpleString("OK")
+	case "object":
+		if len(args) != 1 {
+			c.Err(ErrSyntax)
+			return
+		}
+		e := c.DB.Lookup(args[0])
+		if e == nil {
+			c.Err(ErrNoSuchKey)
+			return
+		}
+		c.W.SimpleString("Value at:0x0 refcount:1 encoding:" + e.EncodingName() +
+			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
+			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
+			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
+	case "stringmatch-len":
+		if len(args) != 2 {
+			c.Err(ErrSyntax)
+			return
+		}
+		if glob.Match(args[0], args[1], false) {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+	case "protocol":
+		if len(args) != 1 {
+			c.Err(ErrSyntax)
+			return
+		}
+		debugProtocol(c, strings.ToLower(string(args[0])))
+	default:
+		c.Error("ERR unknown subcommand '" + truncArg(c.Argv[1]) + "'. Try DEBUG HELP.")
+	}
+}
+
+// debugProtocol replies with one value of each RESP3 type, as DEBUG PROTOCOL does
+// (protocol.tcl uses it to check the RESP3 encoder).
+func debugProtocol(c *Ctx, typ string) {
+	w := c.W
+	switch typ {
+	case "string":
+		w.BulkString("Hello World")
+	case "integer":
+		w.Int(12345)
+	case "double":
+		w.Double(3.141)
+	case "bignum":
+		w.BigNumber("1234567999999999999999999999999999999")
+	case "null":
+		w.Null()
+	case "array":
+		w.ArrayLen(3)
+		for i := int64(0); i < 3; i++ {
+			w.Int(i)
+		}
+	case "set":
+		w.SetLen(3)
+		for i := int64(0); i < 3; i++ {
+			w.Int(i)
+		}
+	case "map":
+		w.MapLen(3)
+		for i := int64(0); i < 3; i++ {
+			w.Int(i)
+			w.Bool(i == 1)
+		}
+	case "attrib":
+		if c.Client.Proto >= 3 {
+			w.AttributeLen(1)
+			w.BulkString("key-popularity")
+			w.ArrayLen(2)
+			w.BulkString("key:123")
+			w.Int(90)
+		}
+		w.BulkString("Some real reply following the attribute")
+	case "push":
+		if c.Client.Proto < 3 {
+			c.Error("ERR RESP2 is not supported by this command")
+			return
+		}
+		w.PushLen(2)
+		w.BulkString("server-cpu-usage")
+		w.Int(42)
+		w.BulkString("Some real reply following the push reply")
+	case "true":
+		w.Bool(true)
+	case "false":
+		w.Bool(false)
+	case "verbatim":
+		w.Verbatim("txt", "This is a verbatim\nstring")
+	default:
+		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
+	}
+}

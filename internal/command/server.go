@@ -1,0 +1,216 @@
+package command
+
+import (
+	"strings"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// serverCommands is redis.io's "server" group (the part HotKV serves today).
+func serverCommands() []*Spec {
+	const adm = Admin | NoScript | Loading | Stale
+	return []*Spec{
+		{Name: "command", Arity: -1, Flags: Loading | Stale | Conn, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Run: commandCmd, Subs: commandSubcommands()},
+		{Name: "config", Arity: -2, Since: "2.0.0", Summary: "A container for server configuration commands.", Subs: configSubcommands()},
+		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Since: "1.0.0", Summary: "Returns the number of keys in the database.", Run: dbsizeCmd},
+		{Name: "debug", Arity: -2, Flags: adm, Since: "1.0.0", Summary: "A container for debugging commands.", Run: debugCmd},
+		{Name: "flushall", Arity: -1, Flags: Write, Since: "1.0.0", Summary: "Removes all keys from all databases.", Run: flushallCmd},
+		{Name: "flushdb", Arity: -1, Flags: Write, Since: "1.0.0", Summary: "Remove all keys from the current database.", Run: flushdbCmd},
+		{Name: "info", Arity: -1, Flags: Loading | Stale | Conn, Since: "1.0.0", Summary: "Returns information and statistics about the server.", Run: infoCmd},
+		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast | Conn, Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Run: lastsaveCmd},
+		{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy | Conn, Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Run: shutdownCmd},
+		{Name: "swapdb", Arity: 3, Flags: Write | Fast, Since: "4.0.0", Summary: "Swaps two Redis databases.", Run: swapdbCmd},
+		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast | Conn, Since: "2.6.0", Summary: "Returns the server time.", Run: timeCmd},
+		{Name: "wait", Arity: 3, Flags: Conn, Since: "3.0.0", Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Run: waitCmd},
+	}
+}
+
+func dbsizeCmd(c *Ctx) { c.W.Int(int64(c.DB.Len())) }
+
+// flushArgs parses FLUSHALL/FLUSHDB's optional ASYNC|SYNC (both free the memory at
+// once in HotKV: the old tables are left to the garbage collector).
+func flushArgs(c *Ctx) bool {
+	if len(c.Argv) > 2 || (len(c.Argv) == 2 && !eqFold(c.Argv[1], "async") && !eqFold(c.Argv[1], "sync")) {
+		c.Err(ErrSyntax)
+		return false
+	}
+	return true
+}
+
+func flushallCmd(c *Ctx) {
+	if !flushArgs(c) {
+		return
+	}
+	c.Dirty += c.KS.Keys()
+	c.KS.FlushAll()
+	c.W.SimpleString("OK")
+}
+
+func flushdbCmd(c *Ctx) {
+	if !flushArgs(c) {
+		return
+	}
+	c.Dirty += c.DB.Len()
+	c.DB.Flush()
+	c.W.SimpleString("OK")
+}
+
+func swapdbCmd(c *Ctx) {
+	a, ok1 := resp.ParseInt(c.Argv[1])
+	if !ok1 || a < -1<<31 || a >= 1<<31 {
+		c.Error("ERR invalid first DB index")
+		return
+	}
+	b, ok2 := resp.ParseInt(c.Argv[2])
+	if !ok2 || b < -1<<31 || b >= 1<<31 {
+		c.Error("ERR invalid second DB index")
+		return
+	}
+	n := int64(len(c.KS.DBs))
+	if a < 0 || a >= n || b < 0 || b >= n {
+		c.Err(ErrDBIndex)
+		return
+	}
+	if a != b {
+		c.KS.Swap(int(a), int(b))
+		c.Dirty++
+	}
+	c.W.SimpleString("OK")
+}
+
+func timeCmd(c *Ctx) {
+	us := c.Srv.NowUs()
+	var buf [20]byte
+	c.W.ArrayLen(2)
+	c.W.Bulk(appendUint(buf[:0], uint64(us/1e6)))
+	c.W.Bulk(appendUint(buf[:0], uint64(us%1e6)))
+}
+
+func lastsaveCmd(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
+
+// waitCmd: WAIT numreplicas timeout. HotKV has no replicas yet, so no write can be
+// acknowledged by any: it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
+func waitCmd(c *Ctx) {
+	if _, ok := resp.ParseInt(c.Argv[1]); !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	t, ok := resp.ParseInt(c.Argv[2])
+	if !ok {
+		c.Err(ErrTimeout)
+		return
+	}
+	if t < 0 {
+		c.Error("ERR timeout is negative")
+		return
+	}
+	c.W.Int(0)
+}
+
+func infoCmd(c *Ctx) {
+	var secs []string
+	for _, a := range c.Argv[1:] {
+		secs = append(secs, strings.ToLower(string(a)))
+	}
+	c.W.Verbatim("txt", string(c.Srv.Info(nil, secs)))
+}
+
+// shutdownCmd: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT].
+func shutdownCmd(c *Ctx) {
+	nosave, abort := false, false
+	for _, a := range c.Argv[1:] {
+		switch {
+		case eqFold(a, "nosave"):
+			nosave = true
+		case eqFold(a, "save"), eqFold(a, "now"), eqFold(a, "force"):
+		case eqFold(a, "abort"):
+			abort = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if abort && len(c.Argv) > 2 {
+		c.Err(ErrSyntax)
+		return
+	}
+	if err := c.Srv.Shutdown(nosave, abort); err != nil {
+		c.Error(err.Error())
+		return
+	}
+	if abort {
+		c.W.SimpleString("OK")
+	}
+	// on success Redis closes the connection without a reply
+}
+
+func configSubcommands() []*Spec {
+	adm := Admin | NoScript | Loading | Stale | Conn
+	return []*Spec{
+		{Name: "get", Arity: -3, Flags: adm, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Run: configGet},
+		{Name: "help", Arity: 2, Flags: Loading | Stale | Conn, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: configHelp},
+		{Name: "resetstat", Arity: 2, Flags: adm, Since: "2.0.0", Summary: "Resets the server's statistics.", Run: configResetstat},
+		{Name: "rewrite", Arity: 2, Flags: adm, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Run: configRewrite},
+		{Name: "set", Arity: -4, Flags: adm, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Run: configSet},
+	}
+}
+
+func configGet(c *Ctx) {
+	pats := make([]string, 0, len(c.Argv)-2)
+	for _, a := range c.Argv[2:] {
+		pats = append(pats, string(a))
+	}
+	pairs := c.Srv.ConfigGet(pats)
+	c.W.MapLen(len(pairs))
+	for _, p := range pairs {
+		c.W.BulkString(p[0])
+		c.W.BulkString(p[1])
+	}
+}
+
+func configSet(c *Ctx) {
+	args := c.Argv[2:]
+	if len(args)%2 != 0 {
+		c.Error(ErrArity("config|set"))
+		return
+	}
+	pairs := make([][2]string, 0, len(args)/2)
+	for i := 0; i < len(args); i += 2 {
+		pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
+	}
+	if err := c.Srv.ConfigSet(pairs); err != nil {
+		c.Error(err.Error())
+		return
+	}
+	c.W.SimpleString("OK")
+}
+
+func configResetstat(c *Ctx) {
+	c.Srv.ResetStats()
+	c.W.SimpleString("OK")
+}
+
+func configRewrite(c *Ctx) {
+	if err := c.Srv.ConfigRewrite(); err != nil {
+		c.Error(err.Error())
+		return
+	}
+	c.W.SimpleString("OK")
+}
+
+func configHelp(c *Ctx) {
+	writeHelp(c, "CONFIG",
+		"GET <pattern>",
+		"    Return parameters matching the glob-like <pattern> and their values.",
+		"SET <directive> <value>",
+		"    Set the configuration <directive> to <value>.",
+		"RESETSTAT",
+		"    Reset statistics reported by the INFO command.",
+		"REWRITE",
+		"    Rewrite the configuration file.",
+	)
+}
+
+// sleepFor is DEBUG SLEEP's pause; a variable so tests can observe it.
+var sleepFor = time.Sleep

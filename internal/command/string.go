@@ -1,0 +1,668 @@
+package command
+
+import (
+	"math"
+	"strconv"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// stringCommands is redis.io's "string" group (Redis 8.4).
+func stringCommands() []*Spec {
+	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
+	return []*Spec{
+		{Name: "append", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Appends a string to the value of a key. Creates the key if it doesn't exist.", Run: appendCmd},
+		{Name: "decr", Arity: 2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Run: decrCmd},
+		{Name: "decrby", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", Run: decrbyCmd},
+		{Name: "delex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "8.4.0", Summary: "Conditionally removes the specified key based on value or digest comparison.", Run: delexCmd},
+		{Name: "digest", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "8.4.0", Summary: "Returns the XXH3 hash of a string value.", Run: digestCmd},
+		{Name: "get", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns the string value of a key.", Run: getCmd},
+		{Name: "getdel", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "6.2.0", Summary: "Returns the string value of a key after deleting the key.", Run: getdelCmd},
+		{Name: "getex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "6.2.0", Summary: "Returns the string value of a key after setting its expiration time.", Run: getexCmd},
+		{Name: "getrange", Arity: 4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.4.0", Summary: "Returns a substring of the string stored at a key.", Run: getrangeCmd},
+		{Name: "getset", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns the previous string value of a key after setting it to a new value.", Run: getsetCmd},
+		{Name: "incr", Arity: 2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", Run: incrCmd},
+		{Name: "incrby", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Run: incrbyCmd},
+		{Name: "incrbyfloat", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.6.0", Summary: "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", Run: incrbyfloatCmd},
+		{Name: "lcs", Arity: -3, Flags: r, FirstKey: 1, LastKey: 2, Step: 1, Since: "7.0.0", Summary: "Finds the longest common substring.", Run: lcsCmd},
+		{Name: "mget", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, Since: "1.0.0", Summary: "Atomically returns the string values of one or more keys.", Run: mgetCmd},
+		{Name: "mset", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 2, Since: "1.0.1", Summary: "Atomically creates or modifies the string values of one or more keys.", Run: msetCmd},
+		{Name: "msetex", Arity: -4, Flags: w | d, Since: "8.4.0", Summary: "Atomically sets multiple string keys with a shared expiration in a single operation. Supports flexible argument parsing where condition and expiration flags can appear in any order.", Run: msetexCmd, KeysFn: msetexKeys},
+		{Name: "msetnx", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 2, Since: "1.0.1", Summary: "Atomically modifies the string values of one or more keys only when all keys don't exist.", Run: msetnxCmd},
+		{Name: "psetex", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.6.0", Summary: "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", Run: psetexCmd},
+		{Name: "set", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", Run: setCmd},
+		{Name: "setex", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", Run: setexCmd},
+		{Name: "setnx", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Set the string value of a key only when the key doesn't exist.", Run: setnxCmd},
+		{Name: "setrange", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.2.0", Summary: "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", Run: setrangeCmd},
+		{Name: "strlen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.2.0", Summary: "Returns the length of a string value.", Run: strlenCmd},
+		{Name: "substr", Arity: 4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns a substring from a string value.", Run: getrangeCmd},
+	}
+}
+
+// lookupString reads key for a read command: nil with no reply when missing,
+// nil after a WRONGTYPE reply when it holds another kind.
+func lookupString(c *Ctx, key []byte) (e *keyspace.Entry, wrongType bool) {
+	e = c.DB.LookupRead(key, c.Client.NoTouch)
+	if e != nil && e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return nil, true
+	}
+	return e, false
+}
+
+func getCmd(c *Ctx) {
+	e, wt := lookupString(c, c.Argv[1])
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	c.W.Bulk(e.Str)
+}
+
+// setCmd: SET key value [NX|XX] [IFEQ v|IFNE v|IFDEQ d|IFDNE d] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]
+// Validation order (redis-lock-commands.md §1.2): options, then the expire value,
+// then GET's type check, then the condition (type, digest length only when the key
+// exists), then NX/XX. Redis 8.6 sends two replies for GET with a badly formed
+// digest; HotKV sends only the error (docs/decisions/0003-set-get-ifdeq-single-reply.md).
+func setCmd(c *Ctx) {
+	o, ok := parseSetOpts(c.Argv[3:], kindSet)
+	if !ok {
+		c.Err(ErrSyntax)
+		return
+	}
+	at, msg := o.expireAt(c.Now, "set")
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	key, val := c.Argv[1], c.Argv[2]
+	e := c.DB.LookupWrite(key)
+	if o.flags&optGet != 0 && e != nil && e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return
+	}
+	cond := true
+	if o.flags&optCond != 0 {
+		var errMsg string
+		cond, errMsg = checkCond(o.flags&optCond, o.condArg, e)
+		if errMsg != "" {
+			c.Error(errMsg)
+			return
+		}
+	}
+	if (o.flags&optNX != 0 && e != nil) || (o.flags&optXX != 0 && e == nil) {
+		cond = false
+	}
+	if o.flags&optGet != 0 {
+		if e == nil {
+			c.W.Null()
+		} else {
+			c.W.Bulk(e.Str) // appended (copied) before the value is overwritten
+		}
+	}
+	if !cond {
+		if o.flags&optGet == 0 {
+			c.W.Null()
+		}
+		return
+	}
+	setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
+	if o.flags&optGet == 0 {
+		c.W.SimpleString("OK")
+	}
+}
+
+// setWithExpire stores a string and applies an absolute deadline (0: none). A
+// deadline already in the past leaves the key absent, as Redis does.
+func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) {
+	ne := c.DB.SetString(key, val, keepTTL)
+	c.Dirty++
+	if at != 0 {
+		if at <= c.Now {
+			c.DB.Delete(key)
+			return
+		}
+		c.DB.SetExpire(key, ne, at)
+	}
+}
+
+// checkCond evaluates IFEQ/IFNE/IFDEQ/IFDNE against the current entry (nil when
+// missing). A missing key fails IFEQ/IFDEQ and passes IFNE/IFDNE without any
+// validation; an existing key must be a string (WRONGTYPE) and a digest must be 16
+// characters. Shared by SET and DELEX, which differ only in the type error.
+func checkCond(cond setFlags, arg []byte, e *keyspace.Entry) (ok bool, errMsg string) {
+	if e == nil {
+		return cond == optIFNE || cond == optIFDNE, ""
+	}
+	if e.Kind != keyspace.KindString {
+		return false, ErrWrongType.Text()
+	}
+	switch cond {
+	case optIFEQ:
+		return string(e.Str) == string(arg), ""
+	case optIFNE:
+		return string(e.Str) != string(arg), ""
+	}
+	if len(arg) != 16 {
+		return false, ErrDigestLen.Text()
+	}
+	var d [16]byte
+	same := eqFoldBytes(appendDigest(d[:0], e.Str), arg)
+	if cond == optIFDEQ {
+		return same, ""
+	}
+	return !same, ""
+}
+
+// appendDigest appends DIGEST's text: XXH3-64 (seed 0) as 16 lowercase hex digits.
+// Int-encoded values hash their decimal text, which is how HotKV stores them anyway.
+func appendDigest(dst, val []byte) []byte {
+	const hexd = "0123456789abcdef"
+	h := xxh3.Hash(val)
+	for i := 60; i >= 0; i -= 4 {
+		dst = append(dst, hexd[(h>>uint(i))&0xf])
+	}
+	return dst
+}
+
+func eqFoldBytes(a, b []byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 32
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 32
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func setnxCmd(c *Ctx) {
+	if c.DB.LookupWrite(c.Argv[1]) != nil {
+		c.W.Int(0)
+		return
+	}
+	c.DB.SetString(c.Argv[1], c.Argv[2], false)
+	c.Dirty++
+	c.W.Int(1)
+}
+
+func setexCmd(c *Ctx)  { setexGeneric(c, true, "setex") }
+func psetexCmd(c *Ctx) { setexGeneric(c, false, "psetex") }
+
+func setexGeneric(c *Ctx, seconds bool, name string) {
+	at, msg := expireArgToAbs(c.Argv[2], seconds, false, c.Now, name)
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	setWithExpire(c, c.Argv[1], c.Argv[3], false, at)
+	c.W.SimpleString("OK")
+}
+
+func getsetCmd(c *Ctx) {
+	key := c.Argv[1]
+	e := c.DB.LookupWrite(key)
+	if e != nil && e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return
+	}
+	if e == nil {
+		c.W.Null()
+	} else {
+		c.W.Bulk(e.Str)
+	}
+	c.DB.SetString(key, c.Argv[2], false)
+	c.Dirty++
+}
+
+func getdelCmd(c *Ctx) {
+	e, wt := lookupString(c, c.Argv[1])
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	c.W.Bulk(e.Str)
+	c.DB.Delete(c.Argv[1])
+	c.Dirty++
+}
+
+// getexCmd: GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST]. Options are parsed
+// first, then the key is looked up (missing: null even with a bad expire), then the
+// type, then the expire value.
+func getexCmd(c *Ctx) {
+	o, ok := parseSetOpts(c.Argv[2:], kindGetex)
+	if !ok {
+		c.Err(ErrSyntax)
+		return
+	}
+	key := c.Argv[1]
+	e, wt := lookupString(c, key)
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	at, msg := o.expireAt(c.Now, "getex")
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	c.W.Bulk(e.Str)
+	switch {
+	case at != 0 && at <= c.Now:
+		c.DB.Delete(key)
+		c.Dirty++
+	case at != 0:
+		c.DB.SetExpire(key, e, at)
+		c.Dirty++
+	case o.flags&optPersist != 0:
+		if c.DB.Persist(key, e) {
+			c.Dirty++
+		}
+	}
+}
+
+func strlenCmd(c *Ctx) {
+	e, wt := lookupString(c, c.Argv[1])
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.Int(0)
+		return
+	}
+	c.W.Int(int64(len(e.Str)))
+}
+
+// getrangeCmd is GETRANGE and SUBSTR (Redis 7 semantics for negative indexes).
+func getrangeCmd(c *Ctx) {
+	start, ok1 := resp.ParseInt(c.Argv[2])
+	end, ok2 := resp.ParseInt(c.Argv[3])
+	if !ok1 || !ok2 {
+		c.Err(ErrNotInt)
+		return
+	}
+	e, wt := lookupString(c, c.Argv[1])
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.BulkString("")
+		return
+	}
+	n := int64(len(e.Str))
+	if start < 0 && end < 0 && start > end {
+		c.W.BulkString("")
+		return
+	}
+	if start < 0 {
+		start += n
+	}
+	if end < 0 {
+		end += n
+	}
+	if start < 0 {
+		start = 0
+	}
+	if end < 0 {
+		end = 0
+	}
+	if end >= n {
+		end = n - 1
+	}
+	if start > end || n == 0 {
+		c.W.BulkString("")
+		return
+	}
+	c.W.Bulk(e.Str[start : end+1])
+}
+
+// checkStringLength enforces proto-max-bulk-len on a value about to grow to size.
+func checkStringLength(c *Ctx, size int64) bool {
+	if size > c.Srv.ProtoMaxBulkLen() {
+		c.Err(ErrStringTooLong)
+		return false
+	}
+	return true
+}
+
+func appendCmd(c *Ctx) {
+	key, add := c.Argv[1], c.Argv[2]
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		c.DB.SetString(key, add, false)
+		c.Dirty++
+		c.W.Int(int64(len(add)))
+		return
+	}
+	if e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return
+	}
+	if !checkStringLength(c, int64(len(e.Str)+len(add))) {
+		return
+	}
+	e.Str = append(e.Str, add...)
+	e.Enc = keyspace.EncRaw
+	c.DB.Touch(key)
+	c.Dirty++
+	c.W.Int(int64(len(e.Str)))
+}
+
+func setrangeCmd(c *Ctx) {
+	key, val := c.Argv[1], c.Argv[3]
+	off, ok := resp.ParseInt(c.Argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if off < 0 {
+		c.Err(ErrOffsetRange)
+		return
+	}
+	e := c.DB.LookupWrite(key)
+	if e != nil && e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return
+	}
+	if len(val) == 0 {
+		// nothing to write: report the current length, create nothing
+		if e == nil {
+			c.W.Int(0)
+		} else {
+			c.W.Int(int64(len(e.Str)))
+		}
+		return
+	}
+	if !checkStringLength(c, off+int64(len(val))) {
+		return
+	}
+	if e == nil {
+		e = c.DB.SetString(key, nil, false)
+	}
+	need := int(off) + len(val)
+	if need > len(e.Str) {
+		if need > cap(e.Str) {
+			grown := make([]byte, len(e.Str), need)
+			copy(grown, e.Str)
+			e.Str = grown
+		}
+		old := len(e.Str)
+		e.Str = e.Str[:need]
+		clear(e.Str[old:])
+	}
+	copy(e.Str[off:], val)
+	e.Enc = keyspace.EncRaw
+	c.DB.Touch(key)
+	c.Dirty++
+	c.W.Int(int64(len(e.Str)))
+}
+
+func incrCmd(c *Ctx) { incrBy(c, 1) }
+func decrCmd(c *Ctx) { incrBy(c, -1) }
+
+func incrbyCmd(c *Ctx) {
+	n, ok := resp.ParseInt(c.Argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	incrBy(c, n)
+}
+
+func decrbyCmd(c *Ctx) {
+	n, ok := resp.ParseInt(c.Argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if n == math.MinInt64 {
+		c.Error("ERR decrement would overflow")
+		return
+	}
+	incrBy(c, -n)
+}
+
+// incrBy adds n to the integer at key, in place and without allocating when the
+// value's buffer has room for the new digits.
+func incrBy(c *Ctx, n int64) {
+	key := c.Argv[1]
+	e := c.DB.LookupWrite(key)
+	var cur int64
+	if e != nil {
+		if e.Kind != keyspace.KindString {
+			c.Err(ErrWrongType)
+			return
+		}
+		v, ok := resp.ParseInt(e.Str)
+		if !ok {
+			c.Err(ErrNotInt)
+			return
+		}
+		cur = v
+	}
+	if (n < 0 && cur < 0 && n < math.MinInt64-cur) || (n > 0 && cur > 0 && n > math.MaxInt64-cur) {
+		c.Err(ErrOverflow)
+		return
+	}
+	cur += n
+	if e == nil {
+		var buf [20]byte
+		e = c.DB.SetString(key, strconv.AppendInt(buf[:0], cur, 10), false)
+	} else {
+		e.Str = strconv.AppendInt(e.Str[:0], cur, 10)
+		e.Enc = keyspace.EncInt
+		c.DB.Touch(key)
+	}
+	c.Dirty++
+	c.W.Int(cur)
+}
+
+// incrbyfloatCmd computes in long double as Redis does (resp.LongDouble), so the
+// digits and the range (beyond float64's 1.8e308) match Redis's.
+func incrbyfloatCmd(c *Ctx) {
+	key := c.Argv[1]
+	incr, ok := resp.ParseLongDouble(c.Argv[2])
+	if !ok {
+		c.Err(ErrNotFloat)
+		return
+	}
+	e := c.DB.LookupWrite(key)
+	var cur resp.LongDouble
+	if e != nil {
+		if e.Kind != keyspace.KindString {
+			c.Err(ErrWrongType)
+			return
+		}
+		if cur, ok = resp.ParseLongDouble(e.Str); !ok {
+			c.Err(ErrNotFloat)
+			return
+		}
+	}
+	sum := cur.Add(incr)
+	if sum.IsNaN() || sum.IsInf() {
+		c.Err(ErrNaNInf)
+		return
+	}
+	out := sum.AppendText(nil)
+	// the result is stored as text, never int-encoded (createStringObjectFromLongDouble)
+	ne := c.DB.SetString(key, out, e != nil)
+	ne.Enc = keyspace.EncEmbstr
+	if len(out) > 44 {
+		ne.Enc = keyspace.EncRaw
+	}
+	c.Dirty++
+	c.W.Bulk(out)
+}
+
+func mgetCmd(c *Ctx) {
+	c.W.ArrayLen(len(c.Argv) - 1)
+	for _, k := range c.Argv[1:] {
+		e := c.DB.LookupRead(k, c.Client.NoTouch)
+		if e == nil || e.Kind != keyspace.KindString {
+			c.W.Null()
+			continue
+		}
+		c.W.Bulk(e.Str)
+	}
+}
+
+func msetCmd(c *Ctx) {
+	if len(c.Argv)%2 != 1 {
+		c.Error(ErrArity("mset"))
+		return
+	}
+	for i := 1; i < len(c.Argv); i += 2 {
+		c.DB.SetString(c.Argv[i], c.Argv[i+1], false)
+		c.Dirty++
+	}
+	c.W.SimpleString("OK")
+}
+
+func msetnxCmd(c *Ctx) {
+	if len(c.Argv)%2 != 1 {
+		c.Error(ErrArity("msetnx"))
+		return
+	}
+	for i := 1; i < len(c.Argv); i += 2 {
+		if c.DB.LookupWrite(c.Argv[i]) != nil {
+			c.W.Int(0)
+			return
+		}
+	}
+	for i := 1; i < len(c.Argv); i += 2 {
+		c.DB.SetString(c.Argv[i], c.Argv[i+1], false)
+		c.Dirty++
+	}
+	c.W.Int(1)
+}
+
+// msetexNumkeys parses MSETEX's numkeys: 1..INT_MAX.
+func msetexNumkeys(argv [][]byte) (int, bool) {
+	n, ok := resp.ParseInt(argv[1])
+	if !ok || n < 1 || n > math.MaxInt32 {
+		return 0, false
+	}
+	return int(n), true
+}
+
+func msetexKeys(argv [][]byte) []int {
+	n, ok := msetexNumkeys(argv)
+	if !ok || n > (len(argv)-2)/2 {
+		return nil
+	}
+	out := make([]int, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, 2+2*i)
+	}
+	return out
+}
+
+// msetexCmd: MSETEX numkeys key value [key value ...] [NX|XX] [EX|PX|EXAT|PXAT t|KEEPTTL].
+// All or nothing: with NX every key must be missing, with XX every key must exist.
+func msetexCmd(c *Ctx) {
+	n, ok := msetexNumkeys(c.Argv)
+	if !ok {
+		c.Err(ErrNumkeys)
+		return
+	}
+	if n > (len(c.Argv)-2)/2 {
+		c.Err(ErrKVPairs)
+		return
+	}
+	end := 2 + 2*n
+	o, ok := parseSetOpts(c.Argv[end:], kindMsetex)
+	if !ok {
+		c.Err(ErrSyntax)
+		return
+	}
+	at, msg := o.expireAt(c.Now, "msetex")
+	if msg != "" {
+		c.Error(msg)
+		return
+	}
+	if o.flags&(optNX|optXX) != 0 {
+		for i := 2; i < end; i += 2 {
+			exists := c.DB.LookupWrite(c.Argv[i]) != nil
+			if exists == (o.flags&optNX != 0) {
+				c.W.Int(0)
+				return
+			}
+		}
+	}
+	for i := 2; i < end; i += 2 {
+		setWithExpire(c, c.Argv[i], c.Argv[i+1], o.flags&optKeepTTL != 0, at)
+	}
+	c.W.Int(1)
+}
+
+func digestCmd(c *Ctx) {
+	e, wt := lookupString(c, c.Argv[1])
+	if wt {
+		return
+	}
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	var d [16]byte
+	c.W.Bulk(appendDigest(d[:0], e.Str))
+}
+
+// delexCmd: DELEX key [IFEQ v|IFNE v|IFDEQ d|IFDNE d]. The key is looked up before
+// anything is validated (a missing key is :0 whatever the condition); a condition
+// on a non-string is its own error, not WRONGTYPE.
+func delexCmd(c *Ctx) {
+	if len(c.Argv) != 2 && len(c.Argv) != 4 {
+		c.Error(ErrArity("delex"))
+		return
+	}
+	key := c.Argv[1]
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		c.W.Int(0)
+		return
+	}
+	if len(c.Argv) == 4 {
+		if e.Kind != keyspace.KindString {
+			c.Err(ErrDelexType)
+			return
+		}
+		cond := condFlag(c.Argv[2])
+		if cond == 0 {
+			c.Err(ErrDelexCond)
+			return
+		}
+		ok, msg := checkCond(cond, c.Argv[3], e)
+		if msg != "" {
+			c.Error(msg)
+			return
+		}
+		if !ok {
+			c.W.Int(0)
+			return
+		}
+	}
+	c.DB.Delete(key)
+	c.Dirty++
+	c.W.Int(1)
+}

@@ -1,0 +1,254 @@
+// Package command declares every HotKV command once, in one table, and implements
+// each Redis command group in its own file (string.go, generic.go, ...).
+// Everything else — arity and unknown-command errors, COMMAND and its subcommands,
+// key extraction, readonly routing — is derived from the table (DESIGN.md §3).
+//
+// Handlers contain mechanics only: dispatch (internal/server) has already checked
+// arity, auth, MULTI state and pub/sub mode before Run is called, and the engine
+// holds its serialisation point and has frozen now for the execution unit.
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Flag is a command flag as COMMAND INFO reports it.
+type Flag uint32
+
+// Command flags (Redis's names, in COMMAND INFO order).
+const (
+	Write Flag = 1 << iota
+	ReadOnly
+	DenyOOM
+	Module
+	Admin
+	PubSub
+	NoScript
+	Blocking
+	Loading
+	Stale
+	SkipMonitor
+	SkipSlowlog
+	Fast
+	NoAuth
+	MayReplicate
+	NoMulti
+	AllowBusy
+	Random // not a COMMAND INFO flag in Redis 7 (it became a tip); kept for determinism
+	// Conn marks commands that the server runs outside the engine's serialisation
+	// point because they touch only the connection or server plumbing.
+	Conn
+)
+
+var flagNames = []struct {
+	f    Flag
+	name string
+}{
+	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"}, {Module, "module"},
+	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
+	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
+	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
+	{MayReplicate, "may_replicate"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+}
+
+// Names lists the flag names of f in COMMAND INFO order.
+func (f Flag) Names() []string {
+	var out []string
+	for _, fn := range flagNames {
+		if f&fn.f != 0 {
+			out = append(out, fn.name)
+		}
+	}
+	return out
+}
+
+// Spec declares one command or subcommand.
+type Spec struct {
+	Name     string // lower case; subcommands: "client|list" is derived, Name is "list"
+	Arity    int    // Redis convention: n exactly n words, -n at least n
+	Flags    Flag
+	FirstKey int // 0: no keys
+	LastKey  int // -1: last argument
+	Step     int
+	Group    string // redis.io group: string, generic, connection, server, list, hash
+	Since    string
+	Summary  string
+	Run      func(c *Ctx)
+	Subs     []*Spec // subcommands; Run of the parent is then unused
+	// KeysFn extracts key positions for commands whose keys aren't a simple range
+	// (e.g. MSETEX numkeys). It returns indexes into argv.
+	KeysFn func(argv [][]byte) []int
+
+	// ID is a dense index (0..Table.NumIDs()-1) assigned when the table is built,
+	// for per-command statistics kept in slices.
+	ID int
+
+	parent  *Spec
+	subByLC map[string]*Spec
+}
+
+// FullName is "get" or "client|list".
+func (s *Spec) FullName() string {
+	if s.parent != nil {
+		return s.parent.Name + "|" + s.Name
+	}
+	return s.Name
+}
+
+// Parent returns the container command of a subcommand, or nil.
+func (s *Spec) Parent() *Spec { return s.parent }
+
+// Sub finds a subcommand by name (any case).
+func (s *Spec) Sub(name []byte) *Spec {
+	if s.subByLC == nil {
+		return nil
+	}
+	return s.subByLC[lowerKey(name)]
+}
+
+// Table is the set of all commands, indexed by lower-case name.
+type Table struct {
+	byName map[string]*Spec
+	list   []*Spec
+	byID   []*Spec
+}
+
+// NumIDs is the number of commands and subcommands (the range of Spec.ID).
+func (t *Table) NumIDs() int { return len(t.byID) }
+
+// ByID returns the spec with the given ID.
+func (t *Table) ByID(id int) *Spec { return t.byID[id] }
+
+// NewTable builds the table from every command family. The families are listed
+// explicitly: there is no init() registration (DESIGN.md §8.9).
+func NewTable() *Table {
+	t, err := buildTable(
+		family{"string", stringCommands()},
+		family{"generic", genericCommands()},
+		family{"connection", connectionCommands()},
+		family{"server", serverCommands()},
+		family{"list", listCommands()},
+		family{"hash", hashCommands()},
+	)
+	if err != nil {
+		panic(err) // a malformed table is a programming error, caught by TestTable
+	}
+	return t
+}
+
+// family is one command group's declarations.
+type family struct {
+	group string
+	specs []*Spec
+}
+
+func buildTable(families ...family) (*Table, error) {
+	t := &Table{byName: map[string]*Spec{}}
+	for _, fam := range families {
+		for _, s := range fam.specs {
+			s.Group = fam.group
+			if err := checkSpec(s); err != nil {
+				return nil, err
+			}
+			if _, dup := t.byName[s.Name]; dup {
+				return nil, fmt.Errorf("command %q declared twice", s.Name)
+			}
+			t.byName[s.Name] = s
+			t.list = append(t.list, s)
+			s.ID = len(t.byID)
+			t.byID = append(t.byID, s)
+			if len(s.Subs) > 0 {
+				s.subByLC = map[string]*Spec{}
+				for _, sub := range s.Subs {
+					sub.parent = s
+					if sub.Group == "" {
+						sub.Group = s.Group
+					}
+					if err := checkSpec(sub); err != nil {
+						return nil, err
+					}
+					if _, dup := s.subByLC[sub.Name]; dup {
+						return nil, fmt.Errorf("subcommand %q declared twice", sub.FullName())
+					}
+					s.subByLC[sub.Name] = sub
+					sub.ID = len(t.byID)
+					t.byID = append(t.byID, sub)
+				}
+			}
+		}
+	}
+	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name < t.list[j].Name })
+	return t, nil
+}
+
+func checkSpec(s *Spec) error {
+	switch {
+	case s.Name == "" || s.Name != strings.ToLower(s.Name):
+		return fmt.Errorf("command name %q must be lower case", s.Name)
+	case s.Arity == 0:
+		return fmt.Errorf("%s: arity 0", s.FullName())
+	case s.Run == nil && len(s.Subs) == 0:
+		return fmt.Errorf("%s: no handler", s.FullName())
+	case s.FirstKey < 0 || (s.FirstKey > 0 && s.Step <= 0):
+		return fmt.Errorf("%s: bad key range", s.FullName())
+	case s.FirstKey > 0 && s.LastKey > 0 && s.LastKey < s.FirstKey:
+		return fmt.Errorf("%s: last key before first", s.FullName())
+	case s.Arity > 0 && s.LastKey > 0 && s.LastKey >= s.Arity:
+		return fmt.Errorf("%s: last key beyond arity", s.FullName())
+	case s.Flags&Write != 0 && s.Flags&ReadOnly != 0:
+		return fmt.Errorf("%s: both write and readonly", s.FullName())
+	}
+	return nil
+}
+
+// Lookup finds a command by name in any case, without allocating.
+func (t *Table) Lookup(name []byte) *Spec {
+	if len(name) > 32 {
+		return nil
+	}
+	var buf [32]byte
+	for i, c := range name {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return t.byName[string(buf[:len(name)])]
+}
+
+// All lists the top-level commands sorted by name.
+func (t *Table) All() []*Spec { return t.list }
+
+// Len is COMMAND COUNT: the number of top-level commands.
+func (t *Table) Len() int { return len(t.list) }
+
+// CheckArity reports whether argc words satisfy arity.
+func CheckArity(arity, argc int) bool {
+	if arity > 0 {
+		return argc == arity
+	}
+	return argc >= -arity
+}
+
+// KeyIndexes returns the argv positions of s's keys for this call.
+func (s *Spec) KeyIndexes(argv [][]byte) []int {
+	if s.KeysFn != nil {
+		return s.KeysFn(argv)
+	}
+	if s.FirstKey == 0 {
+		return nil
+	}
+	last := s.LastKey
+	if last < 0 {
+		last = len(argv) + last
+	}
+	var out []int
+	for i := s.FirstKey; i <= last && i < len(argv); i += s.Step {
+		out = append(out, i)
+	}
+	return out
+}
+
+func lowerKey(b []byte) string { return strings.ToLower(string(b)) }

@@ -1,0 +1,270 @@
+package config
+
+import (
+	"math"
+	"strings"
+)
+
+// C limits used as bounds, as in config.c.
+const (
+	intMax    = math.MaxInt32
+	intMin    = math.MinInt32
+	uintMax   = math.MaxUint32
+	longMax   = math.MaxInt64
+	ullongMax = -1 // ULLONG_MAX as a C long long; compared unsigned (fUnsigned)
+	kb        = 1024
+	mb        = 1024 * kb
+	gb        = 1024 * mb
+)
+
+// Honoured parameters: HotKV acts on exactly these today.
+//
+//	bind, port, databases, timeout, tcp-keepalive, maxclients, loglevel,
+//	logfile, proto-max-bulk-len, client-query-buffer-limit, requirepass, hz,
+//	busy-reply-threshold (alias lua-time-limit), notify-keyspace-events,
+//	maxmemory, maxmemory-policy
+//
+// Every other parameter is accepted, validated, stored, printed and rewritten
+// exactly as Redis 8 does, so that tools and client libraries that read or set
+// them keep working, but it changes nothing in HotKV's behaviour yet. Each row
+// says which with fHonoured, which Params reports as ParamInfo.Honoured.
+//
+// Names, aliases, bounds, defaults and mutability are Redis 8.6's, with these
+// HotKV defaults: bind is 127.0.0.1 (Redis: "* -::*") and save is "" (no
+// snapshots; Redis: "3600 1 300 100 60 10000").
+//
+// paramTable returns the rows in a stable order: CONFIG GET patterns and
+// CONFIG REWRITE's appended lines follow it.
+func paramTable() []paramDef {
+	const (
+		H   = fHonoured
+		imm = fImmutable
+	)
+	protected := enumNames("no", "yes", "local")
+	return []paramDef{
+		// Network and clients.
+		specP("bind", "", H|fMulti, bindSpecial([]string{"127.0.0.1"}), "Addresses to listen on (HotKV default 127.0.0.1)."),
+		intP("port", "", H, 0, 65535, 6379, "TCP port to listen on."),
+		intP("tcp-backlog", "", imm, 0, intMax, 511, "listen() backlog."),
+		strP("unixsocket", "", imm|fNullable|fNullDefault, "", nil, "Unix socket path to listen on."),
+		intP("unixsocketperm", "", imm|fOctal|fUnsigned, 0, 0o777, 0, "Permissions of the Unix socket (octal)."),
+		intP("timeout", "", H, 0, intMax, 0, "Close a client after this many idle seconds (0: never)."),
+		intP("tcp-keepalive", "", H, 0, intMax, 300, "TCP keepalive interval in seconds."),
+		intP("maxclients", "", H|fUnsigned, 1, uintMax, 10000, "Maximum number of connected clients."),
+		boolP("protected-mode", "", 0, true, "Refuse non-loopback clients when no password and no bind are set."),
+		strP("bind-source-addr", "", fNullable|fNullDefault, "", nil, "Source address for outgoing connections."),
+		intP("proto-max-bulk-len", "", H|fMemory, mb, longMax, 512*mb, "Largest bulk string a client may send."),
+		intP("client-query-buffer-limit", "", H|fMemory|fUnsigned, mb, longMax, gb, "Largest query buffer of one client."),
+		specP("client-output-buffer-limit", "", fMulti, obufSpecial, "Output buffer limits per client class: class hard soft seconds."),
+		intP("maxmemory-clients", "", fMemory|fPercent, -100, longMax, 0, "Memory all clients may use together, in bytes or N% of maxmemory."),
+		intP("tracking-table-max-keys", "", fUnsigned, 0, longMax, 1000000, "Keys remembered for client-side caching."),
+		intP("io-threads", "", imm, 1, 128, 1, "Number of I/O threads."),
+
+		// General.
+		intP("databases", "", H|imm, 1, intMax, 16, "Number of logical databases."),
+		enumP("loglevel", "", H, enumNames("debug", "verbose", "notice", "warning", "nothing"), "notice", "Log verbosity."),
+		strP("logfile", "", H|imm, "", nil, "Log file path (\"\": standard output)."),
+		boolP("daemonize", "", imm, false, "Run in the background."),
+		enumP("supervised", "", imm, enumNames("upstart", "systemd", "auto", "no"), "no", "Supervision interaction."),
+		strP("pidfile", "", imm|fNullable|fNullDefault, "", nil, "PID file path."),
+		boolP("always-show-logo", "", imm, false, "Show the ASCII logo in non-interactive logs."),
+		boolP("set-proc-title", "", imm, true, "Set the process title."),
+		boolP("syslog-enabled", "", imm, false, "Log to syslog."),
+		strP("syslog-ident", "", imm, "redis", nil, "Syslog identity."),
+		enumP("syslog-facility", "", imm, enumNames("user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"), "local0", "Syslog facility."),
+		boolP("crash-log-enabled", "", 0, true, "Write a crash report on fatal signals."),
+		boolP("crash-memcheck-enabled", "", 0, true, "Run a memory check in crash reports."),
+		boolP("hide-user-data-from-log", "", 0, false, "Keep keys and values out of the log."),
+		strP("ignore-warnings", "", 0, "", nil, "Startup warnings to suppress."),
+		intP("shutdown-timeout", "", 0, 0, intMax, 10, "Seconds to wait for replicas on shutdown."),
+		boolP("jemalloc-bg-thread", "", 0, true, "Let jemalloc purge from a background thread."),
+		boolP("disable-thp", "", imm, true, "Disable transparent huge pages."),
+		enumP("oom-score-adj", "", 0, []enumEntry{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, "no", "How to set the process OOM score."),
+		specP("oom-score-adj-values", "", fMulti, oomValuesSpecial, "OOM scores of master, replica and background child."),
+
+		// Security.
+		strP("requirepass", "", H|fSensitive|fNullable|fNullDefault|fBinary, "", nil, "Password of the default user."),
+		strP("aclfile", "", imm, "", nil, "ACL file path."),
+		intP("acllog-max-len", "", 0, 0, longMax, 128, "Entries kept by ACL LOG."),
+		enumP("acl-pubsub-default", "", 0, []enumEntry{{"allchannels", 1}, {"resetchannels", 0}}, "resetchannels", "Default channel permissions of new ACL users."),
+		enumP("enable-protected-configs", "", imm, protected, "no", "Whether CONFIG SET may change protected parameters (dir, dbfilename)."),
+		enumP("enable-debug-command", "", imm, protected, "no", "Whether the DEBUG command is allowed."),
+		enumP("enable-module-command", "", imm, protected, "no", "Whether the MODULE command is allowed."),
+		enumP("sanitize-dump-payload", "", 0, enumNames("no", "yes", "clients"), "no", "Deep-check RESTORE payloads."),
+
+		// Memory and eviction.
+		intP("maxmemory", "", H|fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
+		enumP("maxmemory-policy", "", H, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+			"allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction"), "noeviction", "What to evict at maxmemory."),
+		intP("maxmemory-samples", "", 0, 1, intMax, 5, "Keys sampled per eviction."),
+		intP("maxmemory-eviction-tenacity", "", 0, 0, 100, 10, "Effort spent evicting per command."),
+		intP("lfu-log-factor", "", 0, 0, intMax, 10, "LFU counter logarithm factor."),
+		intP("lfu-decay-time", "", 0, 0, intMax, 1, "Minutes for the LFU counter to decay."),
+		boolP("lazyfree-lazy-eviction", "", 0, false, "Free evicted values in the background."),
+		boolP("lazyfree-lazy-expire", "", 0, false, "Free expired values in the background."),
+		boolP("lazyfree-lazy-server-del", "", 0, false, "Free implicitly deleted values in the background."),
+		boolP("lazyfree-lazy-user-del", "", 0, false, "Make DEL behave like UNLINK."),
+		boolP("lazyfree-lazy-user-flush", "", 0, false, "Make FLUSHALL/FLUSHDB default to ASYNC."),
+		boolP("activedefrag", "", 0, false, "Active defragmentation (not available: needs Redis's jemalloc)."),
+		boolP("activerehashing", "", 0, true, "Rehash main dictionaries incrementally in the background."),
+
+		// Expiry and timers.
+		intP("hz", "", H, 0, intMax, 10, "Background task frequency; out-of-range values are clamped to 1..500."),
+		boolP("dynamic-hz", "", 0, true, "Scale hz with the number of clients."),
+		intP("active-expire-effort", "", 0, 1, 10, 1, "Effort of the active expiry cycle."),
+		intP("busy-reply-threshold", "lua-time-limit", H, 0, longMax, 5000, "Milliseconds a script may run before BUSY replies."),
+
+		// Events, latency and slow log.
+		specP("notify-keyspace-events", "", H, notifySpecial, "Keyspace notification classes (Ag$lshzxeKEtmdnoc)."),
+		boolP("latency-tracking", "", 0, true, "Track per-command latency percentiles."),
+		specP("latency-tracking-info-percentiles", "", fMulti, percentilesSpecial, "Percentiles INFO latencystats reports."),
+		intP("latency-monitor-threshold", "", 0, 0, longMax, 0, "Milliseconds above which LATENCY records an event (0: off)."),
+		intP("slowlog-log-slower-than", "", 0, -1, longMax, 10000, "Microseconds above which a command enters the slow log."),
+		intP("slowlog-max-len", "", 0, 0, longMax, 128, "Entries kept by the slow log."),
+
+		// Snapshots.
+		specP("save", "", fMulti, saveSpecial, "Snapshot rules: seconds changes ... (HotKV default \"\": none)."),
+		specP("dir", "", fProtected, dirSpecial, "Working directory for snapshot and AOF files."),
+		strP("dbfilename", "", fProtected, "dump.rdb", validBaseName("dbfilename", "a filename", false), "Snapshot file name."),
+		boolP("rdbcompression", "", 0, true, "Compress strings in snapshots."),
+		boolP("rdbchecksum", "", imm, true, "Checksum snapshots."),
+		boolP("stop-writes-on-bgsave-error", "", 0, true, "Refuse writes after a failed background save."),
+		boolP("rdb-save-incremental-fsync", "", 0, true, "fsync snapshots incrementally."),
+		boolP("rdb-del-sync-files", "", 0, false, "Delete snapshot files used only for replication."),
+
+		// Append-only file.
+		boolP("appendonly", "", 0, false, "Log every write to the append-only file."),
+		strP("appendfilename", "", imm, "appendonly.aof", validBaseName("appendfilename", "a filename", true), "Base name of the append-only files."),
+		strP("appenddirname", "", imm, "appendonlydir", validBaseName("appenddirname", "a dirname", true), "Directory of the append-only files."),
+		enumP("appendfsync", "", 0, enumNames("everysec", "always", "no"), "everysec", "When to fsync the append-only file."),
+		boolP("no-appendfsync-on-rewrite", "", 0, false, "Skip fsync while a rewrite runs."),
+		intP("auto-aof-rewrite-percentage", "", 0, 0, intMax, 100, "Growth that triggers an AOF rewrite (0: off)."),
+		intP("auto-aof-rewrite-min-size", "", fMemory, 0, longMax, 64*mb, "Smallest AOF that is rewritten automatically."),
+		boolP("aof-load-truncated", "", 0, true, "Load a truncated AOF instead of refusing to start."),
+		boolP("aof-use-rdb-preamble", "", 0, true, "Start rewritten AOFs with a snapshot."),
+		boolP("aof-timestamp-enabled", "", 0, false, "Write timestamps into the AOF."),
+		boolP("aof-rewrite-incremental-fsync", "", 0, true, "fsync AOF rewrites incrementally."),
+
+		// Encodings of small values.
+		intP("hash-max-listpack-entries", "hash-max-ziplist-entries", fUnsigned, 0, longMax, 512, "Largest hash kept as a listpack, in fields."),
+		intP("hash-max-listpack-value", "hash-max-ziplist-value", fMemory|fUnsigned, 0, longMax, 64, "Largest field or value of a listpack hash."),
+		intP("list-max-listpack-size", "list-max-ziplist-size", 0, intMin, intMax, -2, "Size of a list node: entries if positive, -1..-5 for 4kb..64kb."),
+		intP("list-compress-depth", "", 0, 0, intMax, 0, "List nodes left uncompressed at each end (0: none compressed)."),
+		intP("set-max-intset-entries", "", fUnsigned, 0, longMax, 512, "Largest set of integers kept as an intset."),
+		intP("set-max-listpack-entries", "", fUnsigned, 0, longMax, 128, "Largest set kept as a listpack, in members."),
+		intP("set-max-listpack-value", "", fUnsigned, 0, longMax, 64, "Longest member of a listpack set."),
+		intP("zset-max-listpack-entries", "zset-max-ziplist-entries", fUnsigned, 0, longMax, 128, "Largest sorted set kept as a listpack."),
+		intP("zset-max-listpack-value", "zset-max-ziplist-value", fMemory|fUnsigned, 0, longMax, 64, "Longest member of a listpack sorted set."),
+		intP("hll-sparse-max-bytes", "", fMemory|fUnsigned, 0, longMax, 3000, "Largest sparse HyperLogLog."),
+		intP("stream-node-max-bytes", "", fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
+		intP("stream-node-max-entries", "", 0, 0, longMax, 100, "Largest stream node in entries."),
+
+		// Replication.
+		specP("replicaof", "slaveof", imm|fMulti, replicaofSpecial, "Master to replicate: host port."),
+		strP("masterauth", "", fSensitive|fNullable|fNullDefault|fBinary, "", nil, "Password for the master."),
+		strP("masteruser", "", fSensitive|fNullable|fNullDefault, "", nil, "User name for the master."),
+		boolP("replica-read-only", "slave-read-only", 0, true, "Replicas refuse writes."),
+		boolP("replica-serve-stale-data", "slave-serve-stale-data", 0, true, "Replicas answer while out of sync."),
+		boolP("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true, "Replicas do not evict on their own."),
+		boolP("replica-lazy-flush", "slave-lazy-flush", 0, false, "Replicas flush asynchronously before a full sync."),
+		boolP("replica-announced", "", 0, true, "Replica is listed by Sentinel."),
+		boolP("replica-ignore-disk-write-errors", "", 0, false, "Replicas keep going after failing to write to disk."),
+		intP("replica-priority", "slave-priority", 0, 0, intMax, 100, "Preference of this replica for promotion."),
+		strP("replica-announce-ip", "slave-announce-ip", fNullable|fNullDefault, "", nil, "Address this replica reports."),
+		intP("replica-announce-port", "slave-announce-port", 0, 0, 65535, 0, "Port this replica reports."),
+		intP("min-replicas-to-write", "min-slaves-to-write", 0, 0, intMax, 0, "Replicas needed for writes to be accepted."),
+		intP("min-replicas-max-lag", "min-slaves-max-lag", 0, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
+		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
+		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
+		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
+		intP("repl-timeout", "", 0, 1, intMax, 60, "Replication timeout in seconds."),
+		intP("repl-ping-replica-period", "repl-ping-slave-period", 0, 1, intMax, 10, "Seconds between pings to replicas."),
+		boolP("repl-disable-tcp-nodelay", "", 0, false, "Disable TCP_NODELAY on the replication link."),
+		intP("repl-backlog-size", "", fMemory, 1, longMax, mb, "Replication backlog size."),
+		intP("repl-backlog-ttl", "", 0, 0, longMax, 3600, "Seconds to keep the backlog without replicas."),
+		enumP("propagation-error-behavior", "", 0, enumNames("ignore", "panic", "panic-on-replicas"), "ignore", "What to do when a propagated command fails."),
+
+		// Cluster.
+		boolP("cluster-enabled", "", imm, false, "Run in cluster mode (HotKV: standalone only)."),
+	}
+}
+
+func enumNames(names ...string) []enumEntry {
+	es := make([]enumEntry, len(names))
+	for i, n := range names {
+		es[i] = enumEntry{n, int64(i)}
+	}
+	return es
+}
+
+func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
+	d := paramDef{name: name, alias: alias, kind: KindBool, flags: f, doc: doc}
+	if def {
+		d.defN = 1
+	}
+	if name == "activedefrag" {
+		d.validN = validActiveDefrag
+	}
+	return d
+}
+
+func intP(name, alias string, f pflag, lo, hi, def int64, doc string) paramDef {
+	d := paramDef{name: name, alias: alias, kind: KindInt, flags: f, lo: lo, hi: hi, defN: def, doc: doc}
+	if name == "hz" {
+		d.clamp = clampHz
+	}
+	return d
+}
+
+func enumP(name, alias string, f pflag, names []enumEntry, def, doc string) paramDef {
+	d := paramDef{name: name, alias: alias, kind: KindEnum, flags: f, enum: names, doc: doc, defN: -1}
+	for _, e := range names {
+		if e.name == def {
+			d.defN = e.val
+			break
+		}
+	}
+	if d.defN < 0 {
+		panic("config: default " + def + " is not a value of " + name)
+	}
+	return d
+}
+
+func strP(name, alias string, f pflag, def string, valid func(string) string, doc string) paramDef {
+	return paramDef{name: name, alias: alias, kind: KindString, flags: f, defS: def, validS: valid, doc: doc}
+}
+
+func specP(name, alias string, f pflag, sp *special, doc string) paramDef {
+	return paramDef{name: name, alias: alias, kind: KindSpecial, flags: f, sp: sp, doc: doc}
+}
+
+// clampHz is updateHZ: hz is a hint, so values out of 1..500 are accepted and
+// clamped (CONFIG_MIN_HZ, CONFIG_MAX_HZ).
+func clampHz(n int64) int64 {
+	return min(max(n, 1), 500)
+}
+
+// validActiveDefrag is isValidActiveDefrag on a Redis built without its
+// jemalloc, which is HotKV's situation.
+func validActiveDefrag(n int64) string {
+	if n != 0 {
+		return "Active defragmentation cannot be enabled: it requires a Redis server compiled " +
+			"with a modified Jemalloc like the one shipped by default with the Redis source distribution"
+	}
+	return ""
+}
+
+// validBaseName is isValidDBfilename, isValidAOFfilename and
+// isValidAOFdirname: no path separators (pathIsBaseName), and for the AOF
+// names not empty either.
+func validBaseName(name, what string, nonEmpty bool) func(string) string {
+	return func(v string) string {
+		if nonEmpty && v == "" {
+			return name + " can't be empty"
+		}
+		if strings.ContainsAny(v, `/\`) {
+			return name + " can't be a path, just " + what
+		}
+		return ""
+	}
+}

@@ -1,0 +1,127 @@
+// Package engine is HotKV's one serialisation point: it owns the keyspace, freezes
+// the time for each execution unit, supplies the seeded random source, and runs
+// the active expiry cycle (DESIGN.md §1, §4).
+//
+// Lock order: Engine.mu is taken before any server-level lock (clients registry);
+// never the other way round.
+package engine
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/keyspace"
+)
+
+// Engine serialises every command that touches the keyspace.
+type Engine struct {
+	mu    sync.Mutex
+	ks    *keyspace.Keyspace
+	clock clock.Clock
+	rng   *rand.PCG
+
+	activeExpire atomic.Bool
+	// Stats of the active expiry cycle, read by INFO under the lock.
+	ExpireCycleTimeUs   int64
+	ExpireCycleCapHits  int64
+	ExpiredStalePercent float64
+	nextDB              int
+}
+
+// New returns an engine over ks that reads time from clk and draws random numbers
+// from a source seeded with seed.
+func New(ks *keyspace.Keyspace, clk clock.Clock, seed uint64) *Engine {
+	e := &Engine{ks: ks, clock: clk, rng: rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}
+	e.activeExpire.Store(true)
+	return e
+}
+
+// Lock takes the serialisation point. A connection takes it once per pipelined batch.
+func (e *Engine) Lock() { e.mu.Lock() }
+
+// Unlock releases it.
+func (e *Engine) Unlock() { e.mu.Unlock() }
+
+// Begin starts an execution unit: it freezes now (Unix ms) for everything the unit
+// does and returns it. Call with the lock held.
+func (e *Engine) Begin() int64 {
+	now := e.clock.NowMs()
+	e.ks.SetNow(now)
+	return now
+}
+
+// Keyspace is the data; use only with the lock held.
+func (e *Engine) Keyspace() *keyspace.Keyspace { return e.ks }
+
+// Rand draws from the engine's seeded source; call with the lock held.
+func (e *Engine) Rand() uint64 { return e.rng.Uint64() }
+
+// SetActiveExpire turns the active expiry cycle on or off.
+func (e *Engine) SetActiveExpire(on bool) { e.activeExpire.Store(on) }
+
+// Redis's activeExpireCycle constants (expire.c), for active-expire-effort 1.
+const (
+	keysPerLoop     = 20
+	acceptableStale = 10 // percent
+	slowCycleCPU    = 25 // percent of each cron period
+)
+
+// RunCron runs the periodic work until ctx ends: the active expiry cycle, hz times
+// per second (hz is read each tick so CONFIG SET hz applies at once).
+func (e *Engine) RunCron(ctx context.Context, hz func() int) {
+	for {
+		h := max(hz(), 1)
+		period := time.Second / time.Duration(h)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(period):
+		}
+		if !e.activeExpire.Load() {
+			continue
+		}
+		e.mu.Lock()
+		e.ActiveExpireCycle(period * slowCycleCPU / 100)
+		e.mu.Unlock()
+	}
+}
+
+// ActiveExpireCycle reclaims expired keys: per database, it samples keys that carry
+// a TTL and deletes the expired ones, repeating while more than 10% of a sample was
+// expired, within budget (Redis's slow cycle). Call with the lock held.
+func (e *Engine) ActiveExpireCycle(budget time.Duration) {
+	startUs := e.clock.NowUs()
+	e.Begin()
+	dbs := e.ks.DBs
+	var sampledAll, expiredAll int
+	for i := 0; i < len(dbs); i++ {
+		db := dbs[(e.nextDB+i)%len(dbs)]
+		for db.Expires() > 0 {
+			sampled, expired := db.ActiveExpireStep(keysPerLoop, e.Rand)
+			sampledAll += sampled
+			expiredAll += expired
+			if sampled == 0 || expired*100/sampled <= acceptableStale {
+				break
+			}
+			if time.Duration(e.clock.NowUs()-startUs)*time.Microsecond > budget {
+				e.ExpireCycleCapHits++
+				e.nextDB = (e.nextDB + i) % len(dbs)
+				e.finishCycle(startUs, sampledAll, expiredAll)
+				return
+			}
+		}
+	}
+	e.finishCycle(startUs, sampledAll, expiredAll)
+}
+
+func (e *Engine) finishCycle(startUs int64, sampled, expired int) {
+	e.ExpireCycleTimeUs += e.clock.NowUs() - startUs
+	if sampled > 0 {
+		cur := float64(expired) / float64(sampled)
+		e.ExpiredStalePercent = e.ExpiredStalePercent*0.95 + cur*0.05
+	}
+}

@@ -1,0 +1,298 @@
+package keyspace
+
+// expItem is one member of a DB's set of keys that carry a TTL, kept in a slice so
+// that the active expiry cycle can sample it uniformly with a seeded source.
+type expItem struct {
+	key string
+	e   *Entry
+}
+
+// DB is one numbered Redis database. It is not safe for concurrent use: every call
+// happens under the engine's serialisation point, and time comes from the owning
+// Keyspace's frozen now (DESIGN.md §4).
+type DB struct {
+	ID       int
+	ks       *Keyspace
+	dict     *Dict[Entry]
+	expiring []expItem
+	avgTTL   int64 // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
+}
+
+func newDB(ks *Keyspace, id int) *DB {
+	return &DB{ID: id, ks: ks, dict: NewDict[Entry](ks.seed + uint64(id))}
+}
+
+// Len is the number of keys, including ones that expired but are not yet reclaimed
+// (DBSIZE counts them too, as Redis does).
+func (db *DB) Len() int { return db.dict.Len() }
+
+// Expires is the number of keys with a TTL.
+func (db *DB) Expires() int { return len(db.expiring) }
+
+// AvgTTL is INFO keyspace's avg_ttl estimate in ms.
+func (db *DB) AvgTTL() int64 { return db.avgTTL }
+
+func (db *DB) isExpired(e *Entry) bool {
+	return e.ExpireAt != 0 && e.ExpireAt <= db.ks.now
+}
+
+// Lookup returns the live entry for key, or nil. An expired key is deleted on the
+// way (lazy expiry) and reported as absent. It touches neither stats nor LRU.
+func (db *DB) Lookup(key []byte) *Entry {
+	e, ok := db.dict.Get(key)
+	if !ok {
+		return nil
+	}
+	if db.isExpired(e) {
+		db.expireKey(key)
+		return nil
+	}
+	return e
+}
+
+// LookupRead is Lookup for a command that reads the key: it counts a keyspace hit
+// or miss and updates the access time unless noTouch.
+func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
+	e := db.Lookup(key)
+	if e == nil {
+		db.ks.Stats.KeyspaceMisses++
+		return nil
+	}
+	db.ks.Stats.KeyspaceHits++
+	if !noTouch {
+		e.Access = db.ks.lruClock()
+	}
+	return e
+}
+
+// LookupWrite is Lookup for a command about to modify the key; it updates the access time.
+func (db *DB) LookupWrite(key []byte) *Entry {
+	e := db.Lookup(key)
+	if e != nil {
+		e.Access = db.ks.lruClock()
+	}
+	return e
+}
+
+// Exists reports whether key is live, without touching stats (EXISTS, TOUCH use LookupRead).
+func (db *DB) Exists(key []byte) bool { return db.Lookup(key) != nil }
+
+// SetString stores val (copied) under key as a string, replacing any value of any
+// kind. The TTL is cleared unless keepTTL. It returns the stored entry.
+func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
+	e, existed := db.dict.Upsert(key)
+	if existed && db.isExpired(e) {
+		// the old value is logically gone: it must not lend its TTL to KEEPTTL
+		db.ks.Stats.ExpiredKeys++
+		db.clearTTL(e)
+		db.ks.expired(db.ID, key)
+	}
+	if existed && e.Kind == KindString && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+64 {
+		e.Str = append(e.Str[:0], val...)
+	} else {
+		e.Str = append(make([]byte, 0, len(val)), val...)
+	}
+	e.Obj = nil
+	e.Kind = KindString
+	e.Enc = StrEncoding(val)
+	e.Access = db.ks.lruClock()
+	if !keepTTL && e.ExpireAt != 0 {
+		db.clearTTL(e)
+	}
+	db.ks.modified(db.ID, key)
+	return e
+}
+
+// SetObject stores a non-string value under key, replacing any existing value and
+// clearing its TTL.
+func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
+	e, existed := db.dict.Upsert(key)
+	if existed && e.ExpireAt != 0 {
+		db.clearTTL(e)
+	}
+	*e = Entry{Kind: kind, Obj: obj, Access: db.ks.lruClock()}
+	db.ks.modified(db.ID, key)
+	return e
+}
+
+// Delete removes key; it reports whether a live key was removed.
+func (db *DB) Delete(key []byte) bool {
+	if db.Lookup(key) == nil {
+		return false
+	}
+	db.remove(key)
+	db.ks.modified(db.ID, key)
+	return true
+}
+
+func (db *DB) remove(key []byte) { db.removeString(unsafeView(key)) }
+
+// removeString deletes key from the dict and the expiring set. key may alias
+// caller memory: the dict does not keep it.
+func (db *DB) removeString(key string) {
+	old, ok := db.dict.DeleteString(key)
+	if ok && old.expIdx != 0 {
+		db.dropExpiring(old.expIdx)
+	}
+}
+
+// SetExpire gives the live entry e of key the absolute deadline at (Unix ms). The
+// caller decides whether a deadline in the past deletes the key instead (Redis's
+// checkAlreadyExpired), so SetExpire never deletes.
+func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
+	if e.expIdx == 0 {
+		k, _ := db.dict.KeyOf(key) // the dict's own copy: no allocation
+		db.expiring = append(db.expiring, expItem{key: k, e: e})
+		e.expIdx = int32(len(db.expiring))
+	}
+	e.ExpireAt = at
+	if ttl := at - db.ks.now; ttl > 0 {
+		if db.avgTTL == 0 {
+			db.avgTTL = ttl
+		} else {
+			db.avgTTL = (db.avgTTL*49 + ttl) / 50
+		}
+	}
+	db.ks.modified(db.ID, key)
+}
+
+// Persist removes e's TTL; it reports whether there was one.
+func (db *DB) Persist(key []byte, e *Entry) bool {
+	if e.ExpireAt == 0 {
+		return false
+	}
+	db.clearTTL(e)
+	db.ks.modified(db.ID, key)
+	return true
+}
+
+func (db *DB) clearTTL(e *Entry) {
+	if e.expIdx != 0 {
+		db.dropExpiring(e.expIdx)
+		e.expIdx = 0
+	}
+	e.ExpireAt = 0
+}
+
+// dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
+func (db *DB) dropExpiring(idx int32) {
+	i := int(idx) - 1
+	last := len(db.expiring) - 1
+	if i != last {
+		db.expiring[i] = db.expiring[last]
+		db.expiring[i].e.expIdx = idx
+	}
+	db.expiring[last] = expItem{}
+	db.expiring = db.expiring[:last]
+}
+
+// expireKey deletes an expired key: the one deletion path shared by lazy and active
+// expiry, so that the observer (propagation, notifications) sees both the same way.
+func (db *DB) expireKey(key []byte) { db.expireKeyString(unsafeView(key)) }
+
+func (db *DB) expireKeyString(key string) {
+	db.removeString(key)
+	db.ks.Stats.ExpiredKeys++
+	kb := []byte(key) // observers get bytes; only reached when a key really expires
+	db.ks.expired(db.ID, kb)
+	db.ks.modified(db.ID, kb)
+}
+
+// ActiveExpireStep samples up to n keys with a TTL using rnd and deletes the expired
+// ones. It returns how many it sampled and how many it deleted (Redis's
+// activeExpireCycle inner loop).
+func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) {
+	for ; sampled < n && len(db.expiring) > 0; sampled++ {
+		it := db.expiring[rnd()%uint64(len(db.expiring))]
+		if db.isExpired(it.e) {
+			db.expireKeyString(it.key)
+			expired++
+		}
+	}
+	return sampled, expired
+}
+
+// Random returns a random live key using rnd, or "" and false if there is none.
+// Like Redis, it gives up on expired samples after a bounded number of tries.
+func (db *DB) Random(rnd func() uint64) (string, bool) {
+	for tries := 0; db.dict.Len() > 0; tries++ {
+		k, e, ok := db.dict.Random(rnd)
+		if !ok {
+			return "", false
+		}
+		if !db.isExpired(e) {
+			return k, true
+		}
+		if tries >= 100 && db.dict.Len() == len(db.expiring) {
+			// every key has a TTL and we keep hitting expired ones: return one anyway,
+			// as Redis does, rather than looping forever
+			return k, true
+		}
+		db.expireKeyString(k)
+	}
+	return "", false
+}
+
+// Scan runs one SCAN step over the keys from cursor; fn sees every key in the visited
+// buckets, expired or not (the caller filters with Lookup). It returns the next cursor.
+func (db *DB) Scan(cursor uint64, fn func(key string, e *Entry)) uint64 {
+	return db.dict.Scan(cursor, fn)
+}
+
+// Range calls fn for every live key until fn returns false. fn must not modify the DB.
+func (db *DB) Range(fn func(key string, e *Entry) bool) {
+	db.dict.Range(func(k string, e *Entry) bool {
+		if db.isExpired(e) {
+			return true
+		}
+		return fn(k, e)
+	})
+}
+
+// Flush removes every key.
+func (db *DB) Flush() {
+	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
+	db.expiring = nil
+	db.avgTTL = 0
+}
+
+// Rename moves the live entry of src to dst (replacing dst). It keeps the TTL.
+func (db *DB) Rename(src, dst []byte) {
+	e := db.Lookup(src)
+	moved := *e
+	moved.expIdx = 0
+	db.remove(src)
+	if d := db.Lookup(dst); d != nil {
+		db.remove(dst)
+	}
+	ne, _ := db.dict.Upsert(dst)
+	*ne = moved
+	ne.ExpireAt = 0
+	if moved.ExpireAt != 0 {
+		db.SetExpire(dst, ne, moved.ExpireAt)
+	}
+	db.ks.modified(db.ID, src)
+	db.ks.modified(db.ID, dst)
+}
+
+// Insert stores a copy of entry content v under key in db, replacing any value, with
+// v's deadline (used by COPY and MOVE). v.Str/v.Obj must already be owned by the caller.
+func (db *DB) Insert(key []byte, v Entry) *Entry {
+	if db.Lookup(key) != nil {
+		db.remove(key)
+	}
+	ne, _ := db.dict.Upsert(key)
+	at := v.ExpireAt
+	v.expIdx = 0
+	v.ExpireAt = 0
+	*ne = v
+	if at != 0 {
+		db.SetExpire(key, ne, at)
+	}
+	db.ks.modified(db.ID, key)
+	return ne
+}
+
+// Touch signals that the value of key was modified in place (Redis's
+// signalModifiedKey): commands that change an entry through its pointer call it.
+func (db *DB) Touch(key []byte) { db.ks.modified(db.ID, key) }

@@ -1,0 +1,104 @@
+// Package keyspace holds HotKV's data: numbered databases of keys, their values,
+// TTLs and the expiry index. It does no I/O, reads no clock and starts no
+// goroutines: the engine sets the frozen now before each execution unit and
+// serialises every call (DESIGN.md §4).
+package keyspace
+
+import "unsafe"
+
+// unsafeView views b as a string without copying, for lookups that do not keep it.
+func unsafeView(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// Stats are the keyspace counters INFO reports.
+type Stats struct {
+	KeyspaceHits   int64
+	KeyspaceMisses int64
+	ExpiredKeys    int64
+}
+
+// Observer learns of key changes. Calls happen under the engine's serialisation
+// point; implementations must not call back into the keyspace.
+type Observer interface {
+	// Modified is called after any change to key (Redis's signalModifiedKey): WATCH
+	// and client-side caching invalidate on it.
+	Modified(db int, key []byte)
+	// Expired is called when an expired key is deleted (lazy or active expiry):
+	// propagation logs it as a DEL, notifications send "expired".
+	Expired(db int, key []byte)
+}
+
+// Keyspace is the set of databases.
+type Keyspace struct {
+	DBs   []*DB
+	Stats Stats
+	// Obs, when set, is told of every modification and expiry.
+	Obs  Observer
+	now  int64
+	seed uint64
+}
+
+// New returns a keyspace of n empty databases; seed keys the hash tables.
+func New(n int, seed uint64) *Keyspace {
+	ks := &Keyspace{seed: seed}
+	ks.DBs = make([]*DB, n)
+	for i := range ks.DBs {
+		ks.DBs[i] = newDB(ks, i)
+	}
+	return ks
+}
+
+// SetNow freezes the time (Unix ms) that every following call sees, until the next
+// SetNow. The engine calls it once per execution unit.
+func (ks *Keyspace) SetNow(ms int64) { ks.now = ms }
+
+// Now is the frozen time.
+func (ks *Keyspace) Now() int64 { return ks.now }
+
+// lruClock is Redis's LRU clock: seconds, wrapping at 24 bits.
+func (ks *Keyspace) lruClock() uint32 { return uint32(ks.now/1000) & (1<<24 - 1) }
+
+// IdleSeconds is OBJECT IDLETIME for an entry.
+func (ks *Keyspace) IdleSeconds(e *Entry) int64 {
+	now := ks.lruClock()
+	if now >= e.Access {
+		return int64(now - e.Access)
+	}
+	return int64(now + (1<<24 - e.Access))
+}
+
+func (ks *Keyspace) modified(db int, key []byte) {
+	if ks.Obs != nil {
+		ks.Obs.Modified(db, key)
+	}
+}
+
+func (ks *Keyspace) expired(db int, key []byte) {
+	if ks.Obs != nil {
+		ks.Obs.Expired(db, key)
+	}
+}
+
+// Swap exchanges the contents of databases a and b (SWAPDB). Clients keep their
+// database numbers, so they see the other data afterwards, as in Redis.
+func (ks *Keyspace) Swap(a, b int) {
+	da, dbb := ks.DBs[a], ks.DBs[b]
+	da.dict, dbb.dict = dbb.dict, da.dict
+	da.expiring, dbb.expiring = dbb.expiring, da.expiring
+	da.avgTTL, dbb.avgTTL = dbb.avgTTL, da.avgTTL
+}
+
+// FlushAll empties every database.
+func (ks *Keyspace) FlushAll() {
+	for _, db := range ks.DBs {
+		db.Flush()
+	}
+}
+
+// Keys is the total number of keys over all databases.
+func (ks *Keyspace) Keys() int {
+	n := 0
+	for _, db := range ks.DBs {
+		n += db.Len()
+	}
+	return n
+}

@@ -1,0 +1,159 @@
+package resp
+
+import (
+	"bytes"
+	"math"
+)
+
+// parseMultibulk continues parsing a "*<n>\r\n" request, following
+// processMultibulkBuffer in Redis's networking.c step by step, including
+// its leniencies: a header line ends at the first '\r' (the byte after it
+// is skipped unchecked), and the two bytes after a bulk's payload are
+// skipped unchecked. It reports done when the request is complete; a count
+// <= 0 completes it with no arguments.
+func (r *Reader) parseMultibulk() (done bool, err error) {
+	if r.mbl == 0 {
+		data := r.buf[r.r:r.w]
+		nl := r.findEOL(data, 0, '\r')
+		if nl < 0 {
+			if len(data) > inlineMax {
+				return false, errTooBigMbulk
+			}
+			return false, nil
+		}
+		if nl > len(data)-2 { // the byte after '\r' has not arrived
+			return false, nil
+		}
+		n, ok := ParseInt(data[1:nl])
+		if !ok || n > maxMultibulk {
+			return false, errInvalidMbulk
+		}
+		if n > unauthMaxArgs && r.unauth {
+			return false, errUnauthMbulk
+		}
+		r.resetArgs(n)
+		r.p = nl + 2
+		if n <= 0 {
+			return true, nil
+		}
+		r.mbl, r.bulk = n, -1
+	}
+	for r.mbl > 0 {
+		if r.big != nil {
+			if int64(r.bigN)-2 < r.bulk {
+				return false, nil
+			}
+			n := int(r.bulk)
+			r.args = append(r.args, span{n: n, ext: r.big[:n:n]})
+			r.big, r.bigN, r.hadBig = nil, 0, true
+			r.bulk = -1
+			r.mbl--
+			continue
+		}
+		rest := r.buf[r.r+r.p : r.w]
+		if r.bulk < 0 {
+			nl := r.findEOL(rest, r.p, '\r')
+			if nl < 0 {
+				if len(rest) > inlineMax {
+					return false, errTooBigBulk
+				}
+				return false, nil
+			}
+			if nl > len(rest)-2 {
+				return false, nil
+			}
+			if rest[0] != '$' {
+				return false, expectedDollar(rest[0])
+			}
+			n, ok := ParseInt(rest[1:nl])
+			if !ok || n < 0 || n > r.lim.MaxBulkLen.Load() {
+				return false, errInvalidBulk
+			}
+			if n > unauthMaxBulk && r.unauth {
+				return false, errUnauthBulk
+			}
+			r.p += nl + 2
+			r.bulk = n
+			rest = rest[nl+2:]
+			if int64(len(rest))-2 < n && n >= bigArg {
+				return false, r.startBig(rest)
+			}
+		}
+		if int64(len(rest))-2 < r.bulk {
+			return false, nil
+		}
+		n := int(r.bulk)
+		r.args = append(r.args, span{off: r.p, n: n})
+		r.p += n + 2
+		r.bulk = -1
+		r.mbl--
+	}
+	return true, nil
+}
+
+// startBig moves the part of a big bulk already buffered (rest, which ends
+// the shared buffer) into an allocation of the bulk's size plus CRLF, into
+// which fill then reads the remainder. Like Redis, which sizes its query
+// buffer to the bulk, it allocates the whole bulk up front; the length has
+// already been checked against MaxBulkLen. The allocation is capped one
+// byte past the query buffer limit, which the bulk then cannot fit in.
+func (r *Reader) startBig(rest []byte) error {
+	size := bulkSize(r.bulk)
+	if lim := r.lim.MaxQueryBuf.Load(); size > lim+1 {
+		if int64(len(rest)) > lim {
+			return ErrQueryBufferLimit
+		}
+		size = lim + 1
+	}
+	r.big = make([]byte, size)
+	r.bigN = copy(r.big, rest)
+	r.w = r.r + r.p
+	return nil
+}
+
+// growBig is called when big is full but the bulk is not: the query buffer
+// limit capped its size and has been raised since. It grows big to what
+// the current limit allows, so that either the bulk completes or fill
+// reports the limit.
+func (r *Reader) growBig() {
+	size := min(bulkSize(r.bulk), r.lim.MaxQueryBuf.Load()+1)
+	if size <= int64(len(r.big)) {
+		size = int64(len(r.big)) + 1 // the limit dropped: overflow it now
+	}
+	nb := make([]byte, size)
+	copy(nb, r.big)
+	r.big = nb
+}
+
+// bulkSize returns n+2, the bytes a bulk of length n occupies with its
+// CRLF, saturating instead of overflowing.
+func bulkSize(n int64) int64 {
+	return min(n, math.MaxInt64-2) + 2
+}
+
+// findEOL returns the index in line of the first c, searched like strchr:
+// a NUL byte before it hides it, and -1 means not found. at identifies the
+// line (its offset from r) so that a partial line that grows by small
+// reads is not rescanned from its start each time.
+func (r *Reader) findEOL(line []byte, at int, c byte) int {
+	if at != r.lineAt {
+		r.lineAt, r.scan, r.nul = at, 0, false
+	}
+	if r.nul {
+		return -1
+	}
+	tail := line[r.scan:]
+	i := bytes.IndexByte(tail, c)
+	if i < 0 {
+		i = len(tail)
+	}
+	if bytes.IndexByte(tail[:i], 0) >= 0 {
+		r.nul = true
+		return -1
+	}
+	if i == len(tail) {
+		r.scan = len(line)
+		return -1
+	}
+	return r.scan + i
+}

@@ -1,0 +1,166 @@
+package server
+
+import (
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+type pauseState struct {
+	mu        sync.Mutex
+	untilMs   int64
+	writeOnly bool
+}
+
+// pausedFor reports whether CLIENT PAUSE currently holds back spec.
+func (s *Server) pausedFor(spec *command.Spec) bool {
+	s.pause.mu.Lock()
+	until, wo := s.pause.untilMs, s.pause.writeOnly
+	s.pause.mu.Unlock()
+	if until == 0 || s.clock.NowMs() >= until {
+		return false
+	}
+	if spec.Flags&command.AllowBusy != 0 && spec.Flags&command.Write == 0 {
+		return false
+	}
+	if wo {
+		return spec.Flags&(command.Write|command.MayReplicate) != 0
+	}
+	return true
+}
+
+// Pause implements CLIENT PAUSE: a later pause can only extend the deadline, and
+// ALL wins over WRITE, as in Redis.
+func (s *Server) Pause(untilMs int64, writeOnly bool) {
+	s.pause.mu.Lock()
+	defer s.pause.mu.Unlock()
+	active := s.pause.untilMs > s.clock.NowMs()
+	if !active {
+		s.pause.untilMs, s.pause.writeOnly = untilMs, writeOnly
+		return
+	}
+	s.pause.untilMs = max(s.pause.untilMs, untilMs)
+	s.pause.writeOnly = s.pause.writeOnly && writeOnly
+}
+
+// Unpause implements CLIENT UNPAUSE.
+func (s *Server) Unpause() {
+	s.pause.mu.Lock()
+	s.pause.untilMs = 0
+	s.pause.mu.Unlock()
+}
+
+func (s *Server) sortedClients() []*client {
+	s.mu.Lock()
+	out := make([]*client, 0, len(s.clients))
+	for _, cl := range s.clients {
+		out = append(out, cl)
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// ClientList implements CLIENT LIST's lines.
+func (s *Server) ClientList(dst []byte, typ string, ids []int64) []byte {
+	for _, cl := range s.sortedClients() {
+		if typ != "" && typ != "normal" {
+			continue // no replicas, masters or pub/sub clients yet
+		}
+		if ids != nil && !containsID(ids, cl.ID) {
+			continue
+		}
+		dst = s.appendClientLine(dst, cl)
+		dst = append(dst, '\n')
+	}
+	return dst
+}
+
+func containsID(ids []int64, id int64) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientInfo implements CLIENT INFO.
+func (s *Server) ClientInfo(dst []byte, c *command.Client) []byte {
+	s.mu.Lock()
+	cl := s.clients[c.ID]
+	s.mu.Unlock()
+	if cl == nil {
+		return dst
+	}
+	return append(s.appendClientLine(dst, cl), '\n')
+}
+
+// appendClientLine formats one client as Redis 8's CLIENT LIST does. Fields owned
+// by the client's goroutine are read racily only where they are atomics.
+func (s *Server) appendClientLine(b []byte, cl *client) []byte {
+	now := s.clock.NowMs()
+	cmd := "NULL"
+	if sp := cl.lastCmd.Load(); sp != nil {
+		cmd = sp.FullName()
+	}
+	b = append(b, "id="...)
+	b = strconv.AppendInt(b, cl.ID, 10)
+	b = append(b, " addr="...)
+	b = append(b, cl.Addr...)
+	b = append(b, " laddr="...)
+	b = append(b, cl.LAddr...)
+	b = append(b, " fd=8 name="...)
+	b = append(b, cl.Name...)
+	b = append(b, " age="...)
+	b = strconv.AppendInt(b, (now-cl.CreatedMs)/1000, 10)
+	b = append(b, " idle="...)
+	b = strconv.AppendInt(b, (now-cl.lastInteraction.Load())/1000, 10)
+	b = append(b, " flags=N db="...)
+	b = strconv.AppendInt(b, int64(cl.DB), 10)
+	b = append(b, " sub=0 psub=0 ssub=0 multi=-1 watch=0 qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=16384 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd="...)
+	b = append(b, cmd...)
+	b = append(b, " user="...)
+	b = append(b, cl.User...)
+	b = append(b, " redir=-1 resp="...)
+	b = strconv.AppendInt(b, int64(cl.Proto), 10)
+	b = append(b, " lib-name="...)
+	b = append(b, cl.LibName...)
+	b = append(b, " lib-ver="...)
+	b = append(b, cl.LibVer...)
+	b = append(b, " io-thread=0"...)
+	return b
+}
+
+// KillClients implements CLIENT KILL.
+func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
+	now := s.clock.NowMs()
+	n := 0
+	for _, cl := range s.sortedClients() {
+		switch {
+		case f.Addr != "" && cl.Addr != f.Addr,
+			f.LAddr != "" && cl.LAddr != f.LAddr,
+			f.ID != 0 && cl.ID != f.ID,
+			f.User != "" && cl.User != f.User,
+			f.Type != "" && f.Type != "normal",
+			f.MaxAgeSec != 0 && (now-cl.CreatedMs)/1000 < f.MaxAgeSec:
+			continue
+		}
+		if cl.ID == self.ID {
+			if f.SkipMe {
+				continue
+			}
+			self.CloseAfterReply = true // closed after its reply, as Redis does
+			n++
+			continue
+		}
+		_ = cl.conn.Close()
+		n++
+	}
+	return n
+}
+
+func secondsDuration(n int64) time.Duration { return time.Duration(n) * time.Second }

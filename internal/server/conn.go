@@ -1,0 +1,136 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// client is one connection: its reader, its reply buffer and the state commands see.
+type client struct {
+	command.Client
+	conn            net.Conn
+	rd              *resp.Reader
+	w               resp.Writer
+	ctx             command.Ctx
+	lastInteraction atomic.Int64                 // ms, read by the idle reaper
+	lastCmd         atomic.Pointer[command.Spec] // read by CLIENT LIST
+	qbuf            atomic.Int64                 // bytes buffered by the reader, for CLIENT LIST
+	netIn, netOut   int64
+	cmds            int64
+}
+
+// maxBatch bounds how many pipelined commands one connection runs per hold of the
+// engine lock, and maxReplyBatch how many reply bytes it buffers before flushing,
+// so one client's deep pipeline cannot starve the others or grow memory unbounded.
+const (
+	maxBatch      = 1024
+	maxReplyBatch = 64 << 10
+)
+
+func (s *Server) newClient(conn net.Conn) *client {
+	cl := &client{conn: conn}
+	cl.ID = s.nextID.Add(1)
+	cl.Addr = conn.RemoteAddr().String()
+	cl.LAddr = conn.LocalAddr().String()
+	cl.Proto = 2
+	cl.User = "default"
+	cl.Authenticated = s.cfg.String("requirepass") == ""
+	cl.Multi = -1
+	cl.CreatedMs = s.clock.NowMs()
+	cl.lastInteraction.Store(cl.CreatedMs)
+	if tc, ok := conn.(*net.TCPConn); ok {
+		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
+			_ = tc.SetKeepAlive(true)
+			_ = tc.SetKeepAlivePeriod(secondsDuration(ka))
+		}
+		_ = tc.SetNoDelay(true)
+	}
+	cl.rd = resp.NewReader(conn, s.limits)
+	cl.rd.SetUnauthenticated(!cl.Authenticated)
+	cl.w.Proto = 2
+	cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
+	return cl
+}
+
+// serve runs one connection: read a command (blocking), then run it and every
+// further command already buffered under one hold of the engine lock, appending
+// the replies into one buffer, and flush once (DESIGN.md §1).
+func (s *Server) serve(cl *client) {
+	defer s.wg.Done()
+	defer s.dropClient(cl)
+	for {
+		argv, err := cl.rd.ReadCommand()
+		if err != nil {
+			s.readFailed(cl, err)
+			return
+		}
+		s.eng.Lock()
+		for n := 0; ; n++ {
+			s.dispatch(cl, argv)
+			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch {
+				break
+			}
+			var ok bool
+			argv, ok, err = cl.rd.TryCommand()
+			if err != nil {
+				s.eng.Unlock()
+				s.flush(cl)
+				s.readFailed(cl, err)
+				return
+			}
+			if !ok {
+				break
+			}
+		}
+		s.eng.Unlock()
+		if !s.flush(cl) || cl.CloseAfterReply {
+			return
+		}
+	}
+}
+
+// readFailed handles a reader error: a protocol error gets Redis's reply, then
+// the connection is closed (as Redis does); anything else just closes.
+func (s *Server) readFailed(cl *client, err error) {
+	var pe *resp.ProtocolError
+	if errors.As(err, &pe) {
+		s.log.Debug("protocol error", "client", cl.Addr, "err", pe.Msg)
+		cl.w.Error("ERR " + pe.Msg)
+		s.flush(cl)
+		return
+	}
+	if errors.Is(err, resp.ErrQueryBufferLimit) {
+		s.stats.queryBufLimitDisconnects.Add(1)
+		s.log.Warn("closing client that reached max query buffer length", "client", cl.Addr)
+	}
+}
+
+// flush writes the reply buffer; false when the connection failed.
+func (s *Server) flush(cl *client) bool {
+	if len(cl.w.Buf) == 0 {
+		return true
+	}
+	n, err := cl.conn.Write(cl.w.Buf)
+	cl.netOut += int64(n)
+	s.stats.netOutput.Add(int64(n))
+	if cap(cl.w.Buf) > 1<<20 {
+		cl.w.Buf = nil // don't keep a huge buffer around after a big reply
+	} else {
+		cl.w.Buf = cl.w.Buf[:0]
+	}
+	return err == nil
+}
+
+func (s *Server) dropClient(cl *client) {
+	_ = cl.conn.Close()
+	s.mu.Lock()
+	delete(s.clients, cl.ID)
+	s.mu.Unlock()
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

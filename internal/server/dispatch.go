@@ -1,0 +1,106 @@
+package server
+
+import (
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// cmdStat is one command's INFO commandstats line.
+type cmdStat struct {
+	calls, usec, rejected, failed int64
+}
+
+// dispatch is the policy gate in front of every handler (Redis's processCommand):
+// command lookup, subcommand lookup, arity, authentication and client pause, in
+// Redis's order; then it runs the handler with a frozen now and records stats.
+// It is called with the engine lock held.
+func (s *Server) dispatch(cl *client, argv [][]byte) {
+	c := &cl.ctx
+	mark := len(cl.w.Buf)
+	skipReply := cl.Reply == command.ReplySkip
+	if skipReply {
+		cl.Reply = command.ReplyOn
+	}
+	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
+	cl.cmds++
+	cl.lastInteraction.Store(s.clock.NowMs())
+
+	spec := s.table.Lookup(argv[0])
+	switch {
+	case spec == nil:
+		c.Error(command.ErrUnknownCommand(argv))
+		s.countError(c.ErrCode)
+		s.finishReply(cl, mark, skipReply)
+		return
+	case len(spec.Subs) > 0 && len(argv) >= 2:
+		sub := spec.Sub(argv[1])
+		if sub == nil {
+			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
+			s.countError(c.ErrCode)
+			s.finishReply(cl, mark, skipReply)
+			return
+		}
+		spec = sub
+	}
+	cl.lastCmd.Store(spec)
+	switch {
+	case !command.CheckArity(spec.Arity, len(argv)) || (spec.Run == nil):
+		c.Error(command.ErrArity(spec.FullName()))
+	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
+		c.Err(command.ErrNoAuth)
+	}
+	if c.ErrCode != "" {
+		s.cmdStats[spec.ID].rejected++
+		s.countError(c.ErrCode)
+		s.finishReply(cl, mark, skipReply)
+		return
+	}
+	s.waitIfPaused(cl, spec)
+
+	c.Spec = spec
+	c.Now = s.eng.Begin()
+	c.DB = s.ks.DBs[cl.DB]
+	start := s.clock.NowUs()
+	spec.Run(c)
+	st := &s.cmdStats[spec.ID]
+	st.calls++
+	st.usec += s.clock.NowUs() - start
+	s.stats.commands++
+	s.stats.dirty += int64(c.Dirty)
+	if c.ErrCode != "" {
+		st.failed++
+		s.countError(c.ErrCode)
+	}
+	if !cl.Authenticated {
+		// still unauthenticated after this command: keep the reader's strict limits
+		cl.rd.SetUnauthenticated(true)
+	} else {
+		cl.rd.SetUnauthenticated(false)
+	}
+	s.finishReply(cl, mark, skipReply)
+}
+
+// finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.
+func (s *Server) finishReply(cl *client, mark int, skip bool) {
+	if skip || cl.Reply == command.ReplyOff {
+		cl.w.Buf = cl.w.Buf[:mark]
+	}
+}
+
+func (s *Server) countError(code string) {
+	s.stats.errorReplies++
+	if len(s.errStats) < 128 || s.errStats[code] > 0 { // Redis caps errorstats at 128 kinds
+		s.errStats[code]++
+	}
+}
+
+// waitIfPaused blocks a paused client before it runs spec (CLIENT PAUSE), with the
+// engine lock released while it waits.
+func (s *Server) waitIfPaused(cl *client, spec *command.Spec) {
+	for s.pausedFor(spec) {
+		s.eng.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		s.eng.Lock()
+	}
+}

@@ -1,0 +1,281 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+	"github.com/hotkv/hotkv/internal/server"
+)
+
+// countingListener counts the Write calls made on accepted connections.
+type countingListener struct {
+	net.Listener
+	writes atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &countingConn{Conn: c, n: &l.writes}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c *countingConn) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
+}
+
+// startRaw runs a server built directly from server.New with the given clock and listener.
+func startRaw(t *testing.T, clk clock.Clock, ln net.Listener, cfgPairs ...[2]string) string {
+	t.Helper()
+	cfg := config.New()
+	if len(cfgPairs) > 0 {
+		if err := cfg.Set(cfgPairs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := server.New(cfg, server.Options{Clock: clk, Listener: ln, Seed: 1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ln.Addr().String()
+}
+
+// DESIGN.md §1: a client that pipelines 100 commands gets one write.
+func TestOneFlushPerPipelinedBatch(t *testing.T) {
+	ln0, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &countingListener{Listener: ln0}
+	addr := startRaw(t, clock.NewFake(1e12), ln)
+	c := hotkvtest.Dial(t, addr)
+	var batch []byte
+	for i := 0; i < 100; i++ {
+		batch = append(batch, hotkvtest.EncodeCommand("INCR", "n")...)
+	}
+	c.Write(batch)
+	for i := 1; i <= 100; i++ {
+		r, err := c.ReadReply()
+		if err != nil || r != ":"+itoa(i)+"\r\n" {
+			t.Fatalf("reply %d: %q %v", i, r, err)
+		}
+	}
+	if n := ln.writes.Load(); n != 1 {
+		t.Fatalf("%d writes for one pipelined batch, want 1", n)
+	}
+}
+
+func itoa(i int) string {
+	if i < 10 {
+		return string(rune('0' + i))
+	}
+	return itoa(i/10) + string(rune('0'+i%10))
+}
+
+// DESIGN.md §4.2: the server clock advances on the monotonic clock, so stepping
+// the wall clock forward or back neither expires nor extends a TTL.
+func TestWallClockStepDoesNotMoveTTLs(t *testing.T) {
+	var mu sync.Mutex
+	wall := time.UnixMilli(1_700_000_000_000)
+	var mono time.Duration
+	clk := clock.NewFrom(
+		func() time.Time { mu.Lock(); defer mu.Unlock(); return wall },
+		func() time.Duration { mu.Lock(); defer mu.Unlock(); return mono })
+	step := func(wallStep, monoStep time.Duration) {
+		mu.Lock()
+		wall = wall.Add(wallStep)
+		mono += monoStep
+		mu.Unlock()
+	}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	c := hotkvtest.Dial(t, startRaw(t, clk, ln))
+	if r := c.Do("SET", "lock", "tok", "PX", "5000"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	step(time.Hour, time.Second) // NTP jumps an hour ahead; one real second passes
+	if r := c.Do("PTTL", "lock"); r != ":4000\r\n" {
+		t.Fatalf("after a forward wall step: %q (a wall-clock server would have expired the lock)", r)
+	}
+	step(-3*time.Hour, 3900*time.Millisecond) // and two hours behind
+	if r := c.Do("PTTL", "lock"); r != ":100\r\n" {
+		t.Fatalf("after a backward wall step: %q", r)
+	}
+	step(0, 99*time.Millisecond)
+	if r := c.Do("EXISTS", "lock"); r != ":1\r\n" {
+		t.Fatal("expired early")
+	}
+	step(0, time.Millisecond)
+	if r := c.Do("EXISTS", "lock"); r != ":0\r\n" {
+		t.Fatal("expired late")
+	}
+}
+
+// Garbage, a 4 GB bulk length and an over-long inline request each get Redis's
+// error and a closed connection; other clients are unaffected.
+func TestBadInputIsolated(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	good := hotkvtest.Dial(t, srv.Addr)
+	good.Do("SET", "k", "v")
+	cases := []struct{ in, want string }{
+		{"*1\r\n$4294967296\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$4000000000\r\n", "-ERR Protocol error: invalid bulk length\r\n"},
+		{"*2147483648\r\n", "-ERR Protocol error: invalid multibulk length\r\n"},
+		{"*2\r\n:1\r\n", "-ERR Protocol error: expected '$', got ':'\r\n"},
+		{"SET k \"abc\r\n", "-ERR Protocol error: unbalanced quotes in request\r\n"},
+		{strings.Repeat("x", 70*1024), "-ERR Protocol error: too big inline request\r\n"},
+		{"*1\r\n" + strings.Repeat("9", 70*1024), "-ERR Protocol error: too big bulk count string\r\n"},
+		{"\x01\xffgarbage\r\n", "-ERR unknown command '\x01\xffgarbage'\r\n"},
+	}
+	for _, tc := range cases {
+		bad := hotkvtest.Dial(t, srv.Addr)
+		bad.Write([]byte(tc.in))
+		r, err := bad.ReadReply()
+		if err != nil || r != tc.want {
+			t.Errorf("%q: got %q %v, want %q", tc.in[:min(len(tc.in), 40)], r, err, tc.want)
+		}
+		if strings.HasPrefix(tc.want, "-ERR Protocol") {
+			if _, err := bad.ReadReply(); err == nil {
+				t.Errorf("%q: connection not closed after a protocol error", tc.in[:min(len(tc.in), 40)])
+			}
+		}
+		if r := good.Do("GET", "k"); r != "$1\r\nv\r\n" {
+			t.Fatalf("other client affected: %q", r)
+		}
+	}
+}
+
+// Limits: a bulk over proto-max-bulk-len is refused; SETRANGE and APPEND cannot
+// build a string past it; a query buffer past client-query-buffer-limit closes.
+func TestLimits(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("proto-max-bulk-len", "1mb"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	if r := c.Do("SETRANGE", "k", "1048576", "x"); r != "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n" {
+		t.Fatal(r)
+	}
+	c.Do("SET", "a", strings.Repeat("a", 1<<20-1))
+	if r := c.Do("APPEND", "a", "bb"); r != "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\r\n" {
+		t.Fatal(r)
+	}
+	big := hotkvtest.Dial(t, srv.Addr)
+	big.Write([]byte("*2\r\n$3\r\nGET\r\n$1048577\r\n"))
+	if r, _ := big.ReadReply(); r != "-ERR Protocol error: invalid bulk length\r\n" {
+		t.Fatal(r)
+	}
+	// many small pending arguments of one huge command: the query buffer limit trips
+	small := hotkvtest.Start(t, hotkvtest.WithConfig("client-query-buffer-limit", "1mb"))
+	qb := hotkvtest.Dial(t, small.Addr)
+	var b bytes.Buffer
+	b.WriteString("*100000\r\n")
+	for b.Len() < 2<<20 {
+		b.WriteString("$10\r\n0123456789\r\n")
+	}
+	_ = qb.Net().SetWriteDeadline(time.Now().Add(5 * time.Second))
+	_, _ = qb.Net().Write(b.Bytes())
+	if _, err := qb.ReadReply(); err == nil {
+		t.Fatal("connection past the query buffer limit was not closed")
+	}
+	if r := c.Do("PING"); r != "+PONG\r\n" {
+		t.Fatal(r)
+	}
+}
+
+func TestAuthRequired(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("requirepass", "s3cret"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	steps := [][2]string{
+		{"GET k", "-NOAUTH Authentication required.\r\n"},
+		{"AUTH wrong", "-WRONGPASS invalid username-password pair or user is disabled.\r\n"},
+		{"AUTH s3cret", "+OK\r\n"},
+		{"GET k", "$-1\r\n"},
+	}
+	for _, s := range steps {
+		if r := c.Do(strings.Fields(s[0])...); r != s[1] {
+			t.Fatalf("%s: %q", s[0], r)
+		}
+	}
+	h := hotkvtest.Dial(t, srv.Addr)
+	if r := h.Do("HELLO", "3", "AUTH", "default", "s3cret"); !strings.HasPrefix(r, "%7\r\n") {
+		t.Fatalf("HELLO AUTH: %q", r)
+	}
+	// an unauthenticated client cannot send a big multibulk
+	u := hotkvtest.Dial(t, srv.Addr)
+	u.Write([]byte("*20\r\n"))
+	if r, _ := u.ReadReply(); r != "-ERR Protocol error: unauthenticated multibulk length\r\n" {
+		t.Fatal(r)
+	}
+}
+
+func TestClientReplyKillPause(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "OFF"))
+	c.Write(hotkvtest.EncodeCommand("SET", "a", "1"))
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "SKIP")) // no effect while OFF
+	if r := c.Do("CLIENT", "REPLY", "ON"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "SKIP"))
+	c.Write(hotkvtest.EncodeCommand("GET", "a"))
+	if r := c.Do("GET", "a"); r != "$1\r\n1\r\n" {
+		t.Fatalf("after SKIP: %q", r)
+	}
+	victim := hotkvtest.Dial(t, srv.Addr)
+	id := strings.TrimSuffix(strings.TrimPrefix(victim.Do("CLIENT", "ID"), ":"), "\r\n")
+	if r := c.Do("CLIENT", "KILL", "ID", id); r != ":1\r\n" {
+		t.Fatal(r)
+	}
+	if _, err := victim.ReadReply(); err == nil {
+		t.Fatal("killed client still connected")
+	}
+	list := c.Do("CLIENT", "LIST")
+	if strings.Contains(list, "id="+id+" ") || !strings.Contains(list, "cmd=client|list") {
+		t.Fatalf("CLIENT LIST: %q", list)
+	}
+	// CLIENT PAUSE WRITE holds writes, not reads
+	if r := c.Do("CLIENT", "PAUSE", "300", "WRITE"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	other := hotkvtest.Dial(t, srv.Addr)
+	start := time.Now()
+	if r := other.Do("GET", "a"); r != "$1\r\n1\r\n" || time.Since(start) > 200*time.Millisecond {
+		t.Fatalf("read held by a WRITE pause: %q after %v", r, time.Since(start))
+	}
+	other.Do("SET", "a", "2")
+	if d := time.Since(start); d < 250*time.Millisecond {
+		t.Fatalf("write ran during the pause (after %v)", d)
+	}
+}
+
+func TestIdleTimeout(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("timeout", "1"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Do("PING")
+	_ = c.Net().SetReadDeadline(time.Now().Add(5 * time.Second))
+	buf := make([]byte, 1)
+	if _, err := c.Net().Read(buf); err == nil {
+		t.Fatal("idle client not closed")
+	}
+}

@@ -1,0 +1,316 @@
+package server
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// HotKVVersion is this build's own version (INFO hotkv_version).
+const HotKVVersion = "0.1.0"
+
+// stats are the server counters INFO reports. Plain fields are guarded by the
+// engine lock; atomics are touched outside it.
+type stats struct {
+	commands                 int64
+	dirty                    int64
+	errorReplies             int64
+	connectionsReceived      atomic.Int64
+	rejectedConnections      atomic.Int64
+	netInput                 atomic.Int64
+	netOutput                atomic.Int64
+	queryBufLimitDisconnects atomic.Int64
+}
+
+// infoSection is one INFO section: its name and the function that appends its body.
+type infoSection struct {
+	name     string
+	title    string
+	inDflt   bool
+	generate func(s *Server, b []byte) []byte
+}
+
+// The sections in Redis's order; "default" is the ones marked inDflt, "all" all of
+// them, "everything" likewise (HotKV has no modules).
+var infoSections = []infoSection{
+	{"server", "Server", true, (*Server).infoServer},
+	{"clients", "Clients", true, (*Server).infoClients},
+	{"memory", "Memory", true, (*Server).infoMemory},
+	{"persistence", "Persistence", true, (*Server).infoPersistence},
+	{"stats", "Stats", true, (*Server).infoStats},
+	{"replication", "Replication", true, (*Server).infoReplication},
+	{"cpu", "CPU", true, (*Server).infoCPU},
+	{"modules", "Modules", true, func(_ *Server, b []byte) []byte { return b }},
+	{"commandstats", "Commandstats", false, (*Server).infoCommandstats},
+	{"errorstats", "Errorstats", true, (*Server).infoErrorstats},
+	{"cluster", "Cluster", true, func(_ *Server, b []byte) []byte { return kv(b, "cluster_enabled", "0") }},
+	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+}
+
+// Info implements INFO [section ...]. Called with the engine lock held.
+func (s *Server) Info(dst []byte, sections []string) []byte {
+	want := map[string]bool{}
+	all, dflt := false, len(sections) == 0
+	for _, sec := range sections {
+		switch sec {
+		case "all", "everything":
+			all = true
+		case "default":
+			dflt = true
+		default:
+			want[sec] = true
+		}
+	}
+	first := true
+	for _, sec := range infoSections {
+		if !(all || want[sec.name] || (dflt && sec.inDflt)) {
+			continue
+		}
+		if !first {
+			dst = append(dst, "\r\n"...)
+		}
+		first = false
+		dst = append(dst, "# "...)
+		dst = append(dst, sec.title...)
+		dst = append(dst, "\r\n"...)
+		dst = sec.generate(s, dst)
+	}
+	return dst
+}
+
+func kv(b []byte, k, v string) []byte {
+	b = append(b, k...)
+	b = append(b, ':')
+	b = append(b, v...)
+	return append(b, "\r\n"...)
+}
+
+func kvi(b []byte, k string, v int64) []byte { return kv(b, k, strconv.FormatInt(v, 10)) }
+
+func (s *Server) infoServer(b []byte) []byte {
+	nowUs := s.clock.NowUs()
+	up := (nowUs - s.startUs) / 1e6
+	exe, _ := os.Executable()
+	b = kv(b, "redis_version", command.Version)
+	b = kv(b, "hotkv_version", HotKVVersion)
+	b = kv(b, "redis_git_sha1", "00000000")
+	b = kv(b, "redis_git_dirty", "0")
+	b = kv(b, "redis_build_id", "0")
+	b = kv(b, "redis_mode", "standalone")
+	b = kv(b, "os", runtime.GOOS+" "+runtime.GOARCH)
+	b = kv(b, "arch_bits", "64")
+	b = kv(b, "monotonic_clock", "Go runtime monotonic clock")
+	b = kv(b, "multiplexing_api", "go netpoll")
+	b = kv(b, "atomicvar_api", "go-sync-atomic")
+	b = kv(b, "gcc_version", "0.0.0")
+	b = kv(b, "go_version", runtime.Version())
+	b = kvi(b, "process_id", int64(os.Getpid()))
+	b = kv(b, "process_supervised", "no")
+	b = kv(b, "run_id", s.runID)
+	b = kvi(b, "tcp_port", s.cfg.Int("port"))
+	b = kvi(b, "server_time_usec", nowUs)
+	b = kvi(b, "uptime_in_seconds", up)
+	b = kvi(b, "uptime_in_days", up/86400)
+	b = kvi(b, "hz", s.cfg.Int("hz"))
+	b = kvi(b, "configured_hz", s.cfg.Int("hz"))
+	b = kvi(b, "lru_clock", (nowUs/1e6)&(1<<24-1))
+	b = kv(b, "executable", exe)
+	b = kv(b, "config_file", s.cfg.File())
+	b = kv(b, "io_threads_active", "0")
+	for i, ln := range s.lns {
+		b = kv(b, "listener"+strconv.Itoa(i), "name=tcp,bind="+ln.Addr().String()+",port="+strconv.FormatInt(s.cfg.Int("port"), 10))
+	}
+	return b
+}
+
+func (s *Server) infoClients(b []byte) []byte {
+	s.mu.Lock()
+	n := len(s.clients)
+	s.mu.Unlock()
+	b = kvi(b, "connected_clients", int64(n))
+	b = kv(b, "cluster_connections", "0")
+	b = kvi(b, "maxclients", s.cfg.Int("maxclients"))
+	b = kv(b, "client_recent_max_input_buffer", "0")
+	b = kv(b, "client_recent_max_output_buffer", "0")
+	b = kv(b, "blocked_clients", "0")
+	b = kv(b, "tracking_clients", "0")
+	b = kv(b, "pubsub_clients", "0")
+	b = kv(b, "watching_clients", "0")
+	b = kv(b, "clients_in_timeout_table", "0")
+	b = kv(b, "total_watched_keys", "0")
+	b = kv(b, "total_blocking_keys", "0")
+	b = kv(b, "total_blocking_keys_on_nokey", "0")
+	return b
+}
+
+func human(n uint64) string {
+	const unit = 1024
+	switch {
+	case n < unit:
+		return strconv.FormatUint(n, 10) + "B"
+	case n < unit*unit:
+		return fmt.Sprintf("%.2fK", float64(n)/unit)
+	case n < unit*unit*unit:
+		return fmt.Sprintf("%.2fM", float64(n)/unit/unit)
+	default:
+		return fmt.Sprintf("%.2fG", float64(n)/unit/unit/unit)
+	}
+}
+
+// rssBytes reads the resident set size from /proc (0 where unavailable).
+func rssBytes() uint64 {
+	data, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseUint(f[1], 10, 64)
+	return pages * uint64(os.Getpagesize())
+}
+
+func (s *Server) infoMemory(b []byte) []byte {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	used := ms.HeapAlloc
+	rss := rssBytes()
+	maxmem := uint64(s.cfg.Int("maxmemory"))
+	b = kv(b, "used_memory", strconv.FormatUint(used, 10))
+	b = kv(b, "used_memory_human", human(used))
+	b = kv(b, "used_memory_rss", strconv.FormatUint(rss, 10))
+	b = kv(b, "used_memory_rss_human", human(rss))
+	b = kv(b, "used_memory_peak", strconv.FormatUint(ms.HeapSys, 10))
+	b = kv(b, "used_memory_peak_human", human(ms.HeapSys))
+	b = kv(b, "used_memory_lua", "0")
+	b = kv(b, "maxmemory", strconv.FormatUint(maxmem, 10))
+	b = kv(b, "maxmemory_human", human(maxmem))
+	b = kv(b, "maxmemory_policy", s.cfg.String("maxmemory-policy"))
+	ratio := 0.0
+	if used > 0 {
+		ratio = float64(rss) / float64(used)
+	}
+	b = kv(b, "mem_fragmentation_ratio", strconv.FormatFloat(ratio, 'f', 2, 64))
+	b = kv(b, "mem_allocator", "go-"+runtime.Version())
+	b = kv(b, "lazyfree_pending_objects", "0")
+	b = kv(b, "go_gc_cycles", strconv.FormatUint(uint64(ms.NumGC), 10))
+	b = kv(b, "go_heap_objects", strconv.FormatUint(ms.HeapObjects, 10))
+	return b
+}
+
+func (s *Server) infoPersistence(b []byte) []byte {
+	b = kv(b, "loading", "0")
+	b = kv(b, "async_loading", "0")
+	b = kvi(b, "rdb_changes_since_last_save", s.stats.dirty)
+	b = kv(b, "rdb_bgsave_in_progress", "0")
+	b = kvi(b, "rdb_last_save_time", s.lastSave)
+	b = kv(b, "rdb_last_bgsave_status", "ok")
+	b = kv(b, "aof_enabled", "0")
+	b = kv(b, "aof_rewrite_in_progress", "0")
+	b = kv(b, "aof_last_write_status", "ok")
+	return b
+}
+
+func (s *Server) infoStats(b []byte) []byte {
+	b = kvi(b, "total_connections_received", s.stats.connectionsReceived.Load())
+	b = kvi(b, "total_commands_processed", s.stats.commands)
+	b = kvi(b, "total_net_input_bytes", s.stats.netInput.Load())
+	b = kvi(b, "total_net_output_bytes", s.stats.netOutput.Load())
+	b = kvi(b, "rejected_connections", s.stats.rejectedConnections.Load())
+	b = kvi(b, "expired_keys", s.ks.Stats.ExpiredKeys)
+	b = kv(b, "expired_stale_perc", strconv.FormatFloat(s.eng.ExpiredStalePercent*100, 'f', 2, 64))
+	b = kvi(b, "expired_time_cap_reached_count", s.eng.ExpireCycleCapHits)
+	b = kvi(b, "expire_cycle_cpu_milliseconds", s.eng.ExpireCycleTimeUs/1000)
+	b = kv(b, "evicted_keys", "0")
+	b = kvi(b, "keyspace_hits", s.ks.Stats.KeyspaceHits)
+	b = kvi(b, "keyspace_misses", s.ks.Stats.KeyspaceMisses)
+	b = kv(b, "pubsub_channels", "0")
+	b = kv(b, "pubsub_patterns", "0")
+	b = kv(b, "latest_fork_usec", "0")
+	b = kv(b, "total_forks", "0")
+	b = kvi(b, "total_error_replies", s.stats.errorReplies)
+	b = kv(b, "unexpected_error_replies", "0")
+	b = kvi(b, "client_query_buffer_limit_disconnections", s.stats.queryBufLimitDisconnects.Load())
+	b = kv(b, "client_output_buffer_limit_disconnections", "0")
+	return b
+}
+
+func (s *Server) infoReplication(b []byte) []byte {
+	b = kv(b, "role", "master")
+	b = kv(b, "connected_slaves", "0")
+	b = kv(b, "master_failover_state", "no-failover")
+	b = kv(b, "master_replid", s.replID)
+	b = kv(b, "master_replid2", strings.Repeat("0", 40))
+	b = kv(b, "master_repl_offset", "0")
+	b = kv(b, "second_repl_offset", "-1")
+	b = kv(b, "repl_backlog_active", "0")
+	b = kv(b, "repl_backlog_size", "1048576")
+	b = kv(b, "repl_backlog_first_byte_offset", "0")
+	b = kv(b, "repl_backlog_histlen", "0")
+	return b
+}
+
+func (s *Server) infoCPU(b []byte) []byte {
+	var ru, ruc syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	_ = syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ruc)
+	tv := func(t syscall.Timeval) string {
+		return fmt.Sprintf("%d.%06d", t.Sec, t.Usec)
+	}
+	b = kv(b, "used_cpu_sys", tv(ru.Stime))
+	b = kv(b, "used_cpu_user", tv(ru.Utime))
+	b = kv(b, "used_cpu_sys_children", tv(ruc.Stime))
+	b = kv(b, "used_cpu_user_children", tv(ruc.Utime))
+	return b
+}
+
+// CommandStats appends the commandstats section body.
+func (s *Server) CommandStats(b []byte) []byte { return s.infoCommandstats(b) }
+
+func (s *Server) infoCommandstats(b []byte) []byte {
+	for id := range s.cmdStats {
+		st := &s.cmdStats[id]
+		if st.calls == 0 && st.rejected == 0 && st.failed == 0 {
+			continue
+		}
+		per := 0.0
+		if st.calls > 0 {
+			per = float64(st.usec) / float64(st.calls)
+		}
+		b = kv(b, "cmdstat_"+s.table.ByID(id).FullName(), fmt.Sprintf(
+			"calls=%d,usec=%d,usec_per_call=%.2f,rejected_calls=%d,failed_calls=%d",
+			st.calls, st.usec, per, st.rejected, st.failed))
+	}
+	return b
+}
+
+func (s *Server) infoErrorstats(b []byte) []byte {
+	codes := make([]string, 0, len(s.errStats))
+	for c := range s.errStats {
+		codes = append(codes, c)
+	}
+	sort.Strings(codes)
+	for _, c := range codes {
+		b = kv(b, "errorstat_"+c, "count="+strconv.FormatInt(s.errStats[c], 10))
+	}
+	return b
+}
+
+func (s *Server) infoKeyspace(b []byte) []byte {
+	for _, db := range s.ks.DBs {
+		if db.Len() == 0 {
+			continue
+		}
+		b = kv(b, "db"+strconv.Itoa(db.ID), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d,subexpiry=0",
+			db.Len(), db.Expires(), db.AvgTTL()))
+	}
+	return b
+}

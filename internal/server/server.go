@@ -1,0 +1,273 @@
+// Package server is HotKV's network front: the listener, one goroutine per
+// connection, and dispatch — the one policy gate (arity, auth, pause) in front of
+// the command handlers, which run under the engine's serialisation point.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/engine"
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// Options are the inputs that are not configuration parameters.
+type Options struct {
+	Clock  clock.Clock // nil: the live monotonic clock
+	Seed   uint64      // 0: random
+	Logger *slog.Logger
+	// Listener, when set, is used instead of listening on bind:port (tests use :0).
+	Listener net.Listener
+}
+
+// Server is one HotKV instance.
+type Server struct {
+	cfg    *config.Config
+	log    *slog.Logger
+	clock  clock.Clock
+	eng    *engine.Engine
+	ks     *keyspace.Keyspace
+	table  *command.Table
+	limits *resp.Limits
+
+	lns      []net.Listener
+	startUs  int64
+	runID    string
+	replID   string
+	lastSave int64
+
+	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
+	clients map[int64]*client
+	nextID  atomic.Int64
+	wg      sync.WaitGroup
+
+	pause     pauseState
+	stats     stats
+	cmdStats  []cmdStat // indexed by Spec.ID; guarded by the engine lock
+	errStats  map[string]int64
+	shutdown  chan struct{}
+	closeOnce sync.Once
+	cancel    context.CancelFunc
+}
+
+// New builds a server from cfg (already loaded) and opts.
+func New(cfg *config.Config, opts Options) *Server {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.New()
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		for _, x := range b {
+			seed = seed<<8 | uint64(x)
+		}
+	}
+	lg := opts.Logger
+	if lg == nil {
+		lg = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	ks := keyspace.New(int(cfg.Int("databases")), seed)
+	s := &Server{
+		cfg:      cfg,
+		log:      lg,
+		clock:    clk,
+		ks:       ks,
+		eng:      engine.New(ks, clk, seed),
+		table:    command.NewTable(),
+		limits:   resp.NewLimits(),
+		clients:  map[int64]*client{},
+		errStats: map[string]int64{},
+		shutdown: make(chan struct{}),
+		runID:    randomHex(20),
+		replID:   randomHex(20),
+	}
+	s.cmdStats = make([]cmdStat, s.table.NumIDs())
+	s.startUs = clk.NowUs()
+	s.lastSave = s.startUs / 1e6
+	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
+	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
+	cfg.OnChange("proto-max-bulk-len", func(string) error {
+		s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
+		return nil
+	})
+	cfg.OnChange("client-query-buffer-limit", func(string) error {
+		s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
+		return nil
+	})
+	if opts.Listener != nil {
+		s.lns = []net.Listener{opts.Listener}
+	}
+	return s
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Addr is the first listening address (after Listen).
+func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
+
+// Listen opens the listeners for bind and port unless a listener was given.
+func (s *Server) Listen() error {
+	if len(s.lns) > 0 {
+		return nil
+	}
+	port := strconv.FormatInt(s.cfg.Int("port"), 10)
+	for _, addr := range bindAddrs(s.cfg.String("bind")) {
+		optional := false
+		if len(addr) > 0 && addr[0] == '-' { // "-::1": don't fail if unavailable, as Redis
+			addr, optional = addr[1:], true
+		}
+		if addr == "*" {
+			addr = ""
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, port))
+		if err != nil {
+			if optional {
+				continue
+			}
+			s.closeListeners()
+			return err
+		}
+		s.lns = append(s.lns, ln)
+	}
+	if len(s.lns) == 0 {
+		return errors.New("no address to listen on")
+	}
+	return nil
+}
+
+func bindAddrs(bind string) []string {
+	var out []string
+	for _, f := range splitFields(bind) {
+		out = append(out, f)
+	}
+	if len(out) == 0 {
+		out = []string{"*"}
+	}
+	return out
+}
+
+func splitFields(s string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == ' ' {
+			if start >= 0 {
+				out = append(out, s[start:i])
+				start = -1
+			}
+		} else if start < 0 {
+			start = i
+		}
+	}
+	return out
+}
+
+func (s *Server) closeListeners() {
+	for _, ln := range s.lns {
+		_ = ln.Close()
+	}
+}
+
+// Run serves until ctx is cancelled or SHUTDOWN; it then closes every connection
+// and returns. Listen must have succeeded.
+func (s *Server) Run(ctx context.Context) error {
+	ctx, s.cancel = context.WithCancel(ctx)
+	defer s.cancel()
+	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) })
+	go s.idleReaper(ctx)
+	for _, ln := range s.lns {
+		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
+		go s.acceptLoop(ln)
+	}
+	select {
+	case <-ctx.Done():
+	case <-s.shutdown:
+	}
+	s.log.Info("shutting down")
+	s.closeListeners()
+	s.mu.Lock()
+	for _, cl := range s.clients {
+		_ = cl.conn.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	s.log.Info("HotKV is now ready to exit, bye bye...")
+	return nil
+}
+
+func (s *Server) acceptLoop(ln net.Listener) {
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(5 * time.Millisecond)
+				continue
+			}
+			return
+		}
+		s.stats.connectionsReceived.Add(1)
+		s.mu.Lock()
+		if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
+			s.mu.Unlock()
+			s.stats.rejectedConnections.Add(1)
+			_, _ = conn.Write([]byte("-ERR max number of clients reached\r\n"))
+			_ = conn.Close()
+			continue
+		}
+		cl := s.newClient(conn)
+		s.clients[cl.ID] = cl
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serve(cl)
+	}
+}
+
+// idleReaper closes clients idle for longer than timeout (when timeout > 0).
+func (s *Server) idleReaper(ctx context.Context) {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		limit := s.cfg.Int("timeout")
+		if limit <= 0 {
+			continue
+		}
+		now := s.clock.NowMs()
+		s.mu.Lock()
+		for _, cl := range s.clients {
+			if now-cl.lastInteraction.Load() > limit*1000 {
+				_ = cl.conn.Close()
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
+// Close stops the server as SHUTDOWN does.
+func (s *Server) Close() {
+	s.closeOnce.Do(func() { close(s.shutdown) })
+}

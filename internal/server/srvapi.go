@@ -1,0 +1,72 @@
+package server
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// The methods below implement command.Server for connection and server commands.
+// They run on the calling client's goroutine with the engine lock held.
+
+var _ command.Server = (*Server)(nil)
+
+// ConfigGet implements CONFIG GET.
+func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns...) }
+
+// ConfigSet implements CONFIG SET (atomic over all pairs).
+func (s *Server) ConfigSet(pairs [][2]string) error { return s.cfg.Set(pairs...) }
+
+// ConfigRewrite implements CONFIG REWRITE.
+func (s *Server) ConfigRewrite() error { return s.cfg.Rewrite() }
+
+// ResetStats implements CONFIG RESETSTAT.
+func (s *Server) ResetStats() {
+	for i := range s.cmdStats {
+		s.cmdStats[i] = cmdStat{}
+	}
+	s.errStats = map[string]int64{}
+	s.stats.commands, s.stats.errorReplies = 0, 0
+	s.stats.connectionsReceived.Store(0)
+	s.stats.rejectedConnections.Store(0)
+	s.stats.netInput.Store(0)
+	s.stats.netOutput.Store(0)
+	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
+	s.eng.ExpireCycleCapHits, s.eng.ExpireCycleTimeUs = 0, 0
+}
+
+// Table returns the command table.
+func (s *Server) Table() *command.Table { return s.table }
+
+// Shutdown implements SHUTDOWN. HotKV has nothing to save yet, so SAVE and NOSAVE
+// both stop at once; ABORT has no shutdown in progress to abort.
+func (s *Server) Shutdown(nosave, abort bool) error {
+	if abort {
+		return errors.New("ERR No shutdown in progress.")
+	}
+	s.log.Warn("user requested shutdown...")
+	s.Close()
+	return nil
+}
+
+// Password is requirepass.
+func (s *Server) Password() string { return s.cfg.String("requirepass") }
+
+// LastSave is LASTSAVE (the start time: nothing has been saved).
+func (s *Server) LastSave() int64 { return s.lastSave }
+
+// DBCount is the number of databases.
+func (s *Server) DBCount() int { return len(s.ks.DBs) }
+
+// ProtoMaxBulkLen is proto-max-bulk-len.
+func (s *Server) ProtoMaxBulkLen() int64 { return s.limits.MaxBulkLen.Load() }
+
+// LFU reports whether maxmemory-policy is an LFU policy.
+func (s *Server) LFU() bool { return strings.Contains(s.cfg.String("maxmemory-policy"), "lfu") }
+
+// NowUs is the live server clock.
+func (s *Server) NowUs() int64 { return s.clock.NowUs() }
+
+// SetActiveExpire implements DEBUG SET-ACTIVE-EXPIRE.
+func (s *Server) SetActiveExpire(on bool) { s.eng.SetActiveExpire(on) }
