@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -16,28 +17,67 @@ import (
 	"github.com/hotkv/hotkv/internal/server"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr, nil)) }
 
-func run(args []string, stderr io.Writer) int {
+const usage = `Usage: hotkv [/path/to/hotkv.conf] [options]
+       hotkv -v or --version
+       hotkv -h or --help
+
+Examples:
+       hotkv                          (127.0.0.1:6379, in-memory defaults)
+       hotkv /etc/hotkv/hotkv.conf
+       hotkv --port 7777
+       hotkv hotkv.conf --port 7000 --loglevel verbose
+
+Options are redis.conf parameter names (Redis's own), e.g. --bind, --port,
+--databases, --timeout, --maxclients, --requirepass, --proto-max-bulk-len.
+`
+
+// run is main without the process: ready, when not nil, receives the listening
+// address once the server accepts connections (tests use it).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
+	if len(args) == 1 {
+		switch args[0] {
+		case "-v", "--version":
+			fmt.Fprintf(stdout, "HotKV server v=%s (Redis %s semantics)\n", server.HotKVVersion, server.RedisVersion)
+			return 0
+		case "-h", "--help":
+			fmt.Fprint(stdout, usage)
+			return 0
+		}
+	}
 	cfg := config.New()
 	if _, err := cfg.ParseArgs(args); err != nil {
-		fmt.Fprintln(stderr, err)
+		var le *config.LoadError
+		if errors.As(err, &le) {
+			fmt.Fprint(stderr, "\n"+err.Error()+"\n") // redis-server's format
+		} else {
+			fmt.Fprintln(stderr, err)
+		}
 		return 1
 	}
-	logger, closeLog, err := newLogger(cfg, stderr)
+	level := new(slog.LevelVar)
+	logger, closeLog, err := newLogger(cfg, level, stderr)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	defer closeLog()
+	cfg.OnChange("loglevel", func(v string) error {
+		level.Set(slogLevel(v))
+		return nil
+	})
 	srv := server.New(cfg, server.Options{Logger: logger})
 	if err := srv.Listen(); err != nil {
 		logger.Error("could not listen", "err", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	logger.Info("HotKV started", "version", server.HotKVVersion, "pid", os.Getpid())
+	logger.Info("HotKV started", "version", server.HotKVVersion, "pid", os.Getpid(), "addr", srv.Addr().String())
+	if ready != nil {
+		ready <- srv.Addr().String()
+	}
 	if err := srv.Run(ctx); err != nil {
 		logger.Error("server stopped", "err", err)
 		return 1
@@ -45,19 +85,22 @@ func run(args []string, stderr io.Writer) int {
 	return 0
 }
 
-// newLogger builds the slog logger from loglevel and logfile ("" = stderr).
-func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), error) {
-	var lvl slog.Level
-	switch cfg.String("loglevel") {
+// slogLevel maps Redis's loglevel names onto slog levels.
+func slogLevel(v string) slog.Level {
+	switch v {
 	case "debug":
-		lvl = slog.LevelDebug
-	case "verbose", "notice":
-		lvl = slog.LevelInfo
+		return slog.LevelDebug
 	case "warning":
-		lvl = slog.LevelWarn
+		return slog.LevelWarn
 	case "nothing":
-		lvl = slog.LevelError + 100
+		return slog.LevelError + 100
 	}
+	return slog.LevelInfo // verbose, notice
+}
+
+// newLogger builds the slog logger from loglevel and logfile ("" = stderr).
+func newLogger(cfg *config.Config, level *slog.LevelVar, stderr io.Writer) (*slog.Logger, func(), error) {
+	level.Set(slogLevel(cfg.String("loglevel")))
 	out, closer := stderr, func() {}
 	if path := cfg.String("logfile"); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
@@ -66,5 +109,5 @@ func newLogger(cfg *config.Config, stderr io.Writer) (*slog.Logger, func(), erro
 		}
 		out, closer = f, func() { _ = f.Close() }
 	}
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: lvl})), closer, nil
+	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})), closer, nil
 }

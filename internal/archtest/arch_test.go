@@ -25,6 +25,7 @@ var allowed = map[string][]string{
 	"internal/engine":    {"internal/command", "internal/keyspace", "internal/clock"},
 	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob"},
 	"internal/hotkvtest": {"internal/server", "internal/clock", "internal/config"},
+	"internal/difftest":  {"internal/hotkvtest"},
 	"cmd/hotkv":          {"internal/server", "internal/config"},
 }
 

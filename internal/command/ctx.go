@@ -104,7 +104,7 @@ type Server interface {
 	Unpause()
 	// Config is the parameter registry.
 	ConfigGet(patterns []string) [][2]string
-	ConfigSet(pairs [][2]string) error
+	ConfigSet(c *Client, pairs [][2]string) error
 	ConfigRewrite() error
 	ResetStats()
 	// Table is the command table (COMMAND).

@@ -179,7 +179,7 @@ func configSet(c *Ctx) {
 	for i := 0; i < len(args); i += 2 {
 		pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
 	}
-	if err := c.Srv.ConfigSet(pairs); err != nil {
+	if err := c.Srv.ConfigSet(c.Client, pairs); err != nil {
 		c.Error(err.Error())
 		return
 	}

@@ -220,8 +220,8 @@ func (c *Config) Params() []ParamInfo {
 				if pi.Octal {
 					base = 8
 				}
-				pi.Min = strconv.FormatUint(uint64(d.lo), base) //nolint:gosec // C cast
-				pi.Max = strconv.FormatUint(uint64(d.hi), base) //nolint:gosec // C cast
+				pi.Min = strconv.FormatUint(uint64(d.lo), base) // C casts
+				pi.Max = strconv.FormatUint(uint64(d.hi), base) // C casts
 			} else {
 				pi.Min, pi.Max = strconv.FormatInt(d.lo, 10), strconv.FormatInt(d.hi, 10)
 			}

@@ -307,7 +307,7 @@ func string2ll(s string) (int64, bool) {
 		if v > 1<<63 {
 			return 0, false
 		}
-		return int64(-v), true //nolint:gosec // two's complement wrap is the point for -2^63
+		return int64(-v), true // two's complement wrap is the point for -2^63
 	}
 	if v > math.MaxInt64 {
 		return 0, false
@@ -356,7 +356,7 @@ func cStrtoll(s string, base int) (v int64, end int, overflow bool) {
 	case overflow:
 		return math.MaxInt64, p, true
 	case neg:
-		return int64(-u), p, false //nolint:gosec // -2^63 wraps correctly
+		return int64(-u), p, false // -2^63 wraps correctly
 	}
 	return int64(u), p, false
 }

@@ -102,7 +102,7 @@ func (d *paramDef) parseInt(s string) (int64, string) {
 	n, ok := int64(0), false
 	if d.flags&fMemory != 0 {
 		if u, good := memtoull(s); good {
-			n, ok = int64(u), true //nolint:gosec // stored as a C long long, as Redis does
+			n, ok = int64(u), true // stored as a C long long, as Redis does
 		}
 	}
 	if !ok && d.flags&fPercent != 0 && len(s) > 1 && s[len(s)-1] == '%' {
@@ -147,7 +147,7 @@ func (d *paramDef) parseInt(s string) (int64, string) {
 // checkBounds is numericBoundaryCheck, messages included.
 func (d *paramDef) checkBounds(n int64) string {
 	if d.flags&fUnsigned != 0 {
-		u, lo, hi := uint64(n), uint64(d.lo), uint64(d.hi) //nolint:gosec // C casts
+		u, lo, hi := uint64(n), uint64(d.lo), uint64(d.hi) // C casts
 		if u > hi || u < lo {
 			base := 10
 			if d.flags&fOctal != 0 {
@@ -178,9 +178,9 @@ func (d *paramDef) formatInt(n int64) string {
 	case d.flags&fPercent != 0 && n < 0:
 		return strconv.FormatInt(-n, 10) + "%"
 	case d.flags&fMemory != 0:
-		return strconv.FormatUint(uint64(n), 10) //nolint:gosec // ull2string
+		return strconv.FormatUint(uint64(n), 10) // ull2string
 	case d.flags&fOctal != 0:
-		return strconv.FormatUint(uint64(n), 8) //nolint:gosec // %llo
+		return strconv.FormatUint(uint64(n), 8) // %llo
 	}
 	return strconv.FormatInt(n, 10)
 }
@@ -222,7 +222,7 @@ func (d *paramDef) rewrite(v *value, st *rewriteState) {
 		case d.flags&fPercent != 0 && v.n < 0:
 			text = strconv.FormatInt(-v.n, 10) + "%"
 		case d.flags&fMemory != 0:
-			text = formatMemory(uint64(v.n)) //nolint:gosec // see formatMemory
+			text = formatMemory(uint64(v.n)) // see formatMemory
 		default:
 			text = d.formatInt(v.n)
 		}

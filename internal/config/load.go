@@ -77,7 +77,8 @@ func (s *loadSession) commit(c *Config) {
 // splitArgs), directive names in any case, yes/no for booleans, memory units
 // 1k 1kb 1m 1mb 1g 1gb in any case, multi-word parameters either as several
 // arguments or as one quoted argument (save "900 1 300 10"). A parameter given
-// twice takes its last value, except save, whose lines add up. "include path"
+// twice takes its last value, except save: the file's save lines add up (the
+// first replaces the defaults) and save "" clears them. "include path"
 // reads another file in place; a path with *, ? or [ includes every match, in
 // name order, and nothing when none matches.
 //

@@ -88,13 +88,13 @@ func paramTable() []paramDef {
 		intP("acllog-max-len", "", 0, 0, longMax, 128, "Entries kept by ACL LOG."),
 		enumP("acl-pubsub-default", "", 0, []enumEntry{{"allchannels", 1}, {"resetchannels", 0}}, "resetchannels", "Default channel permissions of new ACL users."),
 		enumP("enable-protected-configs", "", imm, protected, "no", "Whether CONFIG SET may change protected parameters (dir, dbfilename)."),
-		enumP("enable-debug-command", "", imm, protected, "no", "Whether the DEBUG command is allowed."),
+		enumP("enable-debug-command", "", H|imm, protected, "local", "Whether the DEBUG command is allowed (HotKV default local: from loopback clients; Redis's is no)."),
 		enumP("enable-module-command", "", imm, protected, "no", "Whether the MODULE command is allowed."),
 		enumP("sanitize-dump-payload", "", 0, enumNames("no", "yes", "clients"), "no", "Deep-check RESTORE payloads."),
 
 		// Memory and eviction.
-		intP("maxmemory", "", H|fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
-		enumP("maxmemory-policy", "", H, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+		intP("maxmemory", "", fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
+		enumP("maxmemory-policy", "", 0, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
 			"allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction"), "noeviction", "What to evict at maxmemory."),
 		intP("maxmemory-samples", "", 0, 1, intMax, 5, "Keys sampled per eviction."),
 		intP("maxmemory-eviction-tenacity", "", 0, 0, 100, 10, "Effort spent evicting per command."),
@@ -112,10 +112,10 @@ func paramTable() []paramDef {
 		intP("hz", "", H, 0, intMax, 10, "Background task frequency; out-of-range values are clamped to 1..500."),
 		boolP("dynamic-hz", "", 0, true, "Scale hz with the number of clients."),
 		intP("active-expire-effort", "", 0, 1, 10, 1, "Effort of the active expiry cycle."),
-		intP("busy-reply-threshold", "lua-time-limit", H, 0, longMax, 5000, "Milliseconds a script may run before BUSY replies."),
+		intP("busy-reply-threshold", "lua-time-limit", 0, 0, longMax, 5000, "Milliseconds a script may run before BUSY replies."),
 
 		// Events, latency and slow log.
-		specP("notify-keyspace-events", "", H, notifySpecial, "Keyspace notification classes (Ag$lshzxeKEtmdnoc)."),
+		specP("notify-keyspace-events", "", 0, notifySpecial, "Keyspace notification classes (Ag$lshzxeKEtmdnoc)."),
 		boolP("latency-tracking", "", 0, true, "Track per-command latency percentiles."),
 		specP("latency-tracking-info-percentiles", "", fMulti, percentilesSpecial, "Percentiles INFO latencystats reports."),
 		intP("latency-monitor-threshold", "", 0, 0, longMax, 0, "Milliseconds above which LATENCY records an event (0: off)."),

@@ -42,7 +42,7 @@ var saveSpecial = &special{
 			if !ok1 || !ok2 {
 				return nil, false, errSave
 			}
-			pts = append(pts, SavePoint{Seconds: secs, Changes: int32(changes)}) //nolint:gosec // C int
+			pts = append(pts, SavePoint{Seconds: secs, Changes: int32(changes)}) // C int
 		}
 		// CONFIG SET replaces the rules. A file's save lines accumulate,
 		// the first one replacing the defaults.
@@ -121,7 +121,7 @@ var obufSpecial = &special{
 			soft, ok2 := memtoull(args[j+2])
 			secsArg := cstr(args[j+3])
 			secs64, end, _ := cStrtoll(secsArg, 10)
-			secs := int64(int32(secs64)) //nolint:gosec // stored through a C int
+			secs := int64(int32(secs64)) // stored through a C int
 			if !ok1 || !ok2 || secs < 0 || end != len(secsArg) {
 				return nil, false, "Error in hard, soft or soft_seconds setting in buffer limit configuration."
 			}

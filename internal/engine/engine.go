@@ -54,6 +54,10 @@ func (e *Engine) Begin() int64 {
 	return now
 }
 
+// BeginAt is Begin with a time the caller has just read from the engine's clock
+// (Unix ms), saving a clock read per command.
+func (e *Engine) BeginAt(nowMs int64) { e.ks.SetNow(nowMs) }
+
 // Keyspace is the data; use only with the lock held.
 func (e *Engine) Keyspace() *keyspace.Keyspace { return e.ks }
 

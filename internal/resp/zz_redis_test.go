@@ -25,7 +25,7 @@ func redisReplies(t *testing.T, addr string, in []byte) []string {
 	var out []byte
 	buf := make([]byte, 65536)
 	for {
-		c.SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+		c.SetReadDeadline(time.Now().Add(400 * time.Millisecond))
 		n, err := c.Read(buf)
 		out = append(out, buf[:n]...)
 		if err != nil {
@@ -122,7 +122,8 @@ func genInput(rng *rand.Rand) []byte {
 		case 0:
 			b = append(b[:i], b[i+1:]...)
 		case 1:
-			s := "\r\n\x00*$-0123456789\"'\\ x"; b[i] = s[rng.IntN(len(s))]
+			s := "\r\n\x00*$-0123456789\"'\\ x"
+			b[i] = s[rng.IntN(len(s))]
 		case 2:
 			b = append(b[:i], append([]byte{"\r\n*$-1\"'"[rng.IntN(8)]}, b[i:]...)...)
 		}
@@ -139,7 +140,7 @@ func TestDiffRedis(t *testing.T) {
 		t.Skip()
 	}
 	rng := rand.New(rand.NewPCG(11, uint64(time.Now().UnixNano())))
-	fixed := []string{"*3000000000\r\n", "*2147483648\r\n", "*2147483647\r\n", "*1\r\n$4294967296\r\n", "*1\rX$4\rYECHO\r\n", "*1\x00\r\n", "*1\r\n\xff\r\n", "*1\r\n\r\n\r\n", "\"a\"\vb\n", "ECHO \"\\x4\"\n", "ECHO a\vb\n"}
+	fixed := []string{"*3000000000\r\n", "*2147483648\r\n", "*2147483647\r\n", "*1\r\n$4294967296\r\n", "*1\rX$4\rYECHO\r\n", "*1\x00\r\n", "*1\r\n\xff\r\n", "*1\r\n\r\n\r\n", "\"a\"\vb\n", "ECHO \"\\x4\"\n", "ECHO a\vb\n", "*2\r\n$4\r\nECHO\r\n$5\r\nn$x\\\"\r-", "**3\r\n$4\r\neco\r\n1\r\nx\n$1\r\ny\r\n", "ECHO \r\ra\r\n*3\r\n$4\r\necho\r\n$1\r\nx\r\n$1\r\ny\r\n"}
 	n := 0
 	stats := map[string]int{}
 	defer func() { t.Log(stats) }()

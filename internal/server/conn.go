@@ -69,6 +69,7 @@ func (s *Server) serve(cl *client) {
 			s.readFailed(cl, err)
 			return
 		}
+		cl.lastInteraction.Store(s.clock.NowMs())
 		s.eng.Lock()
 		for n := 0; ; n++ {
 			s.dispatch(cl, argv)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -24,7 +25,6 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 	}
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
 	cl.cmds++
-	cl.lastInteraction.Store(s.clock.NowMs())
 
 	spec := s.table.Lookup(argv[0])
 	switch {
@@ -49,6 +49,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		c.Error(command.ErrArity(spec.FullName()))
 	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
 		c.Err(command.ErrNoAuth)
+	case spec.Name == "debug" && !s.debugAllowed(cl):
+		c.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
+			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+			"and then restart the server.")
 	}
 	if c.ErrCode != "" {
 		s.cmdStats[spec.ID].rejected++
@@ -59,9 +63,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 	s.waitIfPaused(cl, spec)
 
 	c.Spec = spec
-	c.Now = s.eng.Begin()
+	start := s.clock.NowUs() // one read: the frozen now and the stats start
+	c.Now = start / 1000
+	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
-	start := s.clock.NowUs()
 	spec.Run(c)
 	st := &s.cmdStats[spec.ID]
 	st.calls++
@@ -103,4 +108,23 @@ func (s *Server) waitIfPaused(cl *client, spec *command.Spec) {
 		time.Sleep(5 * time.Millisecond)
 		s.eng.Lock()
 	}
+}
+
+// debugAllowed applies enable-debug-command: "yes", or "local" for a loopback client.
+func (s *Server) debugAllowed(cl *client) bool {
+	switch s.cfg.String("enable-debug-command") {
+	case "yes":
+		return true
+	case "local":
+		return isLocal(cl.conn.RemoteAddr())
+	}
+	return false
+}
+
+// isLocal reports whether a client connects from this machine (loopback or a unix socket).
+func isLocal(a net.Addr) bool {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	return true
 }

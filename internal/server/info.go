@@ -314,3 +314,6 @@ func (s *Server) infoKeyspace(b []byte) []byte {
 	}
 	return b
 }
+
+// RedisVersion is the Redis release whose semantics HotKV follows.
+const RedisVersion = command.Version

@@ -15,8 +15,17 @@ var _ command.Server = (*Server)(nil)
 // ConfigGet implements CONFIG GET.
 func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns...) }
 
-// ConfigSet implements CONFIG SET (atomic over all pairs).
-func (s *Server) ConfigSet(pairs [][2]string) error { return s.cfg.Set(pairs...) }
+// ConfigSet implements CONFIG SET (atomic over all pairs). Protected parameters
+// follow enable-protected-configs, which may allow local clients only.
+func (s *Server) ConfigSet(c *command.Client, pairs [][2]string) error {
+	local := false
+	s.mu.Lock()
+	if cl := s.clients[c.ID]; cl != nil {
+		local = isLocal(cl.conn.RemoteAddr())
+	}
+	s.mu.Unlock()
+	return s.cfg.SetFrom(local, pairs...)
+}
 
 // ConfigRewrite implements CONFIG REWRITE.
 func (s *Server) ConfigRewrite() error { return s.cfg.Rewrite() }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# bench/run.sh - build HotKV, start it and Debian's redis-server on free local
+# ports, and run bench-vs.sh against both side by side (A = HotKV, B = Redis).
+#
+#   bench/run.sh [quick|full]        (default: full)
+#   ROUNDS=5 bench/run.sh full       more rounds per workload
+#   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
+#
+# Output goes to stdout and to bench/results/<date>-<mode>.txt. Needs
+# redis-server, redis-benchmark and redis-cli on PATH.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+MODE=${1:-full}
+for t in redis-server redis-benchmark redis-cli go; do
+  command -v "$t" >/dev/null || { echo "missing on PATH: $t" >&2; exit 2; }
+done
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TMP=$(mktemp -d -t hotkv-bench.XXXXXX)
+HK_PORT=$(free_port); RD_PORT=$(free_port)
+go build -o "$TMP/hotkv" ./cmd/hotkv
+"$TMP/hotkv" --port "$HK_PORT" --loglevel warning >"$TMP/hotkv.log" 2>&1 &
+HK_PID=$!
+redis-server --port "$RD_PORT" --save '' --appendonly no --dir "$TMP" --loglevel warning >"$TMP/redis.log" 2>&1 &
+RD_PID=$!
+cleanup() { kill "$HK_PID" "$RD_PID" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+for p in "$HK_PORT" "$RD_PORT"; do
+  for _ in $(seq 100); do redis-cli -p "$p" PING >/dev/null 2>&1 && break; sleep 0.1; done
+done
+mkdir -p bench/results
+OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
+{
+  echo "# HotKV $(git rev-parse --short HEAD 2>/dev/null || echo '?') vs $(redis-server --version | awk '{print $3}')"
+  echo "# A = HotKV (port $HK_PORT), B = redis-server (port $RD_PORT); command: bench/run.sh $MODE (ROUNDS=${ROUNDS:-3})"
+  bench/bench-vs.sh "$HK_PORT" "$RD_PORT" "$MODE"
+  if [[ ${MEM:-0} == 1 ]]; then
+    echo; echo "# memory per key, 1M keys of 32 bytes"
+    echo "## HotKV"; bench/mem-per-key.sh "$HK_PORT" 1000000
+    echo "## redis-server"; bench/mem-per-key.sh "$RD_PORT" 1000000
+  fi
+} 2>&1 | tee "$OUT"
+echo "results in $OUT"

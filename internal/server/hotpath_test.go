@@ -1,0 +1,109 @@
+package server
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/config"
+)
+
+// nopConn is a net.Conn that discards writes; the hot-path benchmarks call
+// dispatch directly, so it is never read.
+type nopConn struct{ net.Conn }
+
+func (nopConn) Write(b []byte) (int, error) { return len(b), nil }
+func (nopConn) Close() error                { return nil }
+func (nopConn) RemoteAddr() net.Addr        { return &net.TCPAddr{} }
+func (nopConn) LocalAddr() net.Addr         { return &net.TCPAddr{} }
+
+func newBenchServer(tb testing.TB) (*Server, *client) {
+	tb.Helper()
+	s := New(config.New(), Options{Clock: clock.NewFake(1_700_000_000_000), Seed: 1,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	cl := s.newClient(nopConn{})
+	return s, cl
+}
+
+func args(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+// run dispatches argv once under the engine lock and resets the reply buffer,
+// as a connection does per batch.
+func run(s *Server, cl *client, argv [][]byte) {
+	s.eng.Lock()
+	s.dispatch(cl, argv)
+	s.eng.Unlock()
+	cl.w.Buf = cl.w.Buf[:0]
+}
+
+var hotCases = []struct {
+	name  string
+	setup [][]string
+	argv  []string
+}{
+	{"GET", [][]string{{"SET", "key:000000000001", "0123456789abcdef0123456789abcdef"}}, []string{"GET", "key:000000000001"}},
+	{"SET", [][]string{{"SET", "key:000000000001", "0123456789abcdef0123456789abcdef"}}, []string{"SET", "key:000000000001", "fedcba9876543210fedcba9876543210"}},
+	{"SET_NX_PX", nil, []string{"SET", "lock:1", "tok", "NX", "PX", "30000"}},
+	{"INCR", [][]string{{"SET", "counter", "1"}}, []string{"INCR", "counter"}},
+	{"DELEX_miss", [][]string{{"SET", "lock:1", "tok-a81f"}}, []string{"DELEX", "lock:1", "IFEQ", "tok-other"}},
+	{"EXPIRE", [][]string{{"SET", "k", "v"}}, []string{"PEXPIRE", "k", "30000"}},
+	{"DEL_miss", nil, []string{"DEL", "nokey"}},
+}
+
+// DESIGN.md §6: zero allocations per command on the hot path.
+func TestHotPathAllocs(t *testing.T) {
+	for _, hc := range hotCases {
+		s, cl := newBenchServer(t)
+		for _, st := range hc.setup {
+			run(s, cl, args(st...))
+		}
+		argv := args(hc.argv...)
+		run(s, cl, argv) // warm the buffers
+		if n := testing.AllocsPerRun(1000, func() { run(s, cl, argv) }); n != 0 {
+			t.Errorf("%s: %.1f allocations per command, want 0", hc.name, n)
+		}
+	}
+	// DELEX that deletes, then SET NX that re-creates: the lock cycle allocates only
+	// the new key's entry and value
+	s, cl := newBenchServer(t)
+	set, del := args("SET", "lock:1", "tok-a81f", "NX", "PX", "30000"), args("DELEX", "lock:1", "IFEQ", "tok-a81f")
+	run(s, cl, set)
+	run(s, cl, del)
+	if n := testing.AllocsPerRun(1000, func() { run(s, cl, set); run(s, cl, del) }); n > 3 {
+		t.Errorf("lock acquire+release: %.1f allocations, want <= 3 (entry, key, value)", n)
+	}
+}
+
+func BenchmarkHotPath(b *testing.B) {
+	for _, hc := range hotCases {
+		b.Run(hc.name, func(b *testing.B) {
+			s, cl := newBenchServer(b)
+			for _, st := range hc.setup {
+				run(s, cl, args(st...))
+			}
+			argv := args(hc.argv...)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				run(s, cl, argv)
+			}
+		})
+	}
+	b.Run("DELEX_hit+SET_NX", func(b *testing.B) {
+		s, cl := newBenchServer(b)
+		set, del := args("SET", "lock:1", "tok-a81f", "NX", "PX", "30000"), args("DELEX", "lock:1", "IFEQ", "tok-a81f")
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			run(s, cl, set)
+			run(s, cl, del)
+		}
+	})
+}
