@@ -42,7 +42,7 @@ func commandInfo(c *Ctx) {
 	for _, name := range c.Argv[2:] {
 		s := lookupFull(t, name)
 		if s == nil {
-			c.W.NullArray()
+			c.W.Null()
 			continue
 		}
 		writeCommandInfo(c, s)
@@ -61,29 +61,26 @@ func lookupFull(t *Table, name []byte) *Spec {
 	return t.Lookup(name)
 }
 
-// aclCategories derives a command's ACL categories from its group and flags.
+// aclCategories derives a command's ACL categories from its group and flags, in
+// the order of Redis's ACL category table (keyspace, read, write, ..., dangerous,
+// connection).
 func aclCategories(s *Spec) []string {
 	var out []string
-	if s.Flags&Write != 0 {
-		out = append(out, "@write")
+	if s.Group == "generic" {
+		out = append(out, "@keyspace")
 	}
 	if s.Flags&ReadOnly != 0 {
 		out = append(out, "@read")
 	}
+	if s.Flags&Write != 0 {
+		out = append(out, "@write")
+	}
 	switch s.Group {
-	case "string":
-		out = append(out, "@string")
-	case "generic":
-		out = append(out, "@keyspace")
-	case "list":
-		out = append(out, "@list")
-	case "hash":
-		out = append(out, "@hash")
-	case "connection":
-		out = append(out, "@connection")
+	case "list", "hash", "string":
+		out = append(out, "@"+s.Group)
 	}
 	if s.Flags&Admin != 0 {
-		out = append(out, "@admin", "@dangerous")
+		out = append(out, "@admin")
 	}
 	if s.Flags&Fast != 0 {
 		out = append(out, "@fast")
@@ -92,6 +89,12 @@ func aclCategories(s *Spec) []string {
 	}
 	if s.Flags&Blocking != 0 {
 		out = append(out, "@blocking")
+	}
+	if s.Flags&Admin != 0 {
+		out = append(out, "@dangerous")
+	}
+	if s.Group == "connection" || (s.Parent() != nil && s.Parent().Name == "command") || s.Name == "command" {
+		out = append(out, "@connection")
 	}
 	return out
 }
@@ -122,67 +125,52 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	}
 }
 
-// writeKeySpecs writes one key spec for the command's key range, or a keynum spec
-// for commands with a numkeys argument.
+// writeKeySpecs writes the command's key specs (Redis 7 format).
 func writeKeySpecs(c *Ctx, s *Spec) {
 	w := c.W
-	if s.FirstKey == 0 && s.KeysFn == nil {
-		w.ArrayLen(0)
-		return
-	}
-	w.ArrayLen(1)
-	w.MapLen(3)
-	w.BulkString("flags")
-	var kf []string
-	if s.Flags&Write != 0 {
-		kf = []string{"RW", "UPDATE"}
-	} else {
-		kf = []string{"RO", "ACCESS"}
-	}
-	w.SetLen(len(kf))
-	for _, f := range kf {
-		w.SimpleString(f)
-	}
-	w.BulkString("begin_search")
-	w.MapLen(2)
-	w.BulkString("type")
-	w.BulkString("index")
-	w.BulkString("spec")
-	w.MapLen(1)
-	w.BulkString("index")
-	if s.KeysFn != nil {
-		w.Int(1)
-	} else {
-		w.Int(int64(s.FirstKey))
-	}
-	w.BulkString("find_keys")
-	w.MapLen(2)
-	w.BulkString("type")
-	if s.KeysFn != nil {
-		w.BulkString("keynum")
+	specs := s.KeySpecs()
+	w.ArrayLen(len(specs))
+	for _, ks := range specs {
+		w.MapLen(3)
+		w.BulkString("flags")
+		flags := ks.FlagList()
+		w.SetLen(len(flags))
+		for _, f := range flags {
+			w.SimpleString(f)
+		}
+		w.BulkString("begin_search")
+		w.MapLen(2)
+		w.BulkString("type")
+		w.BulkString("index")
+		w.BulkString("spec")
+		w.MapLen(1)
+		w.BulkString("index")
+		w.Int(int64(ks.Begin))
+		w.BulkString("find_keys")
+		w.MapLen(2)
+		w.BulkString("type")
+		if ks.Keynum {
+			w.BulkString("keynum")
+			w.BulkString("spec")
+			w.MapLen(3)
+			w.BulkString("keynumidx")
+			w.Int(0)
+			w.BulkString("firstkey")
+			w.Int(1)
+			w.BulkString("keystep")
+			w.Int(int64(ks.Step))
+			continue
+		}
+		w.BulkString("range")
 		w.BulkString("spec")
 		w.MapLen(3)
-		w.BulkString("keynumidx")
-		w.Int(0)
-		w.BulkString("firstkey")
-		w.Int(1)
+		w.BulkString("lastkey")
+		w.Int(int64(ks.Last))
 		w.BulkString("keystep")
-		w.Int(2)
-		return
+		w.Int(int64(ks.Step))
+		w.BulkString("limit")
+		w.Int(0)
 	}
-	w.BulkString("range")
-	w.BulkString("spec")
-	w.MapLen(3)
-	last := int64(s.LastKey)
-	if last > 0 {
-		last -= int64(s.FirstKey)
-	}
-	w.BulkString("lastkey")
-	w.Int(last)
-	w.BulkString("keystep")
-	w.Int(int64(s.Step))
-	w.BulkString("limit")
-	w.Int(0)
 }
 
 func commandDocs(c *Ctx) {
@@ -326,18 +314,16 @@ func commandGetkeysAndFlags(c *Ctx) {
 	if keys == nil {
 		return
 	}
+	argv := c.Argv[2:]
+	idx := s.KeyIndexes(argv)
 	c.W.ArrayLen(len(keys))
-	for _, k := range keys {
+	for i, k := range keys {
 		c.W.ArrayLen(2)
 		c.W.Bulk(k)
-		if s.Flags&Write != 0 {
-			c.W.SetLen(2)
-			c.W.SimpleString("RW")
-			c.W.SimpleString("UPDATE")
-		} else {
-			c.W.SetLen(2)
-			c.W.SimpleString("RO")
-			c.W.SimpleString("ACCESS")
+		flags := s.KeyFlagsAt(argv, idx[i])
+		c.W.SetLen(len(flags))
+		for _, f := range flags {
+			c.W.SimpleString(f)
 		}
 	}
 }
@@ -345,22 +331,22 @@ func commandGetkeysAndFlags(c *Ctx) {
 func commandHelp(c *Ctx) {
 	writeHelp(c, "COMMAND",
 		"(no subcommand)",
-		"    Return details about all commands.",
+		"    Return details about all Redis commands.",
 		"COUNT",
-		"    Return the total number of commands in this server.",
+		"    Return the total number of commands in this Redis server.",
 		"LIST",
-		"    Return a list of all commands in this server.",
+		"    Return a list of all commands in this Redis server.",
 		"INFO [<command-name> ...]",
-		"    Return details about multiple commands.",
+		"    Return details about multiple Redis commands.",
 		"    If no command names are given, documentation details for all",
 		"    commands are returned.",
 		"DOCS [<command-name> ...]",
-		"    Return documentation details about multiple commands.",
+		"    Return documentation details about multiple Redis commands.",
 		"    If no command names are given, documentation details for all",
 		"    commands are returned.",
 		"GETKEYS <full-command>",
-		"    Return the keys from a full command.",
+		"    Return the keys from a full Redis command.",
 		"GETKEYSANDFLAGS <full-command>",
-		"    Return the keys and the access flags from a full command.",
+		"    Return the keys and the access flags from a full Redis command.",
 	)
 }

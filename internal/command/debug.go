@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hotkv/hotkv/internal/glob"
 )
 
 // debugCmd serves the DEBUG subcommands that Redis's own test suite and operators
@@ -30,25 +29,22 @@ func debugCmd(c *Ctx) {
 			"    default.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
-			"STRINGMATCH-LEN <pattern> <string>",
-			"    Run a fuzz tester against the stringmatchlen() function.",
 		)
 	case "set-active-expire":
 		if len(args) != 1 {
-			c.Err(ErrSyntax)
+			debugUnknown(c)
 			return
 		}
 		c.Srv.SetActiveExpire(string(args[0]) != "0")
 		c.W.SimpleString("OK")
 	case "sleep":
 		if len(args) != 1 {
-			c.Err(ErrSyntax)
+			debugUnknown(c)
 			return
 		}
-		f, err := strconv.ParseFloat(string(args[0]), 64)
-		if err != nil {
-			c.Err(ErrNotFloat)
-			return
+		f, _ := strconv.ParseFloat(string(args[0]), 64) // strtod: junk is 0
+		if f < 0 {
+			f = 0
 		}
 		sleepFor(time.Duration(f * float64(time.Second)))
 		c.W.SimpleString("OK")
@@ -56,7 +52,7 @@ func debugCmd(c *Ctx) {
 		c.W.SimpleString("OK")
 	case "object":
 		if len(args) != 1 {
-			c.Err(ErrSyntax)
+			debugUnknown(c)
 			return
 		}
 		e := c.DB.Lookup(args[0])
@@ -68,24 +64,14 @@ func debugCmd(c *Ctx) {
 			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
 			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
-	case "stringmatch-len":
-		if len(args) != 2 {
-			c.Err(ErrSyntax)
-			return
-		}
-		if glob.Match(args[0], args[1], false) {
-			c.W.Int(1)
-		} else {
-			c.W.Int(0)
-		}
 	case "protocol":
 		if len(args) != 1 {
-			c.Err(ErrSyntax)
+			debugUnknown(c)
 			return
 		}
 		debugProtocol(c, strings.ToLower(string(args[0])))
 	default:
-		c.Error("ERR unknown subcommand '" + truncArg(c.Argv[1]) + "'. Try DEBUG HELP.")
+		debugUnknown(c)
 	}
 }
 
@@ -147,4 +133,9 @@ func debugProtocol(c *Ctx, typ string) {
 	default:
 		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
+}
+
+// debugUnknown is Redis's reply for an unknown DEBUG subcommand or a wrong count.
+func debugUnknown(c *Ctx) {
+	c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try DEBUG HELP.")
 }

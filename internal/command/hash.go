@@ -7,12 +7,12 @@ import "github.com/hotkv/hotkv/internal/keyspace"
 func hashCommands() []*Spec {
 	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
 	return []*Spec{
-		{Name: "hdel", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", Run: hdelCmd},
-		{Name: "hexists", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Determines whether a field exists in a hash.", Run: hexistsCmd},
-		{Name: "hget", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Returns the value of a field in a hash.", Run: hgetCmd},
-		{Name: "hgetall", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Returns all fields and values in a hash.", Run: hgetallCmd},
-		{Name: "hlen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Returns the number of fields in a hash.", Run: hlenCmd},
-		{Name: "hset", Arity: -4, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "2.0.0", Summary: "Creates or modifies the value of a field in a hash.", Run: hsetCmd},
+		{Name: "hdel", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Since: "2.0.0", Summary: "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.", Run: hdelCmd},
+		{Name: "hexists", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Since: "2.0.0", Summary: "Determines whether a field exists in a hash.", Run: hexistsCmd},
+		{Name: "hget", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.0.0", Summary: "Returns the value of a field in a hash.", Run: hgetCmd},
+		{Name: "hgetall", Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.0.0", Summary: "Returns all fields and values in a hash.", Run: hgetallCmd},
+		{Name: "hlen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Since: "2.0.0", Summary: "Returns the number of fields in a hash.", Run: hlenCmd},
+		{Name: "hset", Arity: -4, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "2.0.0", Summary: "Creates or modifies the value of a field in a hash.", Run: hsetCmd},
 	}
 }
 

@@ -10,13 +10,13 @@ import (
 func listCommands() []*Spec {
 	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
 	return []*Spec{
-		{Name: "lindex", Arity: 3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns an element from a list by its index.", Run: lindexCmd},
-		{Name: "llen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns the length of a list.", Run: llenCmd},
-		{Name: "lpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", Run: lpopCmd},
-		{Name: "lpush", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Run: lpushCmd},
-		{Name: "lrange", Arity: 4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns a range of elements from a list.", Run: lrangeCmd},
-		{Name: "rpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Returns and removes the last elements of the list. Deletes the list if the last element was popped.", Run: rpopCmd},
-		{Name: "rpush", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Since: "1.0.0", Summary: "Appends one or more elements to a list. Creates the key if it doesn't exist.", Run: rpushCmd},
+		{Name: "lindex", Arity: 3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Returns an element from a list by its index.", Run: lindexCmd},
+		{Name: "llen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Since: "1.0.0", Summary: "Returns the length of a list.", Run: llenCmd},
+		{Name: "lpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Since: "1.0.0", Summary: "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.", Run: lpopCmd},
+		{Name: "lpush", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Since: "1.0.0", Summary: "Prepends one or more elements to a list. Creates the key if it doesn't exist.", Run: lpushCmd},
+		{Name: "lrange", Arity: 4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Returns a range of elements from a list.", Run: lrangeCmd},
+		{Name: "rpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Since: "1.0.0", Summary: "Returns and removes the last elements of the list. Deletes the list if the last element was popped.", Run: rpopCmd},
+		{Name: "rpush", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Since: "1.0.0", Summary: "Appends one or more elements to a list. Creates the key if it doesn't exist.", Run: rpushCmd},
 	}
 }
 

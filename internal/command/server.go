@@ -172,7 +172,7 @@ func configGet(c *Ctx) {
 func configSet(c *Ctx) {
 	args := c.Argv[2:]
 	if len(args)%2 != 0 {
-		c.Error(ErrArity("config|set"))
+		c.Err(ErrSyntax)
 		return
 	}
 	pairs := make([][2]string, 0, len(args)/2)

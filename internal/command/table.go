@@ -77,6 +77,11 @@ type Spec struct {
 	Summary  string
 	Run      func(c *Ctx)
 	Subs     []*Spec // subcommands; Run of the parent is then unused
+	// KeyFlags are the key spec flags of the single derived key spec (default
+	// "RW update" for writes, "RO access" for reads).
+	KeyFlags string
+	// Keys declares the key specs of commands with more than one (RENAME, COPY).
+	Keys []KeySpec
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int

@@ -1,0 +1,62 @@
+package command
+
+import "strings"
+
+// KeySpec is one Redis 7 key specification: where a command's keys are and how
+// it uses them. Flags are Redis's: RW/RO/OW/RM, then access/update/insert/delete.
+type KeySpec struct {
+	Flags  string // e.g. "RW access update"
+	Begin  int    // index of the first key (Keynum: of the numkeys argument)
+	Last   int    // range: last key relative to Begin (0 one key, -1 to the end)
+	Step   int
+	Keynum bool // keys follow a numkeys argument at Begin
+}
+
+// FlagList splits Flags.
+func (k KeySpec) FlagList() []string { return strings.Fields(k.Flags) }
+
+// KeySpecs returns the command's key specs: Keys when declared, else one spec
+// derived from the legacy first/last/step range with KeyFlags (or flags derived
+// from write/readonly).
+func (s *Spec) KeySpecs() []KeySpec {
+	if s.Keys != nil {
+		return s.Keys
+	}
+	if s.FirstKey == 0 {
+		return nil
+	}
+	flags := s.KeyFlags
+	if flags == "" {
+		flags = "RO access"
+		if s.Flags&Write != 0 {
+			flags = "RW update"
+		}
+	}
+	last := s.LastKey
+	if last > 0 {
+		last -= s.FirstKey
+	}
+	return []KeySpec{{Flags: flags, Begin: s.FirstKey, Last: last, Step: s.Step}}
+}
+
+// KeyFlagsAt returns the flags of the key at argv index i, as COMMAND
+// GETKEYSANDFLAGS reports them (SET with GET reads the old value: RW access update).
+func (s *Spec) KeyFlagsAt(argv [][]byte, i int) []string {
+	if s.Name == "set" && s.parent == nil {
+		for _, a := range argv[3:] {
+			if eqFold(a, "get") {
+				return []string{"RW", "access", "update"}
+			}
+		}
+	}
+	specs := s.KeySpecs()
+	for _, ks := range specs {
+		if ks.Keynum || i == ks.Begin || ks.Last != 0 && i > ks.Begin {
+			return ks.FlagList()
+		}
+	}
+	if len(specs) > 0 {
+		return specs[len(specs)-1].FlagList()
+	}
+	return nil
+}
