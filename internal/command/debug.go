@@ -4,7 +4,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // debugCmd serves the DEBUG subcommands that Redis's own test suite and operators

@@ -85,11 +85,11 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int) {
 			return
 		case <-time.After(period):
 		}
-		if !e.activeExpire.Load() {
-			continue
-		}
 		e.mu.Lock()
-		e.ActiveExpireCycle(period * slowCycleCPU / 100)
+		if e.activeExpire.Load() {
+			e.ActiveExpireCycle(period * slowCycleCPU / 100)
+		}
+		e.rehashStep()
 		e.mu.Unlock()
 	}
 }
@@ -120,6 +120,16 @@ func (e *Engine) ActiveExpireCycle(budget time.Duration) {
 		}
 	}
 	e.finishCycle(startUs, sampledAll, expiredAll)
+}
+
+// rehashStep gives one database with a rehash in progress 1 ms of rehashing, as
+// Redis's databasesCron does with activerehashing. Call with the lock held.
+func (e *Engine) rehashStep() {
+	for _, db := range e.ks.DBs {
+		if db.RehashFor(1000, e.clock.NowUs) {
+			return
+		}
+	}
 }
 
 func (e *Engine) finishCycle(startUs int64, sampled, expired int) {

@@ -38,3 +38,33 @@ func TestActiveExpireCycleReclaims(t *testing.T) {
 		t.Fatalf("expired_keys %d", ks.Stats.ExpiredKeys)
 	}
 }
+
+// The cron finishes a rehash that no command drives any more.
+func TestCronFinishesRehash(t *testing.T) {
+	ks := keyspace.New(1, 1)
+	e := New(ks, clock.New(), 1)
+	e.Lock()
+	e.Begin()
+	db := ks.DBs[0]
+	// the grow from 4096 to 8192 buckets starts at the 4096th insert; the 904
+	// inserts after it move only about as many buckets
+	for i := 0; i < 5000; i++ {
+		db.SetString([]byte(fmt.Sprint("k", i)), []byte("v"), false)
+	}
+	if !db.Rehashing() {
+		e.Unlock()
+		t.Fatal("setup: expected a rehash in progress")
+	}
+	e.Unlock()
+	for i := 0; i < 1000 && db.Rehashing(); i++ {
+		e.Lock()
+		e.rehashStep()
+		e.Unlock()
+	}
+	if db.Rehashing() {
+		t.Fatal("the cron never finished the rehash")
+	}
+	if db.Len() != 5000 {
+		t.Fatalf("keys lost: %d", db.Len())
+	}
+}

@@ -296,3 +296,17 @@ func (db *DB) Insert(key []byte, v Entry) *Entry {
 // Touch signals that the value of key was modified in place (Redis's
 // signalModifiedKey): commands that change an entry through its pointer call it.
 func (db *DB) Touch(key []byte) { db.ks.modified(db.ID, key) }
+
+// RehashFor spends up to us microseconds finishing an incremental rehash of the
+// key table (Redis's activerehashing cron step); nowUs is the time source for the
+// budget. It reports whether a rehash is still in progress.
+func (db *DB) RehashFor(us int64, nowUs func() int64) bool {
+	if !db.dict.Rehashing() {
+		return false
+	}
+	db.dict.RehashMicroseconds(us, nowUs)
+	return db.dict.Rehashing()
+}
+
+// Rehashing reports whether the key table is between two sizes.
+func (db *DB) Rehashing() bool { return db.dict.Rehashing() }

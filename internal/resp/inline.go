@@ -73,6 +73,20 @@ func splitArgs(line []byte, args []span) (_ []span, ok bool) {
 		start := w
 		inq, insq := false, false
 		for done := false; !done; {
+			if !inq && !insq {
+				// Fast path: move a run of plain bytes at once.
+				j := i
+				for j < len(line) && plain[line[j]] {
+					j++
+				}
+				if j > i {
+					if w != i {
+						copy(line[w:], line[i:j])
+					}
+					w += j - i
+					i = j
+				}
+			}
 			c := at(i)
 			switch {
 			case inq:
@@ -133,6 +147,17 @@ func splitArgs(line []byte, args []span) (_ []span, ok bool) {
 		args = append(args, span{off: start, n: w - start})
 	}
 }
+
+// plain marks the bytes that stand for themselves outside quotes.
+var plain = func() (t [256]bool) {
+	for i := range t {
+		t[i] = true
+	}
+	for _, c := range []byte{' ', '\n', '\r', '\t', 0, '"', '\''} {
+		t[c] = false
+	}
+	return t
+}()
 
 // unescape maps the byte after a backslash inside double quotes.
 func unescape(c byte) byte {

@@ -142,7 +142,28 @@ func (r *Reader) findEOL(line []byte, at int, c byte) int {
 	if r.nul {
 		return -1
 	}
+	// Header lines ("$3\r\n") are short: for them one plain pass beats
+	// two IndexByte calls. Inline lines are longer.
+	short := 0
+	if c == '\r' {
+		short = 32
+	}
 	tail := line[r.scan:]
+	for i, b := range tail[:min(len(tail), short)] {
+		switch b {
+		case c:
+			return r.scan + i
+		case 0:
+			r.nul = true
+			return -1
+		}
+	}
+	if len(tail) <= short {
+		r.scan = len(line)
+		return -1
+	}
+	r.scan += short
+	tail = tail[short:]
 	i := bytes.IndexByte(tail, c)
 	if i < 0 {
 		i = len(tail)

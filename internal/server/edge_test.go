@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -277,5 +278,37 @@ func TestIdleTimeout(t *testing.T) {
 	buf := make([]byte, 1)
 	if _, err := c.Net().Read(buf); err == nil {
 		t.Fatal("idle client not closed")
+	}
+}
+
+// CONFIG SET port moves the listener; a port that cannot be bound is refused
+// with Redis's error and nothing changes.
+func TestConfigSetPortRebinds(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, srv.Addr)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+	if r := c.Do("CONFIG", "SET", "port", busyPort); r != "-ERR CONFIG SET failed (possibly related to argument 'port') - Unable to listen on this port. Check server logs.\r\n" {
+		t.Fatalf("busy port: %q", r)
+	}
+	free, _ := net.Listen("tcp", "127.0.0.1:0")
+	freePort := strconv.Itoa(free.Addr().(*net.TCPAddr).Port)
+	free.Close()
+	if r := c.Do("CONFIG", "SET", "bind", "127.0.0.1", "port", freePort); r != "+OK\r\n" {
+		t.Fatalf("free port: %q", r)
+	}
+	n := hotkvtest.Dial(t, "127.0.0.1:"+freePort)
+	if r := n.Do("PING"); r != "+PONG\r\n" {
+		t.Fatal(r)
+	}
+	if r := c.Do("PING"); r != "+PONG\r\n" { // existing connections stay
+		t.Fatal(r)
+	}
+	if _, err := net.DialTimeout("tcp", srv.Addr, time.Second); err == nil {
+		t.Fatal("the old listener is still open")
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"runtime"
 	"sort"
@@ -124,8 +125,9 @@ func (s *Server) infoServer(b []byte) []byte {
 	b = kv(b, "executable", exe)
 	b = kv(b, "config_file", s.cfg.File())
 	b = kv(b, "io_threads_active", "0")
-	for i, ln := range s.lns {
-		b = kv(b, "listener"+strconv.Itoa(i), "name=tcp,bind="+ln.Addr().String()+",port="+strconv.FormatInt(s.cfg.Int("port"), 10))
+	for i, ln := range s.listeners() {
+		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		b = kv(b, "listener"+strconv.Itoa(i), "name=tcp,bind="+host+",port="+port)
 	}
 	return b
 }

@@ -43,7 +43,11 @@ type Server struct {
 	table  *command.Table
 	limits *resp.Limits
 
+	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
+	bind     string
+	port     int64
+	running  bool
 	startUs  int64
 	runID    string
 	replID   string
@@ -121,37 +125,112 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Addr is the first listening address (after Listen).
-func (s *Server) Addr() net.Addr { return s.lns[0].Addr() }
-
-// Listen opens the listeners for bind and port unless a listener was given.
-func (s *Server) Listen() error {
-	if len(s.lns) > 0 {
+// Addr is the first listening address (after Listen), or nil when there is none.
+func (s *Server) Addr() net.Addr {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	if len(s.lns) == 0 {
 		return nil
 	}
-	port := strconv.FormatInt(s.cfg.Int("port"), 10)
-	for _, addr := range bindAddrs(s.cfg.String("bind")) {
+	return s.lns[0].Addr()
+}
+
+// listeners returns the current listeners.
+func (s *Server) listeners() []net.Listener {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	return append([]net.Listener(nil), s.lns...)
+}
+
+// Listen opens the listeners for bind and port unless a listener was given, and
+// registers the hooks that rebind on CONFIG SET port / bind.
+func (s *Server) Listen() error {
+	s.bind, s.port = s.cfg.String("bind"), s.cfg.Int("port")
+	if len(s.lns) == 0 {
+		lns, err := listenAll(s.bind, s.port)
+		if err != nil {
+			return err
+		}
+		s.lns = lns
+	}
+	s.cfg.OnChange("port", func(v string) error {
+		p, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return err
+		}
+		return s.rebind(s.bind, p)
+	})
+	s.cfg.OnChange("bind", func(v string) error { return s.rebind(v, s.port) })
+	return nil
+}
+
+// listenAll opens one listener per bind address (Redis's "-addr" prefix marks an
+// address whose failure is not fatal).
+func listenAll(bind string, port int64) ([]net.Listener, error) {
+	var lns []net.Listener
+	ps := strconv.FormatInt(port, 10)
+	for _, addr := range bindAddrs(bind) {
 		optional := false
-		if len(addr) > 0 && addr[0] == '-' { // "-::1": don't fail if unavailable, as Redis
+		if len(addr) > 0 && addr[0] == '-' {
 			addr, optional = addr[1:], true
 		}
 		if addr == "*" {
 			addr = ""
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(addr, port))
+		ln, err := net.Listen("tcp", net.JoinHostPort(addr, ps))
 		if err != nil {
 			if optional {
 				continue
 			}
-			s.closeListeners()
-			return err
+			for _, l := range lns {
+				_ = l.Close()
+			}
+			return nil, err
 		}
-		s.lns = append(s.lns, ln)
+		lns = append(lns, ln)
 	}
-	if len(s.lns) == 0 {
-		return errors.New("no address to listen on")
+	if len(lns) == 0 {
+		return nil, errors.New("no address to listen on")
 	}
+	return lns, nil
+}
+
+// rebind moves the server to new listeners (CONFIG SET port/bind). Existing
+// connections stay; on failure nothing changes and CONFIG SET reports Redis's error.
+// It runs inside a config hook, so it must not read the configuration.
+func (s *Server) rebind(bind string, port int64) error {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	// close first, as Redis's changeListener does, so that an overlapping address
+	// (same port, another bind list) can be bound again
+	for _, ln := range s.lns {
+		_ = ln.Close()
+	}
+	lns, err := listenAll(bind, port)
+	if err != nil {
+		s.log.Warn("failed to bind", "bind", bind, "port", port, "err", err)
+		if restored, rerr := listenAll(s.bind, s.port); rerr == nil {
+			s.startListeners(restored)
+		} else {
+			s.log.Error("failed to restore the previous listeners", "err", rerr)
+			s.lns = nil
+		}
+		return errors.New("Unable to listen on this port. Check server logs.")
+	}
+	s.bind, s.port = bind, port
+	s.startListeners(lns)
 	return nil
+}
+
+// startListeners installs lns and, when the server runs, accepts on them. Call
+// with lnMu held.
+func (s *Server) startListeners(lns []net.Listener) {
+	s.lns = lns
+	if s.running {
+		for _, ln := range lns {
+			go s.acceptLoop(ln)
+		}
+	}
 }
 
 func bindAddrs(bind string) []string {
@@ -182,7 +261,11 @@ func splitFields(s string) []string {
 }
 
 func (s *Server) closeListeners() {
-	for _, ln := range s.lns {
+	s.lnMu.Lock()
+	s.running = false
+	lns := s.lns
+	s.lnMu.Unlock()
+	for _, ln := range lns {
 		_ = ln.Close()
 	}
 }
@@ -194,10 +277,13 @@ func (s *Server) Run(ctx context.Context) error {
 	defer s.cancel()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) })
 	go s.idleReaper(ctx)
+	s.lnMu.Lock()
+	s.running = true
 	for _, ln := range s.lns {
 		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
 		go s.acceptLoop(ln)
 	}
+	s.lnMu.Unlock()
 	select {
 	case <-ctx.Done():
 	case <-s.shutdown:

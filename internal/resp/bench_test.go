@@ -1,0 +1,74 @@
+package resp
+
+import (
+	"strings"
+	"testing"
+)
+
+// loopReader serves data over and over, like a client that keeps
+// pipelining the same requests.
+type loopReader struct {
+	data []byte
+	off  int
+}
+
+func (l *loopReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := copy(p[n:], l.data[l.off:])
+		n += k
+		l.off = (l.off + k) % len(l.data)
+	}
+	return n, nil
+}
+
+func benchRead(b *testing.B, req string) {
+	// Pipeline enough copies that reads land at every offset of a request.
+	data := []byte(strings.Repeat(req, 1000))
+	r := NewReader(&loopReader{data: data}, nil)
+	b.SetBytes(int64(len(req)))
+	b.ReportAllocs()
+	for b.Loop() {
+		argv, err := r.ReadCommand()
+		if err != nil || len(argv) == 0 {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkReadCommandPipelined(b *testing.B) {
+	b.Run("GET", func(b *testing.B) {
+		benchRead(b, "*2\r\n$3\r\nGET\r\n$10\r\nkey:000001\r\n")
+	})
+	b.Run("SET", func(b *testing.B) {
+		benchRead(b, "*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$16\r\nvalue-0123456789\r\n")
+	})
+	b.Run("SET-4KiB", func(b *testing.B) {
+		v := strings.Repeat("v", 4096)
+		benchRead(b, "*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$4096\r\n"+v+"\r\n")
+	})
+	b.Run("inline", func(b *testing.B) {
+		benchRead(b, "SET key:000001 \"value 0123456789\"\r\n")
+	})
+}
+
+// TestReadCommandAllocs pins the zero-allocation promise of the hot path.
+func TestReadCommandAllocs(t *testing.T) {
+	for _, req := range []string{
+		"*2\r\n$3\r\nGET\r\n$10\r\nkey:000001\r\n",
+		"*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$16\r\nvalue-0123456789\r\n",
+		"SET key:000001 \"value 0123456789\"\r\n",
+		"*0\r\n\r\nPING\r\n",
+	} {
+		r := NewReader(&loopReader{data: []byte(strings.Repeat(req, 100))}, nil)
+		r.ReadCommand() // first use allocates the buffer and argv
+		r.ReadCommand()
+		if n := testing.AllocsPerRun(10000, func() {
+			if _, err := r.ReadCommand(); err != nil {
+				t.Fatal(err)
+			}
+		}); n != 0 {
+			t.Errorf("%q: %v allocations per command", req, n)
+		}
+	}
+}
