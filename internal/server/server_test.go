@@ -220,3 +220,56 @@ func TestPipelineGoRedis(t *testing.T) {
 		}
 	})
 }
+
+// SCAN's guarantee over the wire: every key present for the whole iteration is
+// returned, while another client adds and deletes keys (growing and shrinking the
+// table) between the SCAN calls.
+func TestScanGuaranteeUnderWrites(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctx := context.Background()
+	c := client(t, srv.Addr, 2)
+	w := client(t, srv.Addr, 2)
+	stable := map[string]bool{}
+	for i := 0; i < 2000; i++ {
+		k := fmt.Sprintf("stable:%d", i)
+		stable[k] = true
+		if err := c.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]bool{}
+	var cursor uint64
+	churn := 0
+	for {
+		keys, next, err := c.Scan(ctx, cursor, "", 20).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			seen[k] = true
+		}
+		// churn: grow by 300 volatile keys, then delete them again, in turns
+		p := w.Pipeline()
+		for i := 0; i < 300; i++ {
+			k := fmt.Sprintf("churn:%d", churn*300+i)
+			if churn%2 == 0 {
+				p.Set(ctx, k, "x", 0)
+			} else {
+				p.Del(ctx, fmt.Sprintf("churn:%d", (churn-1)*300+i))
+			}
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		churn++
+		if next == 0 {
+			break
+		}
+		cursor = next
+	}
+	for k := range stable {
+		if !seen[k] {
+			t.Fatalf("SCAN missed %s, present for the whole iteration", k)
+		}
+	}
+}
