@@ -19,7 +19,7 @@ import (
 //     d[.ddd]e±x with at least one exponent digit ("1e+21", "1.5e-7",
 //     "5e-324").
 //
-// It allocates nothing when dst has 24 bytes of spare capacity.
+// It allocates nothing when dst has 25 bytes of spare capacity.
 func FormatDouble(dst []byte, f float64) []byte {
 	switch {
 	case math.IsNaN(f):

@@ -35,9 +35,11 @@ type Limits struct {
 	// MaxBulkLen is proto-max-bulk-len: a "$<len>" header with a larger len
 	// is a protocol error ("invalid bulk length").
 	MaxBulkLen atomic.Int64
-	// MaxQueryBuf is client-query-buffer-limit: when the bytes buffered for
-	// the request being parsed exceed it after a read, the reader fails
-	// with ErrQueryBufferLimit.
+	// MaxQueryBuf is client-query-buffer-limit: when, after a read, the
+	// bytes held for the pending request (all of it, arguments already
+	// parsed included: docs/decisions/0005) and any read after it exceed
+	// it, the reader fails with ErrQueryBufferLimit. It also caps the
+	// allocation made for a big bulk.
 	MaxQueryBuf atomic.Int64
 }
 
@@ -60,8 +62,8 @@ type ProtocolError struct{ Msg string }
 // Error returns Msg.
 func (e *ProtocolError) Error() string { return e.Msg }
 
-// ErrQueryBufferLimit is returned when the bytes buffered for the request
-// being parsed exceed Limits.MaxQueryBuf (or 1 MiB for an unauthenticated
+// ErrQueryBufferLimit is returned when the bytes held for the pending
+// request exceed Limits.MaxQueryBuf (or 1 MiB for an unauthenticated
 // client). Redis logs this and closes the connection without a reply. It is
 // sticky like a ProtocolError.
 var ErrQueryBufferLimit = errors.New("resp: client query buffer limit reached")

@@ -201,8 +201,13 @@ func (x LongDouble) AppendText(dst []byte) []byte {
 	case x.IsInf():
 		return append(dst, "inf"...)
 	}
+	if x.f == nil || x.f.MantExp(nil) < -57 {
+		// |x| < 2^-58 < 5e-18 prints as ±0.00000000000000000, that is
+		// "0"; skip expanding up to 16000 decimals to find that out.
+		return append(dst, '0')
+	}
 	start := len(dst)
-	dst = x.big().Append(dst, 'f', 17)
+	dst = x.f.Append(dst, 'f', 17)
 	return trimFraction(dst, start)
 }
 

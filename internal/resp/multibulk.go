@@ -45,6 +45,7 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 			}
 			n := int(r.bulk)
 			r.args = append(r.args, span{n: n, ext: r.big[:n:n]})
+			r.extN += int64(len(r.big))
 			r.big, r.bigN, r.hadBig = nil, 0, true
 			r.bulk = -1
 			r.mbl--
@@ -91,38 +92,53 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 	return true, nil
 }
 
+// bigChunk is the first allocation for a big bulk: memory then doubles as data
+// arrives, so a header that announces a large bulk reserves nothing it has not
+// been sent (docs/decisions/0005).
+const bigChunk = 1 << 20
+
+// bigTarget is the size the pending big bulk's allocation must finally reach:
+// the bulk and its CRLF, capped one byte past what the query buffer limit allows.
+func (r *Reader) bigTarget() int64 { return min(bulkSize(r.bulk), r.bigRoom()) }
+
 // startBig moves the part of a big bulk already buffered (rest, which ends
-// the shared buffer) into an allocation of the bulk's size plus CRLF, into
-// which fill then reads the remainder. Like Redis, which sizes its query
-// buffer to the bulk, it allocates the whole bulk up front; the length has
-// already been checked against MaxBulkLen. The allocation is capped one
-// byte past the query buffer limit, which the bulk then cannot fit in.
+// the shared buffer) into an allocation of its own, into which fill then reads
+// the remainder. Unlike Redis, which sizes its query buffer to the announced
+// bulk at once, the allocation starts at max(2*len(rest), 1 MiB) and grows
+// (growBig) as data arrives; the length has already been checked against
+// MaxBulkLen.
 func (r *Reader) startBig(rest []byte) error {
-	size := bulkSize(r.bulk)
-	if lim := r.lim.MaxQueryBuf.Load(); size > lim+1 {
-		if int64(len(rest)) > lim {
-			return ErrQueryBufferLimit
-		}
-		size = lim + 1
+	target := r.bigTarget()
+	if target <= int64(len(rest)) {
+		return ErrQueryBufferLimit // only if the limit was lowered meanwhile
 	}
+	size := min(target, max(2*int64(len(rest)), bigChunk))
 	r.big = make([]byte, size)
 	r.bigN = copy(r.big, rest)
 	r.w = r.r + r.p
 	return nil
 }
 
-// growBig is called when big is full but the bulk is not: the query buffer
-// limit capped its size and has been raised since. It grows big to what
-// the current limit allows, so that either the bulk completes or fill
-// reports the limit.
+// growBig is called when big is full but the bulk is not: it doubles big, up to
+// the bulk's size. If the query buffer limit dropped below what is already
+// held, it grows by one byte so that fill reports the limit.
 func (r *Reader) growBig() {
-	size := min(bulkSize(r.bulk), r.lim.MaxQueryBuf.Load()+1)
-	if size <= int64(len(r.big)) {
-		size = int64(len(r.big)) + 1 // the limit dropped: overflow it now
+	target := r.bigTarget()
+	size := int64(len(r.big)) + 1
+	if target > int64(len(r.big)) {
+		size = min(target, 2*int64(len(r.big)))
 	}
 	nb := make([]byte, size)
 	copy(nb, r.big)
 	r.big = nb
+}
+
+// bigRoom returns how large the pending big bulk's allocation may be: one
+// byte more than the query buffer limit leaves beside the rest of the
+// request (its headers and other arguments).
+func (r *Reader) bigRoom() int64 {
+	lim := min(r.lim.MaxQueryBuf.Load(), math.MaxInt64-1)
+	return lim + 1 - int64(r.p) - r.extN
 }
 
 // bulkSize returns n+2, the bytes a bulk of length n occupies with its

@@ -58,6 +58,7 @@ type Reader struct {
 	args   []span
 	big    []byte // a big bulk's payload and CRLF, read straight from rd
 	bigN   int    // bytes of big filled
+	extN   int64  // bytes of the request's completed big arguments
 	hadBig bool   // args holds an ext slice
 	argv   [][]byte
 
@@ -170,7 +171,7 @@ func (r *Reader) finish() [][]byte {
 	}
 	r.argv = argv
 	r.r += r.p
-	r.p, r.mbl, r.bulk, r.lineAt = 0, 0, -1, -1
+	r.p, r.mbl, r.bulk, r.lineAt, r.extN = 0, 0, -1, -1, 0
 	return argv
 }
 
@@ -202,8 +203,8 @@ func (r *Reader) resetArgs(n int64) {
 	r.args = r.args[:0]
 }
 
-// errNegativeRead mirrors bufio's check of a misbehaving io.Reader.
-var errNegativeRead = errors.New("resp: reader returned negative count from Read")
+// errBadCount mirrors bufio's check of a misbehaving io.Reader.
+var errBadCount = errors.New("resp: io.Reader returned an invalid count from Read")
 
 // fill reads once from rd: into the pending big bulk if there is one, else
 // into the shared buffer, offering it at least minRead bytes of room. Then,
@@ -226,7 +227,7 @@ func (r *Reader) fill() error {
 	for range maxEmptyReads {
 		n, err := r.rd.Read(dst)
 		if n < 0 || n > len(dst) {
-			return errNegativeRead
+			return errBadCount
 		}
 		if r.big != nil {
 			r.bigN += n
@@ -248,15 +249,16 @@ func (r *Reader) fill() error {
 	return io.ErrNoProgress
 }
 
-// overLimit reports whether the unparsed part of the request, which is what
-// Redis keeps in its query buffer, is over the limit.
+// overLimit reports whether the bytes held for the pending request (and any
+// read after it) are over the query buffer limit.
 //
 // Unlike Redis, which counts only the not-yet-parsed bytes (parsed arguments
 // move into argv objects there), HotKV counts the whole pending command,
-// parsed arguments included: otherwise a client could hold up to INT_MAX
-// arguments in memory with a tiny query buffer (docs/decisions/0005).
+// parsed arguments included, big ones too: otherwise a client could hold up
+// to INT_MAX arguments in memory with a tiny query buffer
+// (docs/decisions/0005).
 func (r *Reader) overLimit() bool {
-	qb := int64(r.w-r.r) + int64(r.bigN)
+	qb := int64(r.w-r.r) + int64(r.bigN) + r.extN
 	return qb > r.lim.MaxQueryBuf.Load() || r.unauth && qb > unauthMaxQueryBuf
 }
 

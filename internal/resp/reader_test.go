@@ -181,6 +181,14 @@ var readerCases = []readerCase{
 		lim: func(l *Limits) { l.MaxBulkLen.Store(10) }},
 	{name: "query buffer", in: "*1\r\n$200\r\n" + strings.Repeat("x", 202), err: ErrQueryBufferLimit.Error(),
 		lim: func(l *Limits) { l.MaxQueryBuf.Store(100) }},
+	// docs/decisions/0005: the whole pending command counts, parsed
+	// arguments included.
+	{name: "query buffer many args", in: "*50\r\n" + strings.Repeat("$30\r\n"+strings.Repeat("y", 30)+"\r\n", 50), err: ErrQueryBufferLimit.Error(),
+		lim: func(l *Limits) { l.MaxQueryBuf.Store(1000) }},
+	{name: "query buffer two big args", in: "*2\r\n$40000\r\n" + strings.Repeat("x", 40002) + "$40000\r\n" + strings.Repeat("x", 40002), err: ErrQueryBufferLimit.Error(),
+		lim: func(l *Limits) { l.MaxQueryBuf.Store(70000) }},
+	{name: "query buffer fits", in: "*2\r\n$40000\r\n" + strings.Repeat("x", 40002) + "$1\r\nx\r\n", want: cmds(cmd(strings.Repeat("x", 40000), "x")), err: eof,
+		lim: func(l *Limits) { l.MaxQueryBuf.Store(70000) }},
 	{name: "query buffer big bulk", in: "*1\r\n$100000\r\n" + strings.Repeat("x", 100002), err: ErrQueryBufferLimit.Error(),
 		lim: func(l *Limits) { l.MaxQueryBuf.Store(50000) }},
 }
@@ -321,7 +329,7 @@ func TestReaderBigBulkCappedByQueryBuffer(t *testing.T) {
 	if _, err := r.ReadCommand(); err != io.ErrUnexpectedEOF {
 		t.Fatal(err)
 	}
-	if len(r.big) != 1<<20+1 {
+	if len(r.big)+r.p != 1<<20+1 {
 		t.Fatalf("big bulk buffer is %d bytes", len(r.big))
 	}
 	// Raising the limit lets the bulk grow again.
@@ -335,7 +343,7 @@ func TestReaderBigBulkCappedByQueryBuffer(t *testing.T) {
 			break
 		}
 	}
-	if len(r.big) != 2<<20+1 {
+	if len(r.big)+r.p != 2<<20+1 {
 		t.Fatalf("big bulk buffer is %d bytes", len(r.big))
 	}
 }
