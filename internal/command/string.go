@@ -336,9 +336,11 @@ func getrangeCmd(c *Ctx) {
 	c.W.Bulk(e.Str[start : end+1])
 }
 
-// checkStringLength enforces proto-max-bulk-len on a value about to grow to size.
-func checkStringLength(c *Ctx, size int64) bool {
-	if size > c.Srv.ProtoMaxBulkLen() {
+// checkStringLength enforces proto-max-bulk-len on a value of cur bytes about to
+// grow by add bytes, overflow included (Redis's checkStringLength).
+func checkStringLength(c *Ctx, cur, add int64) bool {
+	total := cur + add
+	if total < cur || total < add || total > c.Srv.ProtoMaxBulkLen() {
 		c.Err(ErrStringTooLong)
 		return false
 	}
@@ -358,7 +360,7 @@ func appendCmd(c *Ctx) {
 		c.Err(ErrWrongType)
 		return
 	}
-	if !checkStringLength(c, int64(len(e.Str)+len(add))) {
+	if !checkStringLength(c, int64(len(e.Str)), int64(len(add))) {
 		return
 	}
 	e.Str = append(e.Str, add...)
@@ -393,7 +395,7 @@ func setrangeCmd(c *Ctx) {
 		}
 		return
 	}
-	if !checkStringLength(c, off+int64(len(val))) {
+	if !checkStringLength(c, off, int64(len(val))) {
 		return
 	}
 	if e == nil {

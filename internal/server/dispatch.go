@@ -1,7 +1,9 @@
 package server
 
 import (
+	"fmt"
 	"net"
+	"runtime/debug"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -67,7 +69,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 	c.Now = start / 1000
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
-	spec.Run(c)
+	s.run(c, spec)
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += s.clock.NowUs() - start
@@ -127,4 +129,20 @@ func isLocal(a net.Addr) bool {
 		return tcp.IP.IsLoopback()
 	}
 	return true
+}
+
+// run calls the handler. A panic in a handler is a HotKV bug: it is logged with its
+// stack, the client gets an error in place of the partial reply, and the server
+// and every other client go on (the engine lock stays held by the caller).
+func (s *Server) run(c *command.Ctx, spec *command.Spec) {
+	mark := len(c.W.Buf)
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("command panicked: this is a HotKV bug, please report it",
+				"command", spec.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.W.Buf = c.W.Buf[:mark]
+			c.Error("ERR internal error in '" + spec.FullName() + "': the command was aborted")
+		}
+	}()
+	spec.Run(c)
 }
