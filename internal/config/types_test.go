@@ -437,7 +437,7 @@ func TestParams(t *testing.T) {
 	slices.Sort(honoured)
 	// the parameters the server acts on today (README "Configuration")
 	want := []string{"bind", "client-query-buffer-limit", "databases", "enable-debug-command", "hz",
-		"logfile", "loglevel", "maxclients", "port", "proto-max-bulk-len", "requirepass",
+		"io-threads", "logfile", "loglevel", "maxclients", "port", "proto-max-bulk-len", "requirepass",
 		"tcp-keepalive", "timeout"}
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)
