@@ -76,7 +76,7 @@ func aclCategories(s *Spec) []string {
 		out = append(out, "@write")
 	}
 	switch s.Group {
-	case "list", "hash", "string":
+	case "list", "hash", "string", "bitmap":
 		out = append(out, "@"+s.Group)
 	}
 	if s.Flags&Admin != 0 {
@@ -92,6 +92,9 @@ func aclCategories(s *Spec) []string {
 	}
 	if s.Flags&Admin != 0 {
 		out = append(out, "@dangerous")
+	}
+	if s.Group == "scripting" {
+		out = append(out, "@scripting")
 	}
 	if s.Group == "connection" || (s.Parent() != nil && s.Parent().Name == "command") || s.Name == "command" {
 		out = append(out, "@connection")

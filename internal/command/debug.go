@@ -16,6 +16,10 @@ func debugCmd(c *Ctx) {
 		writeHelp(c, "DEBUG",
 			"CHANGE-REPL-ID",
 			"    Change the replication IDs of the instance.",
+			"DIGEST",
+			"    Output a hex signature representing the current DB content.",
+			"DIGEST-VALUE <key> [<key> ...]",
+			"    Output a hex signature of the values of all the specified keys.",
 			"OBJECT <key>",
 			"    Show low level info about the <key> and associated value.",
 			"PROTOCOL <type>",
@@ -47,6 +51,14 @@ func debugCmd(c *Ctx) {
 		}
 		sleepFor(time.Duration(f * float64(time.Second)))
 		c.W.SimpleString("OK")
+	case "digest":
+		if len(args) != 0 {
+			debugUnknown(c)
+			return
+		}
+		debugDigest(c)
+	case "digest-value":
+		debugDigestValue(c, args)
 	case "change-repl-id":
 		c.W.SimpleString("OK")
 	case "object":

@@ -136,6 +136,8 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
+		family{"bitmap", bitmapCommands()},
+		family{"scripting", scriptingCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable

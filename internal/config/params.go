@@ -77,6 +77,8 @@ func paramTable() []paramDef {
 		boolP("hide-user-data-from-log", "", 0, false, "Keep keys and values out of the log."),
 		strP("ignore-warnings", "", 0, "", nil, "Startup warnings to suppress."),
 		intP("shutdown-timeout", "", 0, 0, intMax, 10, "Seconds to wait for replicas on shutdown."),
+		strP("shutdown-on-sigint", "", 0, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
+		strP("shutdown-on-sigterm", "", 0, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
 		boolP("jemalloc-bg-thread", "", 0, true, "Let jemalloc purge from a background thread."),
 		boolP("disable-thp", "", imm, true, "Disable transparent huge pages."),
 		enumP("oom-score-adj", "", 0, []enumEntry{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, "no", "How to set the process OOM score."),
@@ -267,4 +269,29 @@ func validBaseName(name, what string, nonEmpty bool) func(string) string {
 		}
 		return ""
 	}
+}
+
+// validShutdownFlags checks shutdown-on-sigint/-sigterm: "default", or a set of
+// save|nosave, now and force (Redis's multi-arg enum).
+func validShutdownFlags(v string) string {
+	words := strings.Fields(v)
+	if len(words) == 0 {
+		return "argument(s) must be one of the following: default, save, nosave, now, force"
+	}
+	save, nosave := false, false
+	for _, w := range words {
+		switch strings.ToLower(w) {
+		case "default", "now", "force":
+		case "save":
+			save = true
+		case "nosave":
+			nosave = true
+		default:
+			return "argument(s) must be one of the following: default, save, nosave, now, force"
+		}
+	}
+	if save && nosave {
+		return "argument(s) must be one of the following: default, save, nosave, now, force"
+	}
+	return ""
 }

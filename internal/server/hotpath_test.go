@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
 )
 
@@ -106,4 +107,11 @@ func BenchmarkHotPath(b *testing.B) {
 			run(s, cl, del)
 		}
 	})
+}
+
+// One Redis version everywhere: INFO, HELLO and the config-file error banner.
+func TestOneRedisVersion(t *testing.T) {
+	if config.RedisVersion != command.Version {
+		t.Fatalf("config.RedisVersion %q != command.Version %q", config.RedisVersion, command.Version)
+	}
 }

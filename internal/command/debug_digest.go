@@ -1,0 +1,106 @@
+package command
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"encoding/hex"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
+)
+
+// Redis's dataset digest (debug.c): SHA1 based, order independent across keys
+// (xor) and order dependent inside a value (mix).
+
+type digest [20]byte
+
+func (d *digest) xor(b []byte) {
+	h := sha1.Sum(b)
+	for i := range d {
+		d[i] ^= h[i]
+	}
+}
+
+func (d *digest) mix(b []byte) {
+	d.xor(b)
+	*d = sha1.Sum(d[:])
+}
+
+// redisTypeCode is the OBJ_* type constant Redis hashes into a value digest.
+func redisTypeCode(k keyspace.Kind) uint32 {
+	switch k {
+	case keyspace.KindList:
+		return 1
+	case keyspace.KindSet:
+		return 2
+	case keyspace.KindZSet:
+		return 3
+	case keyspace.KindHash:
+		return 4
+	case keyspace.KindStream:
+		return 6
+	}
+	return 0
+}
+
+// xorEntryDigest is xorObjectDigest: the type, the value, and a marker if the key
+// has a TTL.
+func xorEntryDigest(d *digest, e *keyspace.Entry) {
+	var aux [4]byte
+	binary.BigEndian.PutUint32(aux[:], redisTypeCode(e.Kind))
+	d.mix(aux[:])
+	switch e.Kind {
+	case keyspace.KindString:
+		d.mix(e.Str)
+	case keyspace.KindList:
+		l := e.Obj.(*keyspace.List)
+		for i := 0; i < l.Len(); i++ {
+			d.mix(l.Index(i))
+		}
+	case keyspace.KindHash:
+		e.Obj.(*keyspace.Hash).Range(func(f string, v []byte) {
+			var ed digest
+			ed.mix([]byte(f))
+			ed.mix(v)
+			d.xor(ed[:])
+		})
+	}
+	if e.ExpireAt != 0 {
+		d.xor([]byte("!!expire!!"))
+	}
+}
+
+func (d *digest) hex() string { return hex.EncodeToString(d[:]) }
+
+// debugDigest is DEBUG DIGEST: one digest of every database's keys and values.
+func debugDigest(c *Ctx) {
+	var final digest
+	for _, db := range c.KS.DBs {
+		if db.Len() == 0 {
+			continue
+		}
+		var aux [4]byte
+		binary.BigEndian.PutUint32(aux[:], uint32(db.ID))
+		final.mix(aux[:])
+		db.Range(func(k string, e *keyspace.Entry) bool {
+			var d digest
+			d.mix([]byte(k))
+			xorEntryDigest(&d, e)
+			final.xor(d[:])
+			return true
+		})
+	}
+	c.W.SimpleString(final.hex())
+}
+
+// debugDigestValue is DEBUG DIGEST-VALUE key [key ...]: each value's digest,
+// forty zeros for a missing key.
+func debugDigestValue(c *Ctx, keys [][]byte) {
+	c.W.ArrayLen(len(keys))
+	for _, k := range keys {
+		var d digest
+		if e := c.DB.Lookup(k); e != nil {
+			xorEntryDigest(&d, e)
+		}
+		c.W.SimpleString(d.hex())
+	}
+}
