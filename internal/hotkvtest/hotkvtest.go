@@ -28,8 +28,15 @@ type Server struct {
 type Option func(*startOpts)
 
 type startOpts struct {
-	fake   *clock.Fake
-	config [][2]string
+	fake       *clock.Fake
+	config     [][2]string
+	goroutines bool
+}
+
+// WithGoroutinePerConn serves connections on goroutines instead of the event
+// loops (the portable path).
+func WithGoroutinePerConn() Option {
+	return func(o *startOpts) { o.goroutines = true }
 }
 
 // WithFakeClock makes the server read time from a fake clock starting at ms.
@@ -59,7 +66,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		GoroutinePerConn: o.goroutines}
 	if o.fake != nil {
 		so.Clock = o.fake
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"sync/atomic"
 	"sort"
 	"strconv"
 	"sync"
@@ -9,27 +10,33 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 )
 
+// pauseState is CLIENT PAUSE's state, read lock-free on every command.
 type pauseState struct {
-	mu        sync.Mutex
-	untilMs   int64
-	writeOnly bool
+	untilMs   atomic.Int64 // 0: no pause
+	writeOnly atomic.Bool
+	mu        sync.Mutex // serialises PAUSE and UNPAUSE
 }
 
-// pausedFor reports whether CLIENT PAUSE currently holds back spec.
+// pausedFor reports whether CLIENT PAUSE currently holds back spec (nil: an
+// unknown command, never held).
 func (s *Server) pausedFor(spec *command.Spec) bool {
-	s.pause.mu.Lock()
-	until, wo := s.pause.untilMs, s.pause.writeOnly
-	s.pause.mu.Unlock()
-	if until == 0 || s.clock.NowMs() >= until {
+	until := s.pause.untilMs.Load()
+	if until == 0 || spec == nil || s.clock.NowMs() >= until {
 		return false
 	}
 	if spec.Flags&command.AllowBusy != 0 && spec.Flags&command.Write == 0 {
 		return false
 	}
-	if wo {
+	if s.pause.writeOnly.Load() {
 		return spec.Flags&(command.Write|command.MayReplicate) != 0
 	}
 	return true
+}
+
+// pauseActive is the cheap check before pausedFor: is any pause in force?
+func (s *Server) pauseActive() bool {
+	until := s.pause.untilMs.Load()
+	return until != 0 && s.clock.NowMs() < until
 }
 
 // Pause implements CLIENT PAUSE: a later pause can only extend the deadline, and
@@ -37,19 +44,19 @@ func (s *Server) pausedFor(spec *command.Spec) bool {
 func (s *Server) Pause(untilMs int64, writeOnly bool) {
 	s.pause.mu.Lock()
 	defer s.pause.mu.Unlock()
-	active := s.pause.untilMs > s.clock.NowMs()
-	if !active {
-		s.pause.untilMs, s.pause.writeOnly = untilMs, writeOnly
+	if !s.pauseActive() {
+		s.pause.writeOnly.Store(writeOnly)
+		s.pause.untilMs.Store(untilMs)
 		return
 	}
-	s.pause.untilMs = max(s.pause.untilMs, untilMs)
-	s.pause.writeOnly = s.pause.writeOnly && writeOnly
+	s.pause.writeOnly.Store(s.pause.writeOnly.Load() && writeOnly)
+	s.pause.untilMs.Store(max(s.pause.untilMs.Load(), untilMs))
 }
 
 // Unpause implements CLIENT UNPAUSE.
 func (s *Server) Unpause() {
 	s.pause.mu.Lock()
-	s.pause.untilMs = 0
+	s.pause.untilMs.Store(0)
 	s.pause.mu.Unlock()
 }
 
@@ -157,10 +164,22 @@ func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 			n++
 			continue
 		}
-		_ = cl.conn.Close()
+		s.mu.Lock()
+		delete(s.clients, cl.ID) // gone for CLIENT LIST and INFO at once, as in Redis
+		s.mu.Unlock()
+		cl.kill()
 		n++
 	}
 	return n
 }
 
 func secondsDuration(n int64) time.Duration { return time.Duration(n) * time.Second }
+
+// pauseRemainingMs is how long the current pause lasts (0: none).
+func (s *Server) pauseRemainingMs() int64 {
+	until := s.pause.untilMs.Load()
+	if until == 0 {
+		return 0
+	}
+	return max(until-s.clock.NowMs(), 0)
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"io"
 	"net"
 	"strconv"
 	"sync/atomic"
@@ -13,7 +14,14 @@ import (
 // client is one connection: its reader, its reply buffer and the state commands see.
 type client struct {
 	command.Client
-	conn            net.Conn
+	conn            net.Conn // goroutine mode only
+	fd              int      // event-loop mode: the socket (-1 in goroutine mode)
+	raddr           net.Addr
+	sent            int // event-loop mode: bytes of w.Buf already written
+	clockUs         int64 // the server clock when the next command of the batch starts
+	wantWrite       bool
+	held            [][]byte // event-loop mode: a command held back by CLIENT PAUSE
+	killed          atomic.Bool
 	rd              *resp.Reader
 	w               resp.Writer
 	ctx             command.Ctx
@@ -32,17 +40,10 @@ const (
 	maxReplyBatch = 64 << 10
 )
 
+// newClient builds the state of a connection in goroutine mode.
 func (s *Server) newClient(conn net.Conn) *client {
-	cl := &client{conn: conn}
-	cl.ID = s.nextID.Add(1)
-	cl.Addr = conn.RemoteAddr().String()
-	cl.LAddr = conn.LocalAddr().String()
-	cl.Proto = 2
-	cl.User = "default"
-	cl.Authenticated = s.cfg.String("requirepass") == ""
-	cl.Multi = -1
-	cl.CreatedMs = s.clock.NowMs()
-	cl.lastInteraction.Store(cl.CreatedMs)
+	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), conn)
+	cl.conn = conn
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
 			_ = tc.SetKeepAlive(true)
@@ -50,14 +51,40 @@ func (s *Server) newClient(conn net.Conn) *client {
 		}
 		_ = tc.SetNoDelay(true)
 	}
-	cl.rd = resp.NewReader(conn, s.limits)
+	return cl
+}
+
+// initClient builds the transport-neutral state of a new connection reading from rd.
+func (s *Server) initClient(raddr, laddr net.Addr, rd io.Reader) *client {
+	cl := &client{fd: -1, raddr: raddr}
+	cl.ID = s.nextID.Add(1)
+	cl.Addr = raddr.String()
+	cl.LAddr = laddr.String()
+	cl.Proto = 2
+	cl.User = "default"
+	cl.Authenticated = s.cfg.String("requirepass") == ""
+	cl.Multi = -1
+	cl.CreatedMs = s.clock.NowMs()
+	cl.lastInteraction.Store(cl.CreatedMs)
+	cl.rd = resp.NewReader(rd, s.limits)
 	cl.rd.SetUnauthenticated(!cl.Authenticated)
 	cl.w.Proto = 2
 	cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 	return cl
 }
 
-// serve runs one connection: read a command (blocking), then run it and every
+// kill disconnects the client from any goroutine: the connection's owner (its
+// goroutine or event loop) sees the socket fail and cleans up.
+func (cl *client) kill() {
+	cl.killed.Store(true)
+	if cl.conn != nil {
+		_ = cl.conn.Close()
+		return
+	}
+	shutdownFD(cl.fd)
+}
+
+// serve runs one connection in goroutine mode: read a command (blocking), then run it and every
 // further command already buffered under one hold of the engine lock, appending
 // the replies into one buffer, and flush once (DESIGN.md §1).
 func (s *Server) serve(cl *client) {
@@ -69,7 +96,8 @@ func (s *Server) serve(cl *client) {
 			s.readFailed(cl, err)
 			return
 		}
-		cl.lastInteraction.Store(s.clock.NowMs())
+		cl.clockUs = s.clock.NowUs()
+		cl.lastInteraction.Store(cl.clockUs / 1000)
 		s.eng.Lock()
 		for n := 0; ; n++ {
 			s.dispatch(cl, argv)
@@ -117,6 +145,7 @@ func (s *Server) flush(cl *client) bool {
 		return true
 	}
 	n, err := cl.conn.Write(cl.w.Buf)
+	s.stats.writes.Add(1)
 	cl.netOut += int64(n)
 	s.stats.netOutput.Add(int64(n))
 	if cap(cl.w.Buf) > 1<<20 {

@@ -17,8 +17,13 @@ type cmdStat struct {
 // dispatch is the policy gate in front of every handler (Redis's processCommand):
 // command lookup, subcommand lookup, arity, authentication and client pause, in
 // Redis's order; then it runs the handler with a frozen now and records stats.
-// It is called with the engine lock held.
-func (s *Server) dispatch(cl *client, argv [][]byte) {
+// It is called with the engine lock held. It returns false, having done nothing,
+// when CLIENT PAUSE holds the command back and the caller must not block
+// (event-loop mode): the caller keeps argv and calls again later.
+func (s *Server) dispatch(cl *client, argv [][]byte) bool {
+	if !s.blockOnPause && s.pauseActive() && s.pausedFor(s.specFor(argv)) {
+		return false
+	}
 	c := &cl.ctx
 	mark := len(cl.w.Buf)
 	skipReply := cl.Reply == command.ReplySkip
@@ -34,14 +39,14 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		c.Error(command.ErrUnknownCommand(argv))
 		s.countError(c.ErrCode)
 		s.finishReply(cl, mark, skipReply)
-		return
+		return true
 	case len(spec.Subs) > 0 && len(argv) >= 2:
 		sub := spec.Sub(argv[1])
 		if sub == nil {
 			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
 			s.countError(c.ErrCode)
 			s.finishReply(cl, mark, skipReply)
-			return
+			return true
 		}
 		spec = sub
 	}
@@ -60,19 +65,25 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		s.cmdStats[spec.ID].rejected++
 		s.countError(c.ErrCode)
 		s.finishReply(cl, mark, skipReply)
-		return
+		return true
 	}
-	s.waitIfPaused(cl, spec)
+	if s.blockOnPause {
+		s.waitIfPaused(cl, spec)
+	}
 
 	c.Spec = spec
-	start := s.clock.NowUs() // one read: the frozen now and the stats start
+	// one clock read per command: a command starts when the previous one of the
+	// batch ended (cl.clockUs, set by the caller at the start of the batch)
+	start := cl.clockUs
 	c.Now = start / 1000
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
 	s.run(c, spec)
+	end := s.clock.NowUs()
+	cl.clockUs = end
 	st := &s.cmdStats[spec.ID]
 	st.calls++
-	st.usec += s.clock.NowUs() - start
+	st.usec += end - start
 	s.stats.commands++
 	s.stats.dirty += int64(c.Dirty)
 	if c.ErrCode != "" {
@@ -86,6 +97,16 @@ func (s *Server) dispatch(cl *client, argv [][]byte) {
 		cl.rd.SetUnauthenticated(false)
 	}
 	s.finishReply(cl, mark, skipReply)
+	return true
+}
+
+// specFor resolves the command (and subcommand) argv names, or nil.
+func (s *Server) specFor(argv [][]byte) *command.Spec {
+	spec := s.table.Lookup(argv[0])
+	if spec != nil && len(spec.Subs) > 0 && len(argv) >= 2 {
+		return spec.Sub(argv[1])
+	}
+	return spec
 }
 
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.
@@ -105,10 +126,15 @@ func (s *Server) countError(code string) {
 // waitIfPaused blocks a paused client before it runs spec (CLIENT PAUSE), with the
 // engine lock released while it waits.
 func (s *Server) waitIfPaused(cl *client, spec *command.Spec) {
+	waited := false
 	for s.pausedFor(spec) {
 		s.eng.Unlock()
 		time.Sleep(5 * time.Millisecond)
 		s.eng.Lock()
+		waited = true
+	}
+	if waited {
+		cl.clockUs = s.clock.NowUs() // the command starts now, not before the pause
 	}
 }
 
@@ -118,7 +144,7 @@ func (s *Server) debugAllowed(cl *client) bool {
 	case "yes":
 		return true
 	case "local":
-		return isLocal(cl.conn.RemoteAddr())
+		return isLocal(cl.raddr)
 	}
 	return false
 }

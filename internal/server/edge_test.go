@@ -137,7 +137,18 @@ func TestWallClockStepDoesNotMoveTTLs(t *testing.T) {
 // Garbage, a 4 GB bulk length and an over-long inline request each get Redis's
 // error and a closed connection; other clients are unaffected.
 func TestBadInputIsolated(t *testing.T) {
-	srv := hotkvtest.Start(t)
+	for _, mode := range []string{"loop", "goroutines"} {
+		t.Run(mode, func(t *testing.T) {
+			var opts []hotkvtest.Option
+			if mode == "goroutines" {
+				opts = append(opts, hotkvtest.WithGoroutinePerConn())
+			}
+			testBadInputIsolated(t, hotkvtest.Start(t, opts...))
+		})
+	}
+}
+
+func testBadInputIsolated(t *testing.T, srv *hotkvtest.Server) {
 	good := hotkvtest.Dial(t, srv.Addr)
 	good.Do("SET", "k", "v")
 	cases := []struct{ in, want string }{
@@ -230,7 +241,18 @@ func TestAuthRequired(t *testing.T) {
 }
 
 func TestClientReplyKillPause(t *testing.T) {
-	srv := hotkvtest.Start(t)
+	for _, mode := range []string{"loop", "goroutines"} {
+		t.Run(mode, func(t *testing.T) {
+			var opts []hotkvtest.Option
+			if mode == "goroutines" {
+				opts = append(opts, hotkvtest.WithGoroutinePerConn())
+			}
+			testClientReplyKillPause(t, hotkvtest.Start(t, opts...))
+		})
+	}
+}
+
+func testClientReplyKillPause(t *testing.T, srv *hotkvtest.Server) {
 	c := hotkvtest.Dial(t, srv.Addr)
 	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "OFF"))
 	c.Write(hotkvtest.EncodeCommand("SET", "a", "1"))
@@ -310,5 +332,38 @@ func TestConfigSetPortRebinds(t *testing.T) {
 	}
 	if _, err := net.DialTimeout("tcp", srv.Addr, time.Second); err == nil {
 		t.Fatal("the old listener is still open")
+	}
+}
+
+// The event loops too answer a pipelined batch with one write: INFO's
+// total_writes_processed grows by one for 100 pipelined commands (and one for
+// the first INFO's own reply).
+func TestOneWritePerBatchEventLoop(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	obs := hotkvtest.Dial(t, srv.Addr)
+	writes := func() int {
+		r := obs.Do("INFO", "stats")
+		i := strings.Index(r, "total_writes_processed:")
+		if i < 0 {
+			t.Fatalf("no total_writes_processed in %q", r)
+		}
+		n, _ := strconv.Atoi(strings.TrimSpace(r[i+len("total_writes_processed:") : i+strings.Index(r[i:], "\r")]))
+		return n
+	}
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Do("PING")
+	before := writes()
+	var batch []byte
+	for i := 0; i < 100; i++ {
+		batch = append(batch, hotkvtest.EncodeCommand("INCR", "n")...)
+	}
+	c.Write(batch)
+	for i := 1; i <= 100; i++ {
+		if r, err := c.ReadReply(); err != nil || r != ":"+itoa(i)+"\r\n" {
+			t.Fatalf("reply %d: %q %v", i, r, err)
+		}
+	}
+	if d := writes() - before; d != 2 {
+		t.Fatalf("%d writes for one pipelined batch and one INFO reply, want 2", d)
 	}
 }

@@ -39,6 +39,7 @@ func args(ss ...string) [][]byte {
 // run dispatches argv once under the engine lock and resets the reply buffer,
 // as a connection does per batch.
 func run(s *Server, cl *client, argv [][]byte) {
+	cl.clockUs = s.clock.NowUs()
 	s.eng.Lock()
 	s.dispatch(cl, argv)
 	s.eng.Unlock()

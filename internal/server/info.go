@@ -27,6 +27,7 @@ type stats struct {
 	rejectedConnections      atomic.Int64
 	netInput                 atomic.Int64
 	netOutput                atomic.Int64
+	reads, writes            atomic.Int64 // total_reads_processed, total_writes_processed
 	queryBufLimitDisconnects atomic.Int64
 }
 
@@ -239,6 +240,8 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kv(b, "latest_fork_usec", "0")
 	b = kv(b, "total_forks", "0")
 	b = kvi(b, "total_error_replies", s.stats.errorReplies)
+	b = kvi(b, "total_reads_processed", s.stats.reads.Load())
+	b = kvi(b, "total_writes_processed", s.stats.writes.Load())
 	b = kv(b, "unexpected_error_replies", "0")
 	b = kvi(b, "client_query_buffer_limit_disconnections", s.stats.queryBufLimitDisconnects.Load())
 	b = kv(b, "client_output_buffer_limit_disconnections", "0")

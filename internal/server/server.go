@@ -31,6 +31,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Listener, when set, is used instead of listening on bind:port (tests use :0).
 	Listener net.Listener
+	// GoroutinePerConn serves each connection on its own goroutine instead of
+	// the epoll event loops (the portable path; tests use it to keep it working).
+	GoroutinePerConn bool
 }
 
 // Server is one HotKV instance.
@@ -65,6 +68,13 @@ type Server struct {
 	shutdown  chan struct{}
 	closeOnce sync.Once
 	cancel    context.CancelFunc
+
+	// blockOnPause: goroutine mode, where a paused client sleeps in dispatch;
+	// the event loops hold its command back instead.
+	blockOnPause bool
+	loops        []*eventLoop
+	lnFDs        sync.Map // listener fds the loops accept on
+	stopping     atomic.Bool
 }
 
 // New builds a server from cfg (already loaded) and opts.
@@ -116,6 +126,10 @@ func New(cfg *config.Config, opts Options) *Server {
 	if opts.Listener != nil {
 		s.lns = []net.Listener{opts.Listener}
 	}
+	// the event loops accept on a TCP listener's socket; anything else (a
+	// wrapped listener in tests) is served by goroutines
+	_, plainTCP := opts.Listener.(*net.TCPListener)
+	s.blockOnPause = opts.GoroutinePerConn || !eventLoopSupported || (opts.Listener != nil && !plainTCP)
 	return s
 }
 
@@ -226,9 +240,14 @@ func (s *Server) rebind(bind string, port int64) error {
 // with lnMu held.
 func (s *Server) startListeners(lns []net.Listener) {
 	s.lns = lns
-	if s.running {
-		for _, ln := range lns {
+	if !s.running {
+		return
+	}
+	for _, ln := range lns {
+		if s.blockOnPause {
 			go s.acceptLoop(ln)
+		} else if err := s.watchListener(ln); err != nil {
+			s.log.Error("cannot accept on the new listener", "err", err)
 		}
 	}
 }
@@ -279,9 +298,19 @@ func (s *Server) Run(ctx context.Context) error {
 	go s.idleReaper(ctx)
 	s.lnMu.Lock()
 	s.running = true
+	var stopLoops func()
+	if !s.blockOnPause {
+		var err error
+		if stopLoops, err = s.runLoops(int(s.cfg.Int("io-threads"))); err != nil {
+			s.lnMu.Unlock()
+			return err
+		}
+	}
 	for _, ln := range s.lns {
 		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
-		go s.acceptLoop(ln)
+		if s.blockOnPause {
+			go s.acceptLoop(ln)
+		}
 	}
 	s.lnMu.Unlock()
 	select {
@@ -289,10 +318,13 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-s.shutdown:
 	}
 	s.log.Info("shutting down")
+	if stopLoops != nil {
+		stopLoops() // closes the loops' connections
+	}
 	s.closeListeners()
 	s.mu.Lock()
 	for _, cl := range s.clients {
-		_ = cl.conn.Close()
+		cl.kill()
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
@@ -344,9 +376,10 @@ func (s *Server) idleReaper(ctx context.Context) {
 		}
 		now := s.clock.NowMs()
 		s.mu.Lock()
-		for _, cl := range s.clients {
+		for id, cl := range s.clients {
 			if now-cl.lastInteraction.Load() > limit*1000 {
-				_ = cl.conn.Close()
+				delete(s.clients, id)
+				cl.kill()
 			}
 		}
 		s.mu.Unlock()

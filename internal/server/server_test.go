@@ -21,12 +21,20 @@ func client(t *testing.T, addr string, proto int) *redis.Client {
 	return c
 }
 
+// eachProto runs fn over RESP2 and RESP3, on the event loops and on the portable
+// goroutine-per-connection path.
 func eachProto(t *testing.T, fn func(t *testing.T, c *redis.Client, srv *hotkvtest.Server)) {
-	for _, proto := range []int{2, 3} {
-		t.Run(fmt.Sprintf("RESP%d", proto), func(t *testing.T) {
-			srv := hotkvtest.Start(t, hotkvtest.WithFakeClock(1_700_000_000_000))
-			fn(t, client(t, srv.Addr, proto), srv)
-		})
+	for _, mode := range []string{"loop", "goroutines"} {
+		for _, proto := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s/RESP%d", mode, proto), func(t *testing.T) {
+				opts := []hotkvtest.Option{hotkvtest.WithFakeClock(1_700_000_000_000)}
+				if mode == "goroutines" {
+					opts = append(opts, hotkvtest.WithGoroutinePerConn())
+				}
+				srv := hotkvtest.Start(t, opts...)
+				fn(t, client(t, srv.Addr, proto), srv)
+			})
+		}
 	}
 }
 

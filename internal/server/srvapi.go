@@ -21,7 +21,7 @@ func (s *Server) ConfigSet(c *command.Client, pairs [][2]string) error {
 	local := false
 	s.mu.Lock()
 	if cl := s.clients[c.ID]; cl != nil {
-		local = isLocal(cl.conn.RemoteAddr())
+		local = isLocal(cl.raddr)
 	}
 	s.mu.Unlock()
 	return s.cfg.SetFrom(local, pairs...)

@@ -1,0 +1,421 @@
+//go:build linux
+
+package server
+
+import (
+	"errors"
+	"io"
+	"net"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// eventLoopSupported: the epoll event loops serve connections on Linux.
+const eventLoopSupported = true
+
+// eventLoop is Redis's networking model on Linux: one goroutine that waits in
+// epoll for ready sockets and, in the order the kernel reports them, reads each
+// one's input, runs every complete command under one hold of the engine lock
+// and writes the replies. It never reads a socket that has no data (no EAGAIN
+// read per request, unlike goroutine-per-connection), and no goroutine switch
+// stands between a request and its reply (docs/decisions/0009). There is one
+// loop per io-threads; each owns the connections it accepted.
+type eventLoop struct {
+	s       *Server
+	epfd    int
+	wakefd  int // eventfd: shutdown and new listeners
+	conns   map[int]*client
+	events  []unix.EpollEvent
+	backlog []*client // clients with complete commands still buffered (batch cap reached)
+	held    []*client // clients whose next command waits for CLIENT PAUSE to end
+}
+
+func shutdownFD(fd int) {
+	if fd >= 0 {
+		_ = unix.Shutdown(fd, unix.SHUT_RDWR)
+	}
+}
+
+// fdReader reads a non-blocking socket: EAGAIN comes back as an error, which
+// leaves the resp.Reader's state intact for the next readiness event.
+type fdReader struct {
+	fd int
+	s  *Server
+}
+
+func (r fdReader) Read(p []byte) (int, error) {
+	for {
+		n, err := unix.Read(r.fd, p)
+		r.s.stats.reads.Add(1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, err
+		}
+		if n == 0 {
+			return 0, io.EOF
+		}
+		return n, nil
+	}
+}
+
+// listenerFD returns the socket of a TCP listener; the loop accepts on it itself.
+func listenerFD(ln net.Listener) (int, error) {
+	tl, ok := ln.(*net.TCPListener)
+	if !ok {
+		return -1, errors.New("event loop needs a TCP listener")
+	}
+	rc, err := tl.SyscallConn()
+	if err != nil {
+		return -1, err
+	}
+	fd := -1
+	if err := rc.Control(func(f uintptr) { fd = int(f) }); err != nil {
+		return -1, err
+	}
+	return fd, nil
+}
+
+// runLoops starts io-threads event loops and returns a function that stops them
+// and waits until every connection is closed.
+func (s *Server) runLoops(n int) (stop func(), err error) {
+	loops := make([]*eventLoop, 0, n)
+	for i := 0; i < n; i++ {
+		epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return nil, err
+		}
+		wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			return nil, err
+		}
+		l := &eventLoop{s: s, epfd: epfd, wakefd: wfd, conns: map[int]*client{}, events: make([]unix.EpollEvent, 256)}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
+			return nil, err
+		}
+		loops = append(loops, l)
+	}
+	s.loops = loops
+	for _, ln := range s.lns {
+		if err := s.watchListener(ln); err != nil {
+			return nil, err
+		}
+	}
+	var wg sync.WaitGroup
+	for _, l := range loops {
+		wg.Add(1)
+		go func(l *eventLoop) {
+			defer wg.Done()
+			l.run()
+		}(l)
+	}
+	return func() {
+		s.stopping.Store(true)
+		for _, l := range loops {
+			var one = [8]byte{1}
+			_, _ = unix.Write(l.wakefd, one[:])
+		}
+		wg.Wait()
+		for _, l := range loops {
+			_ = unix.Close(l.epfd)
+			_ = unix.Close(l.wakefd)
+		}
+	}, nil
+}
+
+// watchListener makes every loop accept on ln (EPOLLEXCLUSIVE: one loop wakes
+// per new connection).
+func (s *Server) watchListener(ln net.Listener) error {
+	fd, err := listenerFD(ln)
+	if err != nil {
+		return err
+	}
+	s.lnFDs.Store(fd, true)
+	for _, l := range s.loops {
+		ev := &unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLEXCLUSIVE, Fd: int32(fd)}
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (l *eventLoop) run() {
+	for !l.s.stopping.Load() {
+		timeout := 100 // ms; the idle reaper and CLIENT PAUSE need no finer tick
+		if len(l.backlog) > 0 {
+			timeout = 0
+		} else if len(l.held) > 0 {
+			timeout = int(min(max(l.s.pauseRemainingMs(), 1), 100))
+		}
+		n, err := unix.EpollWait(l.epfd, l.events, timeout)
+		if err != nil && err != unix.EINTR {
+			l.s.log.Error("epoll_wait failed", "err", err)
+			break
+		}
+		for i := 0; i < n; i++ {
+			ev := l.events[i]
+			fd := int(ev.Fd)
+			switch {
+			case fd == l.wakefd:
+				var buf [8]byte
+				_, _ = unix.Read(l.wakefd, buf[:])
+			case l.isListener(fd):
+				l.accept(fd)
+			default:
+				cl := l.conns[fd]
+				if cl == nil {
+					continue
+				}
+				if ev.Events&unix.EPOLLOUT != 0 {
+					l.flush(cl)
+				}
+				if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 && l.conns[fd] == cl {
+					l.serve(cl, true)
+				}
+			}
+		}
+		l.retry()
+	}
+	for _, cl := range l.conns {
+		l.close(cl)
+	}
+}
+
+func (l *eventLoop) isListener(fd int) bool {
+	_, ok := l.s.lnFDs.Load(fd)
+	return ok
+}
+
+// accept takes every pending connection on the listener.
+func (l *eventLoop) accept(lfd int) {
+	s := l.s
+	for {
+		fd, sa, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		if err != nil {
+			if err != unix.EAGAIN && err != unix.EINTR && err != unix.ECONNABORTED {
+				s.log.Warn("accept failed", "err", err)
+			}
+			return
+		}
+		s.stats.connectionsReceived.Add(1)
+		s.mu.Lock()
+		full := int64(len(s.clients)) >= s.cfg.Int("maxclients")
+		s.mu.Unlock()
+		if full {
+			s.stats.rejectedConnections.Add(1)
+			_, _ = unix.Write(fd, []byte("-ERR max number of clients reached\r\n"))
+			_ = unix.Close(fd)
+			continue
+		}
+		_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
+			_ = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_KEEPALIVE, 1)
+			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPIDLE, int(ka))
+			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPINTVL, int(max(ka/3, 1)))
+			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 3)
+		}
+		lsa, _ := unix.Getsockname(fd)
+		cl := s.initClient(sockaddrToAddr(sa), sockaddrToAddr(lsa), fdReader{fd: fd, s: s})
+		cl.fd = fd
+		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
+			_ = unix.Close(fd)
+			continue
+		}
+		l.conns[fd] = cl
+		s.mu.Lock()
+		s.clients[cl.ID] = cl
+		s.mu.Unlock()
+	}
+}
+
+func sockaddrToAddr(sa unix.Sockaddr) net.Addr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
+	}
+	return &net.TCPAddr{}
+}
+
+// serve runs the client's buffered commands (reading from its socket first when
+// readable) under one hold of the engine lock, then writes the replies.
+func (l *eventLoop) serve(cl *client, readable bool) {
+	s := l.s
+	if cl.killed.Load() {
+		l.close(cl)
+		return
+	}
+	if cl.held != nil {
+		return // waiting for CLIENT PAUSE to end; its input stays in the socket
+	}
+	var argv [][]byte
+	var ok bool
+	var err error
+	if readable {
+		argv, err = cl.rd.ReadCommand()
+		ok = err == nil
+	} else {
+		argv, ok, err = cl.rd.TryCommand()
+	}
+	if ok {
+		cl.clockUs = s.clock.NowUs()
+		cl.lastInteraction.Store(cl.clockUs / 1000)
+		s.eng.Lock()
+		for n := 0; ; n++ {
+			if !s.dispatch(cl, argv) {
+				l.hold(cl, argv)
+				break
+			}
+			if cl.CloseAfterReply {
+				break
+			}
+			if n >= maxBatch {
+				l.backlog = append(l.backlog, cl) // fairness: come back after the others
+				break
+			}
+			argv, ok, err = cl.rd.TryCommand()
+			if !ok || err != nil {
+				break
+			}
+		}
+		s.eng.Unlock()
+	}
+	if err != nil && !errors.Is(err, unix.EAGAIN) {
+		var pe *resp.ProtocolError
+		switch {
+		case errors.As(err, &pe):
+			cl.w.Error("ERR " + pe.Msg)
+			cl.CloseAfterReply = true
+		case errors.Is(err, resp.ErrQueryBufferLimit):
+			s.stats.queryBufLimitDisconnects.Add(1)
+			s.log.Warn("closing client that reached max query buffer length", "client", cl.Addr)
+			l.close(cl)
+			return
+		default: // EOF, reset, killed
+			l.close(cl)
+			return
+		}
+	}
+	l.flush(cl)
+}
+
+// flush writes what it can of the reply buffer; the rest waits for EPOLLOUT.
+func (l *eventLoop) flush(cl *client) {
+	for cl.sent < len(cl.w.Buf) {
+		n, err := unix.Write(cl.fd, cl.w.Buf[cl.sent:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err == unix.EAGAIN {
+			l.wantWrite(cl, true)
+			return
+		}
+		if err != nil {
+			l.close(cl)
+			return
+		}
+		cl.sent += n
+		l.s.stats.netOutput.Add(int64(n))
+		l.s.stats.writes.Add(1)
+	}
+	cl.sent = 0
+	if cap(cl.w.Buf) > 1<<20 {
+		cl.w.Buf = nil
+	} else {
+		cl.w.Buf = cl.w.Buf[:0]
+	}
+	l.wantWrite(cl, false)
+	if cl.CloseAfterReply {
+		l.close(cl)
+	}
+}
+
+func (l *eventLoop) wantWrite(cl *client, on bool) {
+	if cl.wantWrite == on {
+		return
+	}
+	cl.wantWrite = on
+	l.interest(cl)
+}
+
+// interest sets what the loop waits for on cl: input unless a command is held
+// back by CLIENT PAUSE (level-triggered epoll would report the unread input
+// forever), output while replies are pending.
+func (l *eventLoop) interest(cl *client) {
+	var ev uint32
+	if cl.held == nil {
+		ev |= unix.EPOLLIN
+	}
+	if cl.wantWrite {
+		ev |= unix.EPOLLOUT
+	}
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, cl.fd, &unix.EpollEvent{Events: ev, Fd: int32(cl.fd)})
+}
+
+// hold parks cl's next command until CLIENT PAUSE releases it.
+func (l *eventLoop) hold(cl *client, argv [][]byte) {
+	cl.held = argv
+	l.held = append(l.held, cl)
+	l.interest(cl)
+}
+
+// retry serves clients left with buffered commands and clients whose held
+// command CLIENT PAUSE no longer holds back.
+func (l *eventLoop) retry() {
+	if len(l.backlog) > 0 {
+		bl := l.backlog
+		l.backlog = nil
+		for _, cl := range bl {
+			if l.conns[cl.fd] == cl {
+				l.serve(cl, false)
+			}
+		}
+	}
+	if len(l.held) == 0 {
+		return
+	}
+	held := l.held
+	l.held = nil
+	for _, cl := range held {
+		if l.conns[cl.fd] != cl {
+			continue
+		}
+		if cl.killed.Load() {
+			l.close(cl)
+			continue
+		}
+		argv := cl.held
+		if l.s.pausedFor(l.s.specFor(argv)) {
+			l.held = append(l.held, cl)
+			continue
+		}
+		cl.held = nil
+		cl.clockUs = l.s.clock.NowUs()
+		l.s.eng.Lock()
+		ran := l.s.dispatch(cl, argv)
+		l.s.eng.Unlock()
+		if !ran { // paused again in between
+			l.hold(cl, argv)
+			continue
+		}
+		l.interest(cl)
+		l.serve(cl, false) // the rest of its buffered commands, then the replies
+	}
+}
+
+func (l *eventLoop) close(cl *client) {
+	if l.conns[cl.fd] != cl {
+		return
+	}
+	delete(l.conns, cl.fd)
+	_ = unix.Close(cl.fd)
+	l.s.mu.Lock()
+	delete(l.s.clients, cl.ID)
+	l.s.mu.Unlock()
+}
