@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime"
 	"syscall"
 
 	"github.com/hotkv/hotkv/internal/config"
@@ -56,11 +55,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 			fmt.Fprintln(stderr, err)
 		}
 		return 1
-	}
-	// io-threads sets how many OS threads run Go code (Redis's default, 1, is a
-	// single-threaded server); an explicit GOMAXPROCS in the environment wins.
-	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(int(cfg.Int("io-threads")))
 	}
 	level := new(slog.LevelVar)
 	logger, closeLog, err := newLogger(cfg, level, stderr)

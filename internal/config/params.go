@@ -58,7 +58,7 @@ func paramTable() []paramDef {
 		specP("client-output-buffer-limit", "", fMulti, obufSpecial, "Output buffer limits per client class: class hard soft seconds."),
 		intP("maxmemory-clients", "", fMemory|fPercent, -100, longMax, 0, "Memory all clients may use together, in bytes or N% of maxmemory."),
 		intP("tracking-table-max-keys", "", fUnsigned, 0, longMax, 1000000, "Keys remembered for client-side caching."),
-		intP("io-threads", "", H|imm, 1, 128, 1, "Threads that run HotKV's connections (GOMAXPROCS), 1 as Redis's single-threaded default."),
+		intP("io-threads", "", H|imm, 1, 128, 1, "Event loops serving connections (Linux); 1, as Redis's default."),
 
 		// General.
 		intP("databases", "", H|imm, 1, intMax, 16, "Number of logical databases."),

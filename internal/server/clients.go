@@ -183,3 +183,34 @@ func (s *Server) pauseRemainingMs() int64 {
 	}
 	return max(until-s.clock.NowMs(), 0)
 }
+
+// overOutputLimit applies client-output-buffer-limit (normal class) to the
+// pending reply bytes of cl: over the hard limit, or over the soft limit for
+// longer than its seconds, the client is disconnected as in Redis. It reports
+// whether cl must be closed.
+func (s *Server) overOutputLimit(cl *client, pending int) bool {
+	if s.obufDirty.Swap(false) {
+		normal := s.cfg.ClientOutputBufferLimits()[0]
+		s.obufLimit.Store(&normal)
+	}
+	lim := s.obufLimit.Load()
+	if lim.Hard == 0 && lim.Soft == 0 {
+		return false
+	}
+	n := uint64(pending)
+	over := lim.Hard > 0 && n > lim.Hard
+	if !over && lim.Soft > 0 && n > lim.Soft {
+		now := s.clock.NowMs()
+		if cl.softSinceMs == 0 {
+			cl.softSinceMs = now
+		}
+		over = now-cl.softSinceMs > lim.SoftSeconds*1000
+	} else if lim.Soft > 0 && n <= lim.Soft {
+		cl.softSinceMs = 0
+	}
+	if over {
+		s.stats.obufLimitDisconnects.Add(1)
+		s.log.Warn("client scheduled to be closed for overcoming of output buffer limits", "client", cl.Addr, "bytes", n)
+	}
+	return over
+}

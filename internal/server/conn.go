@@ -19,6 +19,7 @@ type client struct {
 	raddr           net.Addr
 	sent            int // event-loop mode: bytes of w.Buf already written
 	clockUs         int64 // the server clock when the next command of the batch starts
+	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool
 	held            [][]byte // event-loop mode: a command held back by CLIENT PAUSE
 	killed          atomic.Bool
@@ -143,6 +144,10 @@ func (s *Server) readFailed(cl *client, err error) {
 func (s *Server) flush(cl *client) bool {
 	if len(cl.w.Buf) == 0 {
 		return true
+	}
+	if s.overOutputLimit(cl, len(cl.w.Buf)) {
+		cl.w.Buf = cl.w.Buf[:0]
+		return false
 	}
 	n, err := cl.conn.Write(cl.w.Buf)
 	s.stats.writes.Add(1)

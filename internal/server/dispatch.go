@@ -84,6 +84,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += end - start
+	s.recordLatency(spec.ID, end-start)
 	s.stats.commands++
 	s.stats.dirty += int64(c.Dirty)
 	if c.ErrCode != "" {

@@ -367,3 +367,65 @@ func TestOneWritePerBatchEventLoop(t *testing.T) {
 		t.Fatalf("%d writes for one pipelined batch and one INFO reply, want 2", d)
 	}
 }
+
+// INFO latencystats reports per-command percentiles (redis.io INFO, tests/unit/info.tcl).
+func TestInfoLatencystats(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Do("CONFIG", "SET", "latency-tracking-info-percentiles", "50 99 99.9")
+	c.Do("SET", "k", "v")
+	c.Do("DEBUG", "SLEEP", "0.05")
+	c.Do("CLIENT", "ID")
+	info := c.Do("INFO", "latencystats")
+	for _, want := range []string{"# Latencystats", "latency_percentiles_usec_set:p50=", ",p99=", ",p99.9=", "latency_percentiles_usec_client|id:p50="} {
+		if !strings.Contains(info, want) {
+			t.Fatalf("INFO latencystats lacks %q:\n%s", want, info)
+		}
+	}
+	i := strings.Index(info, "latency_percentiles_usec_debug:p50=")
+	if i < 0 {
+		t.Fatal("no debug line")
+	}
+	v, err := strconv.ParseFloat(info[i+len("latency_percentiles_usec_debug:p50="):i+strings.Index(info[i:], ",")], 64)
+	if err != nil || v < 50000 {
+		t.Fatalf("DEBUG SLEEP 0.05 reported p50=%v µs (%v), want >= 50000", v, err)
+	}
+	c.Do("CONFIG", "SET", "latency-tracking", "no")
+	if info := c.Do("INFO", "latencystats"); strings.Contains(info, "latency_percentiles") {
+		t.Fatalf("latency-tracking no still reports: %q", info)
+	}
+	if info := c.Do("INFO"); strings.Contains(info, "Latencystats") {
+		t.Fatal("latencystats is not a default section")
+	}
+}
+
+// client-output-buffer-limit: a reply over the normal class's hard limit closes
+// the client and counts a disconnection (tests/unit/info.tcl).
+func TestOutputBufferHardLimit(t *testing.T) {
+	for _, mode := range []string{"loop", "goroutines"} {
+		t.Run(mode, func(t *testing.T) {
+			var opts []hotkvtest.Option
+			if mode == "goroutines" {
+				opts = append(opts, hotkvtest.WithGoroutinePerConn())
+			}
+			srv := hotkvtest.Start(t, opts...)
+			admin := hotkvtest.Dial(t, srv.Addr)
+			admin.Do("SET", "big", strings.Repeat("a", 100000))
+			if r := admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 10000 0 0"); r != "+OK\r\n" {
+				t.Fatal(r)
+			}
+			c := hotkvtest.Dial(t, srv.Addr)
+			c.Write(hotkvtest.EncodeCommand("GET", "big"))
+			if r, err := c.ReadReply(); err == nil {
+				t.Fatalf("got a %d-byte reply past the hard limit", len(r))
+			}
+			if r := admin.Do("INFO", "stats"); !strings.Contains(r, "client_output_buffer_limit_disconnections:1\r\n") {
+				t.Fatalf("disconnection not counted: %q", r)
+			}
+			admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+			if r := admin.Do("STRLEN", "big"); r != ":100000\r\n" {
+				t.Fatal(r)
+			}
+		})
+	}
+}

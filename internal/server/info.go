@@ -29,6 +29,7 @@ type stats struct {
 	netOutput                atomic.Int64
 	reads, writes            atomic.Int64 // total_reads_processed, total_writes_processed
 	queryBufLimitDisconnects atomic.Int64
+	obufLimitDisconnects     atomic.Int64
 }
 
 // infoSection is one INFO section: its name and the function that appends its body.
@@ -51,6 +52,7 @@ var infoSections = []infoSection{
 	{"cpu", "CPU", true, (*Server).infoCPU},
 	{"modules", "Modules", true, func(_ *Server, b []byte) []byte { return b }},
 	{"commandstats", "Commandstats", false, (*Server).infoCommandstats},
+	{"latencystats", "Latencystats", false, (*Server).infoLatencystats},
 	{"errorstats", "Errorstats", true, (*Server).infoErrorstats},
 	{"cluster", "Cluster", true, func(_ *Server, b []byte) []byte { return kv(b, "cluster_enabled", "0") }},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
@@ -244,7 +246,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "total_writes_processed", s.stats.writes.Load())
 	b = kv(b, "unexpected_error_replies", "0")
 	b = kvi(b, "client_query_buffer_limit_disconnections", s.stats.queryBufLimitDisconnects.Load())
-	b = kv(b, "client_output_buffer_limit_disconnections", "0")
+	b = kvi(b, "client_output_buffer_limit_disconnections", s.stats.obufLimitDisconnects.Load())
 	return b
 }
 

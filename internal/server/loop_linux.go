@@ -307,6 +307,10 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 
 // flush writes what it can of the reply buffer; the rest waits for EPOLLOUT.
 func (l *eventLoop) flush(cl *client) {
+	if len(cl.w.Buf) > cl.sent && l.s.overOutputLimit(cl, len(cl.w.Buf)-cl.sent) {
+		l.close(cl)
+		return
+	}
 	for cl.sent < len(cl.w.Buf) {
 		n, err := unix.Write(cl.fd, cl.w.Buf[cl.sent:])
 		if err == unix.EINTR {

@@ -63,7 +63,12 @@ type Server struct {
 
 	pause     pauseState
 	stats     stats
-	cmdStats  []cmdStat // indexed by Spec.ID; guarded by the engine lock
+	cmdStats  []cmdStat     // indexed by Spec.ID; guarded by the engine lock
+	latency   []latencyHist // indexed by Spec.ID; guarded by the engine lock
+
+	latencyTracking atomic.Bool // latency-tracking
+	obufDirty       atomic.Bool
+	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
 	errStats  map[string]int64
 	shutdown  chan struct{}
 	closeOnce sync.Once
@@ -111,6 +116,18 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
+	s.latency = make([]latencyHist, s.table.NumIDs())
+	s.latencyTracking.Store(cfg.Bool("latency-tracking"))
+	cfg.OnChange("latency-tracking", func(v string) error {
+		s.latencyTracking.Store(v == "yes")
+		return nil
+	})
+	normal := cfg.ClientOutputBufferLimits()[0]
+	s.obufLimit.Store(&normal)
+	cfg.OnChange("client-output-buffer-limit", func(string) error {
+		s.obufDirty.Store(true) // re-read after the hook: the config lock is held here
+		return nil
+	})
 	s.startUs = clk.NowUs()
 	s.lastSave = s.startUs / 1e6
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))

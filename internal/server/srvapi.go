@@ -34,6 +34,7 @@ func (s *Server) ConfigRewrite() error { return s.cfg.Rewrite() }
 func (s *Server) ResetStats() {
 	for i := range s.cmdStats {
 		s.cmdStats[i] = cmdStat{}
+		s.latency[i] = latencyHist{}
 	}
 	s.errStats = map[string]int64{}
 	s.stats.commands, s.stats.errorReplies = 0, 0
@@ -41,6 +42,10 @@ func (s *Server) ResetStats() {
 	s.stats.rejectedConnections.Store(0)
 	s.stats.netInput.Store(0)
 	s.stats.netOutput.Store(0)
+	s.stats.reads.Store(0)
+	s.stats.writes.Store(0)
+	s.stats.obufLimitDisconnects.Store(0)
+	s.stats.queryBufLimitDisconnects.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
 	s.eng.ExpireCycleCapHits, s.eng.ExpireCycleTimeUs = 0, 0
 }
