@@ -1,10 +1,10 @@
 package server
 
 import (
-	"sync/atomic"
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"

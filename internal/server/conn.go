@@ -17,7 +17,7 @@ type client struct {
 	conn            net.Conn // goroutine mode only
 	fd              int      // event-loop mode: the socket (-1 in goroutine mode)
 	raddr           net.Addr
-	sent            int // event-loop mode: bytes of w.Buf already written
+	sent            int   // event-loop mode: bytes of w.Buf already written
 	clockUs         int64 // the server clock when the next command of the batch starts
 	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool

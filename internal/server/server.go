@@ -61,18 +61,18 @@ type Server struct {
 	nextID  atomic.Int64
 	wg      sync.WaitGroup
 
-	pause     pauseState
-	stats     stats
-	cmdStats  []cmdStat     // indexed by Spec.ID; guarded by the engine lock
-	latency   []latencyHist // indexed by Spec.ID; guarded by the engine lock
+	pause    pauseState
+	stats    stats
+	cmdStats []cmdStat     // indexed by Spec.ID; guarded by the engine lock
+	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
 	latencyTracking atomic.Bool // latency-tracking
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
-	errStats  map[string]int64
-	shutdown  chan struct{}
-	closeOnce sync.Once
-	cancel    context.CancelFunc
+	errStats        map[string]int64
+	shutdown        chan struct{}
+	closeOnce       sync.Once
+	cancel          context.CancelFunc
 
 	// blockOnPause: goroutine mode, where a paused client sleeps in dispatch;
 	// the event loops hold its command back instead.
