@@ -75,8 +75,9 @@ const (
 )
 
 // RunCron runs the periodic work until ctx ends: the active expiry cycle, hz times
-// per second (hz is read each tick so CONFIG SET hz applies at once).
-func (e *Engine) RunCron(ctx context.Context, hz func() int) {
+// per second (hz is read each tick so CONFIG SET hz applies at once). tick, when
+// not nil, runs on every tick with the lock held, given the tick's start (Unix µs).
+func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs int64)) {
 	for {
 		h := max(hz(), 1)
 		period := time.Second / time.Duration(h)
@@ -86,10 +87,14 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int) {
 		case <-time.After(period):
 		}
 		e.mu.Lock()
+		start := e.clock.NowUs()
 		if e.activeExpire.Load() {
 			e.ActiveExpireCycle(period * slowCycleCPU / 100)
 		}
 		e.rehashStep()
+		if tick != nil {
+			tick(start)
+		}
 		e.mu.Unlock()
 	}
 }

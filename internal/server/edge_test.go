@@ -429,3 +429,30 @@ func TestOutputBufferHardLimit(t *testing.T) {
 		})
 	}
 }
+
+// INFO stats carries the event-loop and instantaneous fields with Redis's names;
+// INFO debug is shown only when asked for.
+func TestInfoEventloopFields(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, srv.Addr)
+	for i := 0; i < 10; i++ {
+		c.Do("SET", "k", "v")
+	}
+	stats := c.Do("INFO", "stats")
+	for _, f := range []string{"instantaneous_ops_per_sec:", "instantaneous_input_kbps:", "instantaneous_output_kbps:",
+		"eventloop_duration_sum:", "instantaneous_eventloop_cycles_per_sec:", "instantaneous_eventloop_duration_usec:",
+		"total_reads_processed:", "total_writes_processed:"} {
+		if !strings.Contains(stats, f) {
+			t.Errorf("INFO stats lacks %s", f)
+		}
+	}
+	if strings.Contains(stats, "eventloop_cycles:0\r\n") || strings.Contains(stats, "eventloop_duration_cmd_sum:0\r\n") {
+		t.Errorf("event-loop counters did not move: %q", stats)
+	}
+	if all := c.Do("INFO", "all"); strings.Contains(all, "eventloop_duration_aof_sum") {
+		t.Error("INFO all must not show the debug section")
+	}
+	if dbg := c.Do("INFO", "debug"); !strings.Contains(dbg, "eventloop_cmd_per_cycle_max:") {
+		t.Errorf("INFO debug: %q", dbg)
+	}
+}

@@ -56,6 +56,7 @@ var infoSections = []infoSection{
 	{"errorstats", "Errorstats", true, (*Server).infoErrorstats},
 	{"cluster", "Cluster", true, func(_ *Server, b []byte) []byte { return kv(b, "cluster_enabled", "0") }},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+	{"debug", "Debug", false, (*Server).infoDebug},
 }
 
 // Info implements INFO [section ...]. Called with the engine lock held.
@@ -64,8 +65,11 @@ func (s *Server) Info(dst []byte, sections []string) []byte {
 	all, dflt := false, len(sections) == 0
 	for _, sec := range sections {
 		switch sec {
-		case "all", "everything":
+		case "all":
 			all = true
+		case "everything":
+			all = true
+			want["debug"] = true
 		case "default":
 			dflt = true
 		default:
@@ -74,7 +78,7 @@ func (s *Server) Info(dst []byte, sections []string) []byte {
 	}
 	first := true
 	for _, sec := range infoSections {
-		if !(all || want[sec.name] || (dflt && sec.inDflt)) {
+		if !((all && sec.name != "debug") || want[sec.name] || (dflt && sec.inDflt)) {
 			continue
 		}
 		if !first {
@@ -193,8 +197,10 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = kv(b, "used_memory_human", human(used))
 	b = kv(b, "used_memory_rss", strconv.FormatUint(rss, 10))
 	b = kv(b, "used_memory_rss_human", human(rss))
-	b = kv(b, "used_memory_peak", strconv.FormatUint(ms.HeapSys, 10))
-	b = kv(b, "used_memory_peak_human", human(ms.HeapSys))
+	s.notePeak(used)
+	b = kv(b, "used_memory_peak", strconv.FormatUint(s.memPeak, 10))
+	b = kv(b, "used_memory_peak_time", strconv.FormatInt(s.memPeakTime, 10))
+	b = kv(b, "used_memory_peak_human", human(s.memPeak))
 	b = kv(b, "used_memory_lua", "0")
 	b = kv(b, "maxmemory", strconv.FormatUint(maxmem, 10))
 	b = kv(b, "maxmemory_human", human(maxmem))
@@ -229,6 +235,9 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "total_commands_processed", s.stats.commands)
 	b = kvi(b, "total_net_input_bytes", s.stats.netInput.Load())
 	b = kvi(b, "total_net_output_bytes", s.stats.netOutput.Load())
+	b = kvi(b, "instantaneous_ops_per_sec", int64(s.inst.ops.mean()))
+	b = kv(b, "instantaneous_input_kbps", strconv.FormatFloat(s.inst.in.mean(), 'f', 2, 64))
+	b = kv(b, "instantaneous_output_kbps", strconv.FormatFloat(s.inst.out.mean(), 'f', 2, 64))
 	b = kvi(b, "rejected_connections", s.stats.rejectedConnections.Load())
 	b = kvi(b, "expired_keys", s.ks.Stats.ExpiredKeys)
 	b = kv(b, "expired_stale_perc", strconv.FormatFloat(s.eng.ExpiredStalePercent*100, 'f', 2, 64))
@@ -245,6 +254,11 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "total_reads_processed", s.stats.reads.Load())
 	b = kvi(b, "total_writes_processed", s.stats.writes.Load())
 	b = kv(b, "unexpected_error_replies", "0")
+	b = kvi(b, "eventloop_cycles", s.loopStats.cycles.Load())
+	b = kvi(b, "eventloop_duration_sum", s.loopStats.durSum.Load())
+	b = kvi(b, "eventloop_duration_cmd_sum", s.loopStats.cmdSum.Load())
+	b = kvi(b, "instantaneous_eventloop_cycles_per_sec", int64(s.inst.cycles.mean()))
+	b = kvi(b, "instantaneous_eventloop_duration_usec", int64(s.inst.elDur.mean()))
 	b = kvi(b, "client_query_buffer_limit_disconnections", s.stats.queryBufLimitDisconnects.Load())
 	b = kvi(b, "client_output_buffer_limit_disconnections", s.stats.obufLimitDisconnects.Load())
 	return b
@@ -324,3 +338,12 @@ func (s *Server) infoKeyspace(b []byte) []byte {
 
 // RedisVersion is the Redis release whose semantics HotKV follows.
 const RedisVersion = command.Version
+
+// infoDebug is INFO debug (only when asked for by name or with "everything").
+func (s *Server) infoDebug(b []byte) []byte {
+	b = kv(b, "eventloop_duration_aof_sum", "0")
+	b = kvi(b, "eventloop_duration_cron_sum", s.loopStats.cronSum.Load())
+	b = kvi(b, "eventloop_duration_max", s.loopStats.durMax.Load())
+	b = kvi(b, "eventloop_cmd_per_cycle_max", s.loopStats.cmdPerCycleMax.Load())
+	return b
+}

@@ -32,6 +32,8 @@ type eventLoop struct {
 	conns   map[int]*client
 	events  []unix.EpollEvent
 	backlog []*client // clients with complete commands still buffered (batch cap reached)
+	cmdUs   int64     // this cycle: µs spent running commands, and how many
+	cmds    int64
 	held    []*client // clients whose next command waits for CLIENT PAUSE to end
 }
 
@@ -52,6 +54,9 @@ func (r fdReader) Read(p []byte) (int, error) {
 	for {
 		n, err := unix.Read(r.fd, p)
 		r.s.stats.reads.Add(1)
+		if n > 0 {
+			r.s.stats.netInput.Add(int64(n))
+		}
 		if err == unix.EINTR {
 			continue
 		}
@@ -166,6 +171,8 @@ func (l *eventLoop) run() {
 			l.s.log.Error("epoll_wait failed", "err", err)
 			break
 		}
+		cycleStart := l.s.clock.NowUs()
+		l.cmdUs, l.cmds = 0, 0
 		for i := 0; i < n; i++ {
 			ev := l.events[i]
 			fd := int(ev.Fd)
@@ -189,6 +196,7 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.retry()
+		l.s.loopStats.cycle(l.s.clock.NowUs()-cycleStart, l.cmdUs, l.cmds)
 	}
 	for _, cl := range l.conns {
 		l.close(cl)
@@ -288,6 +296,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	}
 	if ok {
 		cl.clockUs = s.clock.NowUs()
+		batchStart, cmdsBefore := cl.clockUs, cl.cmds
 		cl.lastInteraction.Store(cl.clockUs / 1000)
 		s.eng.Lock()
 		for n := 0; ; n++ {
@@ -308,6 +317,8 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 			}
 		}
 		s.eng.Unlock()
+		l.cmdUs += cl.clockUs - batchStart
+		l.cmds += cl.cmds - cmdsBefore
 	}
 	if err != nil && !errors.Is(err, unix.EAGAIN) {
 		var pe *resp.ProtocolError

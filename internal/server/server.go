@@ -66,6 +66,11 @@ type Server struct {
 	cmdStats []cmdStat     // indexed by Spec.ID; guarded by the engine lock
 	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
+	loopStats   loopStats
+	inst        instantaneous // guarded by the engine lock
+	memPeak     uint64        // guarded by the engine lock
+	memPeakTime int64         // Unix seconds
+
 	latencyTracking atomic.Bool // latency-tracking
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
@@ -311,7 +316,7 @@ func (s *Server) closeListeners() {
 func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
-	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) })
+	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)
 	s.lnMu.Lock()
 	s.running = true

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
 )
@@ -45,6 +46,12 @@ func (s *Server) ResetStats() {
 	s.stats.reads.Store(0)
 	s.stats.writes.Store(0)
 	s.stats.obufLimitDisconnects.Store(0)
+	s.inst = instantaneous{}
+	s.memPeak, s.memPeakTime = 0, 0
+	for _, a := range []*atomic.Int64{&s.loopStats.cycles, &s.loopStats.durSum, &s.loopStats.cmdSum,
+		&s.loopStats.durMax, &s.loopStats.cmdPerCycleMax, &s.loopStats.cronSum} {
+		a.Store(0)
+	}
 	s.stats.queryBufLimitDisconnects.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
 	s.eng.ExpireCycleCapHits, s.eng.ExpireCycleTimeUs = 0, 0

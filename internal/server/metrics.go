@@ -1,0 +1,99 @@
+package server
+
+import (
+	"runtime/metrics"
+	"sync/atomic"
+)
+
+// instMetric is Redis's instantaneous metric (server.c trackInstantaneousMetric):
+// each cron tick adds one sample, and the metric is the mean of the last 16.
+type instMetric struct {
+	samples  [16]float64
+	idx      int
+	lastVal  int64
+	lastBase int64
+}
+
+// track records (val-last)*factor/(base-lastBase): a rate when base is a time.
+func (m *instMetric) track(val, base int64, factor float64) {
+	if m.lastBase != 0 && base > m.lastBase {
+		m.samples[m.idx] = float64(val-m.lastVal) * factor / float64(base-m.lastBase)
+		m.idx = (m.idx + 1) % len(m.samples)
+	}
+	m.lastVal, m.lastBase = val, base
+}
+
+func (m *instMetric) mean() float64 {
+	var sum float64
+	for _, s := range m.samples {
+		sum += s
+	}
+	return sum / float64(len(m.samples))
+}
+
+// loopStats are the event loops' counters (INFO stats eventloop_*, INFO debug).
+type loopStats struct {
+	cycles, durSum, cmdSum, durMax, cmdPerCycleMax, cronSum atomic.Int64
+}
+
+func storeMax(a *atomic.Int64, v int64) {
+	for {
+		cur := a.Load()
+		if v <= cur || a.CompareAndSwap(cur, v) {
+			return
+		}
+	}
+}
+
+// cycle records one event-loop iteration that took dur µs, cmdDur of them
+// running cmds commands.
+func (ls *loopStats) cycle(dur, cmdDur, cmds int64) {
+	ls.cycles.Add(1)
+	ls.durSum.Add(dur)
+	ls.cmdSum.Add(cmdDur)
+	storeMax(&ls.durMax, dur)
+	storeMax(&ls.cmdPerCycleMax, cmds)
+}
+
+// instantaneous holds the sampled metrics; touched only on cron ticks and by
+// INFO, both under the engine lock.
+type instantaneous struct {
+	ops, in, out, cycles, elDur instMetric
+}
+
+// heapBytes reads the live heap without stopping the world.
+func heapBytes() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
+
+// cronTick runs hz times a second under the engine lock (engine.RunCron): it
+// samples the instantaneous metrics and the memory peak.
+func (s *Server) cronTick(startUs int64) {
+	now := s.clock.NowUs()
+	ms := now / 1000
+	s.inst.ops.track(s.stats.commands, ms, 1000)
+	s.inst.in.track(s.stats.netInput.Load(), ms, 1000.0/1024)
+	s.inst.out.track(s.stats.netOutput.Load(), ms, 1000.0/1024)
+	cycles := s.loopStats.cycles.Load()
+	s.inst.cycles.track(cycles, now, 1e6)
+	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
+	s.notePeak(heapBytes())
+	// in Redis the cron runs inside an event-loop cycle; here it has its own
+	// goroutine, so its tick counts as one cycle of its own
+	d := s.clock.NowUs() - startUs
+	s.loopStats.cronSum.Add(d)
+	s.loopStats.cycle(d, 0, 0)
+}
+
+// notePeak updates used_memory_peak and its time.
+func (s *Server) notePeak(used uint64) {
+	if used > s.memPeak {
+		s.memPeak = used
+		s.memPeakTime = s.clock.NowMs() / 1000
+	}
+}
