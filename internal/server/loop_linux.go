@@ -52,7 +52,7 @@ type fdReader struct {
 
 func (r fdReader) Read(p []byte) (int, error) {
 	for {
-		n, err := unix.Read(r.fd, p)
+		n, err := rawRead(r.fd, p)
 		r.s.stats.reads.Add(1)
 		if n > 0 {
 			r.s.stats.netInput.Add(int64(n))
@@ -203,6 +203,31 @@ func (l *eventLoop) run() {
 	}
 }
 
+// rawRead and rawWrite are read(2) and write(2) on a non-blocking socket as raw
+// system calls: they cannot block, so the runtime's enter/exit-syscall
+// bookkeeping (about 100 ns each) is skipped.
+func rawRead(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+func rawWrite(fd int, p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
 // epollPoll is epoll_wait with a zero timeout as a raw system call (it cannot
 // block, so the runtime need not be told).
 func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
@@ -346,7 +371,7 @@ func (l *eventLoop) flush(cl *client) {
 		return
 	}
 	for cl.sent < len(cl.w.Buf) {
-		n, err := unix.Write(cl.fd, cl.w.Buf[cl.sent:])
+		n, err := rawWrite(cl.fd, cl.w.Buf[cl.sent:])
 		if err == unix.EINTR {
 			continue
 		}
