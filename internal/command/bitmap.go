@@ -38,9 +38,8 @@ func setbitCmd(c *Ctx) {
 		return
 	}
 	key := c.Argv[1]
-	e := c.DB.LookupWrite(key)
-	if e != nil && e.Kind != keyspace.KindString {
-		c.Err(ErrWrongType)
+	e, ok := lookupKind(c, key, keyspace.KindString, true)
+	if !ok {
 		return
 	}
 	if e == nil {

@@ -215,9 +215,8 @@ func setexGeneric(c *Ctx, seconds bool, name string) {
 
 func getsetCmd(c *Ctx) {
 	key := c.Argv[1]
-	e := c.DB.LookupWrite(key)
-	if e != nil && e.Kind != keyspace.KindString {
-		c.Err(ErrWrongType)
+	e, ok := lookupKind(c, key, keyspace.KindString, true)
+	if !ok {
 		return
 	}
 	if e == nil {
@@ -381,9 +380,8 @@ func setrangeCmd(c *Ctx) {
 		c.Err(ErrOffsetRange)
 		return
 	}
-	e := c.DB.LookupWrite(key)
-	if e != nil && e.Kind != keyspace.KindString {
-		c.Err(ErrWrongType)
+	e, ok := lookupKind(c, key, keyspace.KindString, true)
+	if !ok {
 		return
 	}
 	if len(val) == 0 {

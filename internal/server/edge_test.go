@@ -137,15 +137,9 @@ func TestWallClockStepDoesNotMoveTTLs(t *testing.T) {
 // Garbage, a 4 GB bulk length and an over-long inline request each get Redis's
 // error and a closed connection; other clients are unaffected.
 func TestBadInputIsolated(t *testing.T) {
-	for _, mode := range []string{"loop", "goroutines"} {
-		t.Run(mode, func(t *testing.T) {
-			var opts []hotkvtest.Option
-			if mode == "goroutines" {
-				opts = append(opts, hotkvtest.WithGoroutinePerConn())
-			}
-			testBadInputIsolated(t, hotkvtest.Start(t, opts...))
-		})
-	}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		testBadInputIsolated(t, hotkvtest.Start(t, opts...))
+	})
 }
 
 func testBadInputIsolated(t *testing.T, srv *hotkvtest.Server) {
@@ -241,15 +235,9 @@ func TestAuthRequired(t *testing.T) {
 }
 
 func TestClientReplyKillPause(t *testing.T) {
-	for _, mode := range []string{"loop", "goroutines"} {
-		t.Run(mode, func(t *testing.T) {
-			var opts []hotkvtest.Option
-			if mode == "goroutines" {
-				opts = append(opts, hotkvtest.WithGoroutinePerConn())
-			}
-			testClientReplyKillPause(t, hotkvtest.Start(t, opts...))
-		})
-	}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		testClientReplyKillPause(t, hotkvtest.Start(t, opts...))
+	})
 }
 
 func testClientReplyKillPause(t *testing.T, srv *hotkvtest.Server) {
@@ -402,32 +390,26 @@ func TestInfoLatencystats(t *testing.T) {
 // client-output-buffer-limit: a reply over the normal class's hard limit closes
 // the client and counts a disconnection (tests/unit/info.tcl).
 func TestOutputBufferHardLimit(t *testing.T) {
-	for _, mode := range []string{"loop", "goroutines"} {
-		t.Run(mode, func(t *testing.T) {
-			var opts []hotkvtest.Option
-			if mode == "goroutines" {
-				opts = append(opts, hotkvtest.WithGoroutinePerConn())
-			}
-			srv := hotkvtest.Start(t, opts...)
-			admin := hotkvtest.Dial(t, srv.Addr)
-			admin.Do("SET", "big", strings.Repeat("a", 100000))
-			if r := admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 10000 0 0"); r != "+OK\r\n" {
-				t.Fatal(r)
-			}
-			c := hotkvtest.Dial(t, srv.Addr)
-			c.Write(hotkvtest.EncodeCommand("GET", "big"))
-			if r, err := c.ReadReply(); err == nil {
-				t.Fatalf("got a %d-byte reply past the hard limit", len(r))
-			}
-			if r := admin.Do("INFO", "stats"); !strings.Contains(r, "client_output_buffer_limit_disconnections:1\r\n") {
-				t.Fatalf("disconnection not counted: %q", r)
-			}
-			admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
-			if r := admin.Do("STRLEN", "big"); r != ":100000\r\n" {
-				t.Fatal(r)
-			}
-		})
-	}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		srv := hotkvtest.Start(t, opts...)
+		admin := hotkvtest.Dial(t, srv.Addr)
+		admin.Do("SET", "big", strings.Repeat("a", 100000))
+		if r := admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 10000 0 0"); r != "+OK\r\n" {
+			t.Fatal(r)
+		}
+		c := hotkvtest.Dial(t, srv.Addr)
+		c.Write(hotkvtest.EncodeCommand("GET", "big"))
+		if r, err := c.ReadReply(); err == nil {
+			t.Fatalf("got a %d-byte reply past the hard limit", len(r))
+		}
+		if r := admin.Do("INFO", "stats"); !strings.Contains(r, "client_output_buffer_limit_disconnections:1\r\n") {
+			t.Fatalf("disconnection not counted: %q", r)
+		}
+		admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+		if r := admin.Do("STRLEN", "big"); r != ":100000\r\n" {
+			t.Fatal(r)
+		}
+	})
 }
 
 // INFO stats carries the event-loop and instantaneous fields with Redis's names;
@@ -455,4 +437,11 @@ func TestInfoEventloopFields(t *testing.T) {
 	if dbg := c.Do("INFO", "debug"); !strings.Contains(dbg, "eventloop_cmd_per_cycle_max:") {
 		t.Errorf("INFO debug: %q", dbg)
 	}
+}
+
+// onBothTransports runs fn on the event loops and on the goroutine-per-connection
+// path, passing the hotkvtest options that select it.
+func onBothTransports(t *testing.T, fn func(t *testing.T, opts ...hotkvtest.Option)) {
+	t.Run("loop", func(t *testing.T) { fn(t) })
+	t.Run("goroutines", func(t *testing.T) { fn(t, hotkvtest.WithGoroutinePerConn()) })
 }
