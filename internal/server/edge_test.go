@@ -505,3 +505,25 @@ func infoInt(t *testing.T, c *hotkvtest.Conn, field string) int {
 	}
 	return n
 }
+
+// maxclients: one connection too many gets Redis's error and is closed; the
+// others keep working.
+func TestMaxClients(t *testing.T) {
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		srv := hotkvtest.Start(t, append(opts, hotkvtest.WithConfig("maxclients", "2"))...)
+		a := hotkvtest.Dial(t, srv.Addr)
+		a.Do("PING")
+		b := hotkvtest.Dial(t, srv.Addr)
+		b.Do("PING")
+		c := hotkvtest.Dial(t, srv.Addr)
+		if r, err := c.ReadReply(); err != nil || r != "-ERR max number of clients reached\r\n" {
+			t.Fatalf("third client: %q %v", r, err)
+		}
+		if _, err := c.ReadReply(); err == nil {
+			t.Fatal("refused client not closed")
+		}
+		if r := a.Do("INFO", "stats"); !strings.Contains(r, "rejected_connections:1\r\n") {
+			t.Fatalf("rejection not counted: %q", r)
+		}
+	})
+}

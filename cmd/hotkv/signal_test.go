@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary run as the real server (HOTKV_RUN_MAIN=1), so
+// that a test can send it real signals.
+func TestMain(m *testing.M) {
+	if os.Getenv("HOTKV_RUN_MAIN") == "1" {
+		main()
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// SIGTERM and SIGINT stop the process gracefully: exit code 0, the shutdown
+// logged, clients disconnected.
+func TestGracefulShutdownOnSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			port := ln.Addr().(*net.TCPAddr).Port
+			_ = ln.Close()
+			cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+			cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var c net.Conn
+			for i := 0; i < 200; i++ {
+				if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
+					break
+				}
+				time.Sleep(25 * time.Millisecond)
+			}
+			if c == nil {
+				_ = cmd.Process.Kill()
+				t.Fatalf("server did not start: %v\n%s", err, stderr.String())
+			}
+			defer c.Close()
+			if _, err := c.Write([]byte("PING\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			buf := make([]byte, 16)
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			if n, _ := c.Read(buf); string(buf[:n]) != "+PONG\r\n" {
+				t.Fatalf("PING: %q", buf[:n])
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("exit after %v: %v\n%s", sig, err, stderr.String())
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("no exit after %v", sig)
+			}
+			if !strings.Contains(stderr.String(), "shutting down") {
+				t.Fatalf("shutdown not logged:\n%s", stderr.String())
+			}
+			if n, err := c.Read(buf); err == nil {
+				t.Fatalf("client still connected after shutdown: %q", buf[:n])
+			}
+		})
+	}
+}
