@@ -164,11 +164,18 @@ func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 			n++
 			continue
 		}
+		// kill only a client still registered, under the registry lock: its owner
+		// cannot have closed (and the kernel reused) its fd meanwhile
 		s.mu.Lock()
-		delete(s.clients, cl.ID) // gone for CLIENT LIST and INFO at once, as in Redis
+		_, live := s.clients[cl.ID]
+		if live {
+			delete(s.clients, cl.ID) // gone for CLIENT LIST and INFO at once, as in Redis
+			cl.kill()
+		}
 		s.mu.Unlock()
-		cl.kill()
-		n++
+		if live {
+			n++
+		}
 	}
 	return n
 }

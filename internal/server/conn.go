@@ -75,7 +75,9 @@ func (s *Server) initClient(raddr, laddr net.Addr, rd io.Reader) *client {
 }
 
 // kill disconnects the client from any goroutine: the connection's owner (its
-// goroutine or event loop) sees the socket fail and cleans up.
+// goroutine or event loop) sees the socket fail and cleans up. Call it with
+// Server.mu held and only for a client still in Server.clients (the event loop
+// closes a socket only after taking it out of the registry).
 func (cl *client) kill() {
 	cl.killed.Store(true)
 	if cl.conn != nil {

@@ -477,8 +477,11 @@ func (l *eventLoop) close(cl *client) {
 		return
 	}
 	delete(l.conns, cl.fd)
-	_ = unix.Close(cl.fd)
+	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
+	// shut down only registered clients, under the same lock, so they can never
+	// hit this fd after it is closed and reused by a new connection
 	l.s.mu.Lock()
 	delete(l.s.clients, cl.ID)
 	l.s.mu.Unlock()
+	_ = unix.Close(cl.fd)
 }
