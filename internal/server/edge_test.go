@@ -527,3 +527,30 @@ func TestMaxClients(t *testing.T) {
 		}
 	})
 }
+
+// A client that hangs up while CLIENT PAUSE holds its command back is cleaned up
+// (and does not keep the server busy); the pause then ends normally.
+func TestHangUpWhilePaused(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	admin := hotkvtest.Dial(t, srv.Addr)
+	cycles := infoInt(t, admin, "eventloop_cycles")
+	if r := admin.Do("CLIENT", "PAUSE", "200", "WRITE"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	held := hotkvtest.Dial(t, srv.Addr)
+	held.Write(hotkvtest.EncodeCommand("SET", "k", "v"))
+	_ = held.Net().(*net.TCPConn).SetLinger(0) // close with a reset: EPOLLHUP on the server
+	_ = held.Net().Close()
+	w := hotkvtest.Dial(t, srv.Addr)
+	if r := w.Do("SET", "k2", "v2"); r != "+OK\r\n" { // runs once the pause ends
+		t.Fatal(r)
+	}
+	if r := admin.Do("CLIENT", "LIST"); strings.Count(r, "id=") != 2 {
+		t.Fatalf("the hung-up client is still listed: %q", r)
+	}
+	// an idle loop wakes about 10 times a second, plus once per event: a loop
+	// spinning on the unmaskable hang-up would run thousands of cycles
+	if d := infoInt(t, admin, "eventloop_cycles") - cycles; d > 200 {
+		t.Fatalf("%d event-loop cycles during a 200 ms pause", d)
+	}
+}

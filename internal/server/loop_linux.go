@@ -187,6 +187,10 @@ func (l *eventLoop) run() {
 				if cl == nil {
 					continue
 				}
+				if cl.held != nil && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+					l.close(cl) // hung up while paused: HUP cannot be masked, don't spin on it
+					continue
+				}
 				if ev.Events&unix.EPOLLOUT != 0 {
 					l.flush(cl)
 				}
