@@ -93,6 +93,9 @@ func aclCategories(s *Spec) []string {
 	if s.Flags&Admin != 0 {
 		out = append(out, "@dangerous")
 	}
+	if s.Group == "transactions" {
+		out = append(out, "@transaction")
+	}
 	if s.Group == "scripting" {
 		out = append(out, "@scripting")
 	}

@@ -62,6 +62,10 @@ func selectCmd(c *Ctx) {
 // name, default user when no password is required).
 func resetCmd(c *Ctx) {
 	cl := c.Client
+	if cl.InMulti() {
+		c.Srv.DiscardMulti(cl)
+	}
+	c.Srv.Unwatch(cl)
 	cl.DB = 0
 	c.DB = c.KS.DBs[0]
 	cl.Proto = 2

@@ -124,6 +124,11 @@ type Server interface {
 	NowUs() int64
 	// SetActiveExpire turns the active expiry cycle on or off (DEBUG SET-ACTIVE-EXPIRE).
 	SetActiveExpire(on bool)
+	// Watch, Unwatch, DiscardMulti and Exec implement the transaction commands.
+	Watch(c *Client, db *keyspace.DB, keys [][]byte)
+	Unwatch(c *Client)
+	DiscardMulti(c *Client)
+	Exec(c *Ctx)
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).

@@ -138,6 +138,7 @@ func NewTable() *Table {
 		family{"hash", hashCommands()},
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
+		family{"transactions", transactionCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable

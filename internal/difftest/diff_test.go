@@ -78,6 +78,13 @@ var scripted = [][]string{
 	{"COMMAND", "GETKEYS", "GET", "a"}, {"COMMAND", "GETKEYS", "MSET", "a", "1", "b", "2"}, {"COMMAND", "GETKEYS", "PING"},
 	{"COMMAND", "GETKEYS", "NOSUCH", "a"}, {"COMMAND", "GETKEYS", "GET", "a", "b"}, {"COMMAND", "GETKEYS", "PING", "a"},
 	{"COMMAND", "GETKEYS", "MSET", "a", "1", "b"}, {"COMMAND", "FOO"},
+	// transactions
+	{"MULTI"}, {"SET", "t1", "1"}, {"INCR", "t1"}, {"INCR", "s"}, {"GET", "t1"}, {"EXEC"},
+	{"MULTI"}, {"MULTI"}, {"WATCH", "x"}, {"SET", "t2", "2"}, {"NOSUCH", "arg"}, {"EXEC"}, {"EXISTS", "t2"},
+	{"EXEC"}, {"DISCARD"}, {"MULTI"}, {"GET", "t1"}, {"EXEC", "x"}, {"DISCARD"},
+	{"WATCH", "t1"}, {"SET", "t1", "5"}, {"MULTI"}, {"GET", "t1"}, {"EXEC"},
+	{"WATCH", "t1"}, {"UNWATCH"}, {"SET", "t1", "6"}, {"MULTI"}, {"GET", "t1"}, {"EXEC"},
+	{"WATCH", "nokey"}, {"FLUSHDB"}, {"MULTI"}, {"PING"}, {"EXEC"},
 	{"FLUSHALL"}, {"DBSIZE"}, {"RANDOMKEY"},
 }
 

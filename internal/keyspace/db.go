@@ -251,6 +251,9 @@ func (db *DB) Range(fn func(key string, e *Entry) bool) {
 
 // Flush removes every key.
 func (db *DB) Flush() {
+	if db.ks.Obs != nil {
+		db.ks.Obs.Flushing(db.ID)
+	}
 	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
 	db.expiring = nil
 	db.avgTTL = 0
@@ -310,3 +313,13 @@ func (db *DB) RehashFor(us int64, nowUs func() int64) bool {
 
 // Rehashing reports whether the key table is between two sizes.
 func (db *DB) Rehashing() bool { return db.dict.Rehashing() }
+
+// Present reports whether key is in the table and whether its deadline has
+// passed, without the side effects of Lookup (no lazy deletion, no stats).
+func (db *DB) Present(key []byte) (present, expired bool) {
+	e, ok := db.dict.Get(key)
+	if !ok {
+		return false, false
+	}
+	return true, db.isExpired(e)
+}

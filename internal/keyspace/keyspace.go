@@ -25,6 +25,10 @@ type Observer interface {
 	// Expired is called when an expired key is deleted (lazy or active expiry):
 	// propagation logs it as a DEL, notifications send "expired".
 	Expired(db int, key []byte)
+	// Flushing is called before every key of db is removed (FLUSHDB, FLUSHALL).
+	Flushing(db int)
+	// Swapping is called before databases a and b exchange contents (SWAPDB).
+	Swapping(a, b int)
 }
 
 // Keyspace is the set of databases.
@@ -81,6 +85,9 @@ func (ks *Keyspace) expired(db int, key []byte) {
 // Swap exchanges the contents of databases a and b (SWAPDB). Clients keep their
 // database numbers, so they see the other data afterwards, as in Redis.
 func (ks *Keyspace) Swap(a, b int) {
+	if ks.Obs != nil {
+		ks.Obs.Swapping(a, b)
+	}
 	da, dbb := ks.DBs[a], ks.DBs[b]
 	da.dict, dbb.dict = dbb.dict, da.dict
 	da.expiring, dbb.expiring = dbb.expiring, da.expiring

@@ -22,6 +22,7 @@ type client struct {
 	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool
 	held            [][]byte // event-loop mode: a command held back by CLIENT PAUSE
+	multi           multiState
 	killed          atomic.Bool
 	rd              *resp.Reader
 	w               resp.Writer
@@ -164,6 +165,9 @@ func (s *Server) flush(cl *client) bool {
 }
 
 func (s *Server) dropClient(cl *client) {
+	s.eng.Lock()
+	s.unwatchAll(cl)
+	s.eng.Unlock()
 	_ = cl.conn.Close()
 	s.mu.Lock()
 	delete(s.clients, cl.ID)

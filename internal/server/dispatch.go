@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -21,7 +22,7 @@ type cmdStat struct {
 // when CLIENT PAUSE holds the command back and the caller must not block
 // (event-loop mode): the caller keeps argv and calls again later.
 func (s *Server) dispatch(cl *client, argv [][]byte) bool {
-	if !s.blockOnPause && s.pauseActive() && s.pausedFor(s.specFor(argv)) {
+	if !s.blockOnPause && s.pauseActive() && s.pausedFor(s.pauseSpec(cl, argv)) {
 		return false
 	}
 	c := &cl.ctx
@@ -33,20 +34,37 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
 	cl.cmds++
 
+	// a command that is refused inside MULTI makes EXEC abort (flagTransaction)
+	reject := func(spec *command.Spec) bool {
+		if spec != nil {
+			s.cmdStats[spec.ID].rejected++
+		}
+		s.countError(c.ErrCode)
+		if cl.InMulti() {
+			cl.multi.dirty = true
+			if spec != nil && spec.Name == "exec" {
+				// a refused EXEC ends the transaction (Redis's execCommandAbort)
+				msg := string(cl.w.Buf[mark+1 : len(cl.w.Buf)-2])
+				msg = strings.TrimPrefix(msg, "ERR ")
+				cl.w.Buf = cl.w.Buf[:mark]
+				c.Error("EXECABORT Transaction discarded because of: " + msg)
+				discardQueue(cl)
+				s.unwatchAll(cl)
+			}
+		}
+		s.finishReply(cl, mark, skipReply)
+		return true
+	}
 	spec := s.table.Lookup(argv[0])
 	switch {
 	case spec == nil:
 		c.Error(command.ErrUnknownCommand(argv))
-		s.countError(c.ErrCode)
-		s.finishReply(cl, mark, skipReply)
-		return true
+		return reject(nil)
 	case len(spec.Subs) > 0 && len(argv) >= 2:
 		sub := spec.Sub(argv[1])
 		if sub == nil {
 			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
-			s.countError(c.ErrCode)
-			s.finishReply(cl, mark, skipReply)
-			return true
+			return reject(nil)
 		}
 		spec = sub
 	}
@@ -60,22 +78,61 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		c.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
 			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 			"and then restart the server.")
+	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
+		c.Error("ERR Command not allowed inside a transaction")
 	}
 	if c.ErrCode != "" {
-		s.cmdStats[spec.ID].rejected++
-		s.countError(c.ErrCode)
+		return reject(spec)
+	}
+	if cl.InMulti() && !runsInMulti(spec) {
+		cl.queue(spec, argv)
+		c.W.SimpleString("QUEUED")
 		s.finishReply(cl, mark, skipReply)
 		return true
 	}
 	if s.blockOnPause {
 		s.waitIfPaused(cl, spec)
 	}
-
-	c.Spec = spec
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
+	s.execute(cl, spec, argv, cl.clockUs/1000)
+	if !cl.Authenticated {
+		// still unauthenticated after this command: keep the reader's strict limits
+		cl.rd.SetUnauthenticated(true)
+	} else {
+		cl.rd.SetUnauthenticated(false)
+	}
+	s.finishReply(cl, mark, skipReply)
+	return true
+}
+
+// runsInMulti: the commands that run at once inside MULTI instead of being
+// queued (Redis's processCommand list).
+func runsInMulti(spec *command.Spec) bool {
+	switch spec.Name {
+	case "exec", "discard", "multi", "watch", "quit", "reset":
+		return spec.Parent() == nil
+	}
+	return false
+}
+
+// pauseSpec is the spec CLIENT PAUSE judges: for EXEC, a write if the queue
+// holds one (Redis pauses such an EXEC in WRITE mode).
+func (s *Server) pauseSpec(cl *client, argv [][]byte) *command.Spec {
+	spec := s.specFor(argv)
+	if spec != nil && spec.Name == "exec" && cl.multi.flags&command.Write != 0 {
+		return s.table.Lookup([]byte("set"))
+	}
+	return spec
+}
+
+// execute runs one command with the frozen time nowMs and records its stats.
+// Called with the engine lock held.
+func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs int64) {
+	c := &cl.ctx
+	c.Spec, c.Argv, c.ErrCode, c.Dirty = spec, argv, "", 0
 	start := cl.clockUs
-	c.Now = start / 1000
+	c.Now = nowMs
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
 	s.run(c, spec)
@@ -91,14 +148,6 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		st.failed++
 		s.countError(c.ErrCode)
 	}
-	if !cl.Authenticated {
-		// still unauthenticated after this command: keep the reader's strict limits
-		cl.rd.SetUnauthenticated(true)
-	} else {
-		cl.rd.SetUnauthenticated(false)
-	}
-	s.finishReply(cl, mark, skipReply)
-	return true
 }
 
 // specFor resolves the command (and subcommand) argv names, or nil.

@@ -151,9 +151,10 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = kv(b, "blocked_clients", "0")
 	b = kv(b, "tracking_clients", "0")
 	b = kv(b, "pubsub_clients", "0")
-	b = kv(b, "watching_clients", "0")
+	wc, wk := s.watchStats()
+	b = kvi(b, "watching_clients", int64(wc))
 	b = kv(b, "clients_in_timeout_table", "0")
-	b = kv(b, "total_watched_keys", "0")
+	b = kvi(b, "total_watched_keys", int64(wk))
 	b = kv(b, "total_blocking_keys", "0")
 	b = kv(b, "total_blocking_keys_on_nokey", "0")
 	return b

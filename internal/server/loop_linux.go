@@ -481,6 +481,9 @@ func (l *eventLoop) close(cl *client) {
 		return
 	}
 	delete(l.conns, cl.fd)
+	l.s.eng.Lock()
+	l.s.unwatchAll(cl)
+	l.s.eng.Unlock()
 	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
 	// shut down only registered clients, under the same lock, so they can never
 	// hit this fd after it is closed and reused by a new connection

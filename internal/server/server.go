@@ -66,6 +66,7 @@ type Server struct {
 	cmdStats []cmdStat     // indexed by Spec.ID; guarded by the engine lock
 	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
+	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
 	loopStats   loopStats
 	inst        instantaneous // guarded by the engine lock
 	memPeak     uint64        // guarded by the engine lock
@@ -120,6 +121,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		runID:    randomHex(20),
 		replID:   randomHex(20),
 	}
+	s.watchers = map[watchKey]map[*client]struct{}{}
+	ks.Obs = s
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())
 	s.latencyTracking.Store(cfg.Bool("latency-tracking"))

@@ -281,3 +281,47 @@ func TestScanGuaranteeUnderWrites(t *testing.T) {
 		}
 	}
 }
+
+// go-redis's transaction APIs: TxPipelined (MULTI/EXEC) and Watch (optimistic
+// locking), with a concurrent writer breaking the watch.
+func TestGoRedisTransactions(t *testing.T) {
+	eachProto(t, func(t *testing.T, c *redis.Client, srv *hotkvtest.Server) {
+		ctx := context.Background()
+		cmds, err := c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.Set(ctx, "tx:a", "1", 0)
+			p.Incr(ctx, "tx:a")
+			p.Get(ctx, "tx:a")
+			return nil
+		})
+		if err != nil || cmds[2].(*redis.StringCmd).Val() != "2" {
+			t.Fatalf("TxPipelined: %v %v", cmds, err)
+		}
+		// an optimistic increment retried until no one else interferes
+		other := client(t, srv.Addr, 2)
+		interfere := true
+		incr := func(tx *redis.Tx) error {
+			n, err := tx.Get(ctx, "tx:counter").Int()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			if interfere {
+				interfere = false
+				other.Set(ctx, "tx:counter", "100", 0) // breaks the WATCH
+			}
+			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Set(ctx, "tx:counter", n+1, 0)
+				return nil
+			})
+			return err
+		}
+		if err := c.Watch(ctx, incr, "tx:counter"); !errors.Is(err, redis.TxFailedErr) {
+			t.Fatalf("first attempt must fail on the broken WATCH, got %v", err)
+		}
+		if err := c.Watch(ctx, incr, "tx:counter"); err != nil {
+			t.Fatalf("second attempt: %v", err)
+		}
+		if v, _ := c.Get(ctx, "tx:counter").Int(); v != 101 {
+			t.Fatalf("counter %d, want 101", v)
+		}
+	})
+}

@@ -1,0 +1,59 @@
+package command
+
+// transactionCommands is redis.io's "transactions" group. Queuing is policy and
+// lives in dispatch (a command sent inside MULTI is checked and queued there);
+// the handlers here manage the state, and EXEC runs the queue through the server.
+func transactionCommands() []*Spec {
+	f := NoScript | Loading | Stale
+	return []*Spec{
+		{Name: "discard", Arity: 1, Flags: f | Fast | AllowBusy, Since: "2.0.0", Summary: "Discards a transaction.", Run: discardCmd},
+		{Name: "exec", Arity: 1, Flags: f | SkipSlowlog, Since: "1.2.0", Summary: "Executes all commands in a transaction.", Run: execCmd},
+		{Name: "multi", Arity: 1, Flags: f | Fast | AllowBusy, Since: "1.2.0", Summary: "Starts a transaction.", Run: multiCmd},
+		{Name: "unwatch", Arity: 1, Flags: f | Fast | AllowBusy, Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Run: unwatchCmd},
+		{Name: "watch", Arity: -2, Flags: f | Fast | AllowBusy, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCmd},
+	}
+}
+
+// InMulti reports whether the client is inside MULTI.
+func (c *Client) InMulti() bool { return c.Multi >= 0 }
+
+func multiCmd(c *Ctx) {
+	if c.Client.InMulti() {
+		c.Error("ERR MULTI calls can not be nested")
+		return
+	}
+	c.Client.Multi = 0
+	c.W.SimpleString("OK")
+}
+
+func discardCmd(c *Ctx) {
+	if !c.Client.InMulti() {
+		c.Error("ERR DISCARD without MULTI")
+		return
+	}
+	c.Srv.DiscardMulti(c.Client)
+	c.Srv.Unwatch(c.Client)
+	c.W.SimpleString("OK")
+}
+
+func execCmd(c *Ctx) {
+	if !c.Client.InMulti() {
+		c.Error("ERR EXEC without MULTI")
+		return
+	}
+	c.Srv.Exec(c)
+}
+
+func watchCmd(c *Ctx) {
+	if c.Client.InMulti() {
+		c.Error("ERR WATCH inside MULTI is not allowed")
+		return
+	}
+	c.Srv.Watch(c.Client, c.DB, c.Argv[1:])
+	c.W.SimpleString("OK")
+}
+
+func unwatchCmd(c *Ctx) {
+	c.Srv.Unwatch(c.Client)
+	c.W.SimpleString("OK")
+}

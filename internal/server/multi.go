@@ -1,0 +1,209 @@
+package server
+
+import (
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
+)
+
+// Transactions: MULTI queues (in dispatch), EXEC runs the queue as one execution
+// unit, WATCH is optimistic locking on keys. Everything here runs under the
+// engine lock.
+
+type watchKey struct {
+	db  int
+	key string
+}
+
+type watchedKey struct {
+	watchKey
+	expired bool // already expired when watched (Redis's watchedKey.expired)
+}
+
+// multiState is a client's transaction state.
+type multiState struct {
+	queue   [][][]byte // copies of the queued commands
+	flags   command.Flag
+	dirty   bool // a command failed to queue: EXEC aborts
+	watched []watchedKey
+	touched bool // a watched key changed: EXEC fails
+}
+
+var _ keyspace.Observer = (*Server)(nil)
+
+// Modified marks the clients watching key (Redis's signalModifiedKey).
+func (s *Server) Modified(db int, key []byte) {
+	if len(s.watchers) == 0 {
+		return
+	}
+	for cl := range s.watchers[watchKey{db, string(key)}] {
+		cl.multi.touched = true
+	}
+}
+
+// Expired is a modification for WATCH.
+func (s *Server) Expired(db int, key []byte) { s.Modified(db, key) }
+
+// Flushing touches the watched keys of db that exist (touchAllWatchedKeysInDb).
+func (s *Server) Flushing(db int) { s.touchExisting(db, db, db) }
+
+// Swapping touches the watched keys of a and b that exist in either database.
+func (s *Server) Swapping(a, b int) {
+	s.touchExisting(a, a, b)
+	s.touchExisting(b, a, b)
+}
+
+func (s *Server) touchExisting(watchedDB, x, y int) {
+	for wk, cls := range s.watchers {
+		if wk.db != watchedDB {
+			continue
+		}
+		px, _ := s.ks.DBs[x].Present([]byte(wk.key))
+		py, _ := s.ks.DBs[y].Present([]byte(wk.key))
+		if px || py {
+			for cl := range cls {
+				cl.multi.touched = true
+			}
+		}
+	}
+}
+
+// clientOf finds the server's client for a command.Client.
+func (s *Server) clientOf(c *command.Client) *client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[c.ID]
+}
+
+// Watch implements WATCH.
+func (s *Server) Watch(c *command.Client, db *keyspace.DB, keys [][]byte) {
+	cl := s.clientOf(c)
+	if cl == nil {
+		return
+	}
+	for _, k := range keys {
+		wk := watchKey{db.ID, string(k)}
+		if cl.watching(wk) {
+			continue
+		}
+		_, expired := db.Present(k)
+		cl.multi.watched = append(cl.multi.watched, watchedKey{wk, expired})
+		set := s.watchers[wk]
+		if set == nil {
+			set = map[*client]struct{}{}
+			s.watchers[wk] = set
+		}
+		set[cl] = struct{}{}
+	}
+}
+
+func (cl *client) watching(wk watchKey) bool {
+	for _, w := range cl.multi.watched {
+		if w.watchKey == wk {
+			return true
+		}
+	}
+	return false
+}
+
+// Unwatch implements UNWATCH (and the unwatch of EXEC, DISCARD and RESET).
+func (s *Server) Unwatch(c *command.Client) {
+	if cl := s.clientOf(c); cl != nil {
+		s.unwatchAll(cl)
+	}
+}
+
+func (s *Server) unwatchAll(cl *client) {
+	for _, w := range cl.multi.watched {
+		if set := s.watchers[w.watchKey]; set != nil {
+			delete(set, cl)
+			if len(set) == 0 {
+				delete(s.watchers, w.watchKey)
+			}
+		}
+	}
+	cl.multi.watched = nil
+	cl.multi.touched = false
+}
+
+// DiscardMulti leaves MULTI, dropping the queue.
+func (s *Server) DiscardMulti(c *command.Client) {
+	if cl := s.clientOf(c); cl != nil {
+		discardQueue(cl)
+	}
+}
+
+func discardQueue(cl *client) {
+	cl.multi.queue = nil
+	cl.multi.flags = 0
+	cl.multi.dirty = false
+	cl.Multi = -1
+}
+
+// queue appends a copy of argv to the transaction (dispatch calls it for a
+// command sent inside MULTI).
+func (cl *client) queue(spec *command.Spec, argv [][]byte) {
+	cp := make([][]byte, len(argv))
+	for i, a := range argv {
+		cp[i] = append([]byte(nil), a...)
+	}
+	cl.multi.queue = append(cl.multi.queue, cp)
+	cl.multi.flags |= spec.Flags
+	cl.Multi++
+}
+
+// watchedKeyExpired reports whether a watched key expired since it was watched
+// (Redis's isWatchedKeyExpired).
+func (s *Server) watchedKeyExpired(cl *client) bool {
+	for _, w := range cl.multi.watched {
+		if w.expired {
+			continue
+		}
+		if present, expired := s.ks.DBs[w.db].Present([]byte(w.key)); present && expired {
+			return true
+		}
+	}
+	return false
+}
+
+// Exec implements EXEC: abort after a queuing error, fail (null) when a watched
+// key changed, else run every queued command as one execution unit (one frozen
+// now), each reply an element of the array, an error in one not stopping the rest.
+func (s *Server) Exec(c *command.Ctx) {
+	cl := s.clientOf(c.Client)
+	if cl == nil {
+		return
+	}
+	defer s.unwatchAll(cl)
+	if cl.multi.dirty {
+		discardQueue(cl)
+		c.Error("EXECABORT Transaction discarded because of previous errors.")
+		return
+	}
+	if cl.multi.touched || s.watchedKeyExpired(cl) {
+		discardQueue(cl)
+		c.W.NullArray()
+		return
+	}
+	queue := cl.multi.queue
+	discardQueue(cl)
+	c.W.ArrayLen(len(queue))
+	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
+	for _, argv := range queue {
+		s.execute(cl, s.specFor(argv), argv, now) // one frozen now for the whole EXEC
+	}
+	// back to EXEC's own context: it succeeded, its commands' errors were counted
+	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty = execSpec, execArgv, "", now, 0
+	s.eng.BeginAt(now)
+}
+
+// watchStats is INFO clients' watching_clients and total_watched_keys.
+func (s *Server) watchStats() (clients, keys int) {
+	seen := map[*client]bool{}
+	for _, set := range s.watchers {
+		keys++
+		for cl := range set {
+			seen[cl] = true
+		}
+	}
+	return len(seen), keys
+}
