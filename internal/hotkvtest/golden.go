@@ -29,7 +29,10 @@ var Update = flag.Bool("update", false, "rewrite golden files with the actual re
 //	! closed                   the server must have closed the current connection
 //
 // Every command's reply is compared byte for byte with its `<` line(s) (several
-// `<` lines are several replies, e.g. after a pipelined raw write).
+// `<` lines are several replies, e.g. after a pipelined raw write). Active expiry
+// is off at the start (DEBUG SET-ACTIVE-EXPIRE 0), so that keys expire only
+// lazily, when the script reads them, whatever the background cron does; a script
+// may turn it back on.
 func RunGolden(t *testing.T, path string, startMs int64, opts ...Option) {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -37,6 +40,9 @@ func RunGolden(t *testing.T, path string, startMs int64, opts ...Option) {
 		t.Fatal(err)
 	}
 	srv := Start(t, append([]Option{WithFakeClock(startMs)}, opts...)...)
+	if r := Dial(t, srv.Addr).Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); r != "+OK\r\n" {
+		t.Fatalf("turning active expiry off: %q", r)
+	}
 	conns := map[string]*Conn{}
 	cur := "main"
 	conn := func() *Conn {

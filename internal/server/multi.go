@@ -30,41 +30,86 @@ type multiState struct {
 
 var _ keyspace.Observer = (*Server)(nil)
 
-// Modified marks the clients watching key (Redis's signalModifiedKey).
+// Modified marks the clients watching key (Redis's touchWatchedKey). A key that
+// was already expired when watched and is now gone (deleted by lazy or active
+// expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	if len(s.watchers) == 0 {
 		return
 	}
-	for cl := range s.watchers[watchKey{db, string(key)}] {
+	wk := watchKey{db, string(key)}
+	for cl := range s.watchers[wk] {
+		if w := cl.watchedEntry(wk); w != nil && w.expired {
+			if present, _ := s.ks.DBs[db].Present(key); !present {
+				w.expired = false
+				continue
+			}
+		}
 		cl.multi.touched = true
 	}
 }
 
-// Expired is a modification for WATCH.
-func (s *Server) Expired(db int, key []byte) { s.Modified(db, key) }
+// Expired needs nothing for WATCH: the keyspace calls Modified for the same
+// deletion right after (touching twice would undo the stale-key rule above).
+func (s *Server) Expired(int, []byte) {}
 
-// Flushing touches the watched keys of db that exist (touchAllWatchedKeysInDb).
-func (s *Server) Flushing(db int) { s.touchExisting(db, db, db) }
+// Flushing touches the watched keys of db that exist.
+func (s *Server) Flushing(db int) { s.touchAllInDB(db, -1) }
 
 // Swapping touches the watched keys of a and b that exist in either database.
 func (s *Server) Swapping(a, b int) {
-	s.touchExisting(a, a, b)
-	s.touchExisting(b, a, b)
+	s.touchAllInDB(a, b)
+	s.touchAllInDB(b, a)
 }
 
-func (s *Server) touchExisting(watchedDB, x, y int) {
+// touchAllInDB is Redis's touchAllWatchedKeysInDb: the keys watched in emptied
+// are touched when they exist there or in replacedWith (-1: none), except where
+// nothing changes logically: a stale key deleted or replaced by another stale
+// key, or a missing key replaced by a stale one.
+func (s *Server) touchAllInDB(emptied, replacedWith int) {
 	for wk, cls := range s.watchers {
-		if wk.db != watchedDB {
+		if wk.db != emptied {
 			continue
 		}
-		px, _ := s.ks.DBs[x].Present([]byte(wk.key))
-		py, _ := s.ks.DBs[y].Present([]byte(wk.key))
-		if px || py {
-			for cl := range cls {
-				cl.multi.touched = true
+		k := []byte(wk.key)
+		inEmptied, _ := s.ks.DBs[emptied].Present(k)
+		inRepl, replExpired := false, false
+		if replacedWith >= 0 {
+			inRepl, replExpired = s.ks.DBs[replacedWith].Present(k)
+		}
+		if !inEmptied && !inRepl {
+			continue
+		}
+		for cl := range cls {
+			w := cl.watchedEntry(wk)
+			if w == nil {
+				continue
 			}
+			if w.expired {
+				if !inRepl {
+					w.expired = false // the stale key is gone: no logical change
+					continue
+				}
+				if replExpired {
+					continue // a stale key stays stale
+				}
+			} else if !inEmptied && replExpired {
+				w.expired = true // a missing key replaced with a stale one
+				continue
+			}
+			cl.multi.touched = true
 		}
 	}
+}
+
+// watchedEntry finds cl's watch of wk.
+func (cl *client) watchedEntry(wk watchKey) *watchedKey {
+	for i := range cl.multi.watched {
+		if cl.multi.watched[i].watchKey == wk {
+			return &cl.multi.watched[i]
+		}
+	}
+	return nil
 }
 
 // clientOf finds the server's client for a command.Client.
@@ -96,14 +141,7 @@ func (s *Server) Watch(c *command.Client, db *keyspace.DB, keys [][]byte) {
 	}
 }
 
-func (cl *client) watching(wk watchKey) bool {
-	for _, w := range cl.multi.watched {
-		if w.watchKey == wk {
-			return true
-		}
-	}
-	return false
-}
+func (cl *client) watching(wk watchKey) bool { return cl.watchedEntry(wk) != nil }
 
 // Unwatch implements UNWATCH (and the unwatch of EXEC, DISCARD and RESET).
 func (s *Server) Unwatch(c *command.Client) {
