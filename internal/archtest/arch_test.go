@@ -20,7 +20,7 @@ var allowed = map[string][]string{
 	"internal/glob":      {},
 	"internal/clock":     {},
 	"internal/keyspace":  {},
-	"internal/config":    {"internal/glob"},
+	"internal/config":    {"internal/glob", "internal/resp"},
 	"internal/command":   {"internal/keyspace", "internal/resp", "internal/glob"},
 	"internal/engine":    {"internal/command", "internal/keyspace", "internal/clock"},
 	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob"},

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"github.com/hotkv/hotkv/internal/resp"
 	"math"
 	"strconv"
 	"strings"
@@ -69,112 +70,19 @@ func equalFoldASCII(a, b string) bool {
 	return true
 }
 
-func isHex(b byte) bool {
-	return isDigit(b) || (b >= 'a' && b <= 'f') || (b >= 'A' && b <= 'F')
-}
-
-func hexVal(b byte) byte {
-	switch {
-	case isDigit(b):
-		return b - '0'
-	case b >= 'a' && b <= 'f':
-		return b - 'a' + 10
-	default:
-		return b - 'A' + 10
-	}
-}
-
-// splitArgs is sdssplitargs: it splits a configuration line into arguments
-// with Redis's quoting rules. Arguments are separated by blanks; "double
-// quotes" understand \n \r \t \b \a, \xHH and \<any> escapes; 'single quotes'
-// understand only \'. A closing quote must be followed by a blank or the end of
-// the line. ok is false for unbalanced quotes (Redis returns NULL).
+// splitArgs is sdssplitargs (resp.SplitArgs) on the line as C sees it (up to
+// its first NUL): it splits a configuration line into arguments with Redis's
+// quoting rules; ok is false for unbalanced quotes (Redis returns NULL).
 func splitArgs(line string) (args []string, ok bool) {
-	line = cstr(line)
-	n := len(line)
-	at := func(i int) byte {
-		if i < n {
-			return line[i]
-		}
-		return 0
+	parts, ok := resp.SplitArgs([]byte(cstr(line)))
+	if !ok {
+		return nil, false
 	}
-	p := 0
-	for {
-		for p < n && isSpace(line[p]) {
-			p++
-		}
-		if p >= n {
-			return args, true
-		}
-		cur := []byte{}
-		inq, insq, done := false, false, false
-		for !done {
-			c := at(p)
-			switch {
-			case inq:
-				switch {
-				case c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
-					cur = append(cur, hexVal(at(p+2))*16+hexVal(at(p+3)))
-					p += 3
-				case c == '\\' && at(p+1) != 0:
-					p++
-					e := at(p)
-					switch e {
-					case 'n':
-						e = '\n'
-					case 'r':
-						e = '\r'
-					case 't':
-						e = '\t'
-					case 'b':
-						e = '\b'
-					case 'a':
-						e = '\a'
-					}
-					cur = append(cur, e)
-				case c == '"':
-					if next := at(p + 1); next != 0 && !isSpace(next) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(p+1) == '\'':
-					p++
-					cur = append(cur, '\'')
-				case c == '\'':
-					if next := at(p + 1); next != 0 && !isSpace(next) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			default:
-				switch c {
-				case ' ', '\n', '\r', '\t', 0:
-					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
-				default:
-					cur = append(cur, c)
-				}
-			}
-			if at(p) != 0 {
-				p++
-			}
-		}
-		args = append(args, string(cur))
+	args = make([]string, len(parts))
+	for i, p := range parts {
+		args[i] = string(p)
 	}
+	return args, true
 }
 
 // repr is sdscatrepr: s in double quotes with Redis's escapes, the form CONFIG

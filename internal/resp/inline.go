@@ -175,3 +175,19 @@ func unescape(c byte) byte {
 	}
 	return c
 }
+
+// SplitArgs splits line into arguments exactly like Redis's sdssplitargs (the
+// quoting of inline commands and of redis.conf lines). It works on a copy of
+// line, which must not contain NUL; ok is false for unbalanced quotes.
+func SplitArgs(line []byte) (args [][]byte, ok bool) {
+	buf := append([]byte(nil), line...)
+	spans, ok := splitArgs(buf, nil)
+	if !ok {
+		return nil, false
+	}
+	args = make([][]byte, len(spans))
+	for i, sp := range spans {
+		args[i] = buf[sp.off : sp.off+sp.n : sp.off+sp.n]
+	}
+	return args, true
+}
