@@ -29,7 +29,7 @@ func TestBigBulkGrowsToFit(t *testing.T) {
 	cmd = append(cmd, "\r\n"...)
 	cmd = append(cmd, val...)
 	cmd = append(cmd, "\r\n"...)
-	r := NewReader(&chunky{b: cmd, n: 4093}, NewLimits())
+	r := NewReader(&chunkReader{data: cmd, n: 4093}, NewLimits())
 	argv, err := r.ReadCommand()
 	if err != nil {
 		t.Fatal(err)
@@ -37,19 +37,4 @@ func TestBigBulkGrowsToFit(t *testing.T) {
 	if string(argv[0]) != "GET" || !bytes.Equal(argv[1], val) {
 		t.Fatalf("bulk of %d bytes came back as %d bytes", len(val), len(argv[1]))
 	}
-}
-
-// chunky returns at most n bytes per Read.
-type chunky struct {
-	b []byte
-	n int
-}
-
-func (c *chunky) Read(p []byte) (int, error) {
-	if len(c.b) == 0 {
-		return 0, io.EOF
-	}
-	k := copy(p[:min(len(p), c.n)], c.b)
-	c.b = c.b[k:]
-	return k, nil
 }
