@@ -36,14 +36,16 @@ type Keyspace struct {
 	DBs   []*DB
 	Stats Stats
 	// Obs, when set, is told of every modification and expiry.
-	Obs  Observer
-	now  int64
-	seed uint64
+	Obs Observer
+	// Limits are the compact-encoding thresholds (never nil).
+	Limits *EncodingLimits
+	now    int64
+	seed   uint64
 }
 
 // New returns a keyspace of n empty databases; seed keys the hash tables.
 func New(n int, seed uint64) *Keyspace {
-	ks := &Keyspace{seed: seed}
+	ks := &Keyspace{seed: seed, Limits: DefaultEncodingLimits()}
 	ks.DBs = make([]*DB, n)
 	for i := range ks.DBs {
 		ks.DBs[i] = newDB(ks, i)

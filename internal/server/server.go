@@ -107,6 +107,16 @@ func New(cfg *config.Config, opts Options) *Server {
 		lg = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	ks := keyspace.New(int(cfg.Int("databases")), seed)
+	ks.Limits = &keyspace.EncodingLimits{
+		HashMaxListpackEntries: cfg.IntFunc("hash-max-listpack-entries"),
+		HashMaxListpackValue:   cfg.IntFunc("hash-max-listpack-value"),
+		ListMaxListpackSize:    cfg.IntFunc("list-max-listpack-size"),
+		SetMaxIntsetEntries:    cfg.IntFunc("set-max-intset-entries"),
+		SetMaxListpackEntries:  cfg.IntFunc("set-max-listpack-entries"),
+		SetMaxListpackValue:    cfg.IntFunc("set-max-listpack-value"),
+		ZSetMaxListpackEntries: cfg.IntFunc("zset-max-listpack-entries"),
+		ZSetMaxListpackValue:   cfg.IntFunc("zset-max-listpack-value"),
+	}
 	s := &Server{
 		cfg:      cfg,
 		log:      lg,
