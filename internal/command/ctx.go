@@ -129,6 +129,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
+	// Notify publishes a keyspace event (see Ctx.Notify).
+	Notify(db int, class byte, event string, key []byte)
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).
@@ -138,4 +140,16 @@ type KillFilter struct {
 	Type                    string
 	SkipMe                  bool
 	MaxAgeSec               int64
+}
+
+// Notify announces a keyspace event (Redis's notifyKeyspaceEvent) for key in the
+// client's database: class is the notify-keyspace-events letter of the event's
+// class ('g' generic, '$' string, 'l' list, 's' set, 'h' hash, 'z' sorted set,
+// 'x' expired, 'e' evicted, 't' stream, 'n' new key), event Redis's event name
+// ("sadd", "del", ...). Every write handler calls it once per Redis event, after
+// the change, exactly where Redis calls notifyKeyspaceEvent.
+func (c *Ctx) Notify(class byte, event string, key []byte) {
+	if c.Srv != nil {
+		c.Srv.Notify(c.DB.ID, class, event, key)
+	}
 }
