@@ -1,18 +1,164 @@
 package command
 
-// The scripting group's containers. Lua scripts and functions land with the
-// scripting issue; until then the script cache and the function libraries are
-// always empty, and FLUSH (which clients and Redis's own test harness send
-// before every run) empties them as Redis does.
+import "github.com/hotkv/hotkv/internal/resp"
+
+// The scripting group: EVAL and its variants, SCRIPT, and (with the functions
+// work) FUNCTION and FCALL. Argument checks live here; the interpreter, the
+// script cache and busy-script handling belong to the server (Scripting).
+
+// Scripting is the server's Lua engine. Calls happen under the engine's
+// serialisation point, on the calling client's goroutine.
+type Scripting interface {
+	// Eval runs a script given by body (EVAL) or by sha (EVALSHA, body nil)
+	// and appends its reply to c.W; ro is the *_RO variant.
+	Eval(c *Ctx, body, sha []byte, keys, args [][]byte, ro bool)
+	// Load compiles body into the cache and returns its SHA1, or the error text.
+	Load(body []byte) (sha string, errText string)
+	// Exists reports whether a script with this SHA1 is cached.
+	Exists(sha []byte) bool
+	// Flush empties the script cache.
+	Flush()
+	// Kill is SCRIPT KILL (eval) or FUNCTION KILL: it appends the reply.
+	Kill(c *Ctx, eval bool)
+}
+
 func scriptingCommands() []*Spec {
+	const evalFlags = NoScript | SkipMonitor | Stale | NoMandatoryKeys
+	evalKeys := []KeySpec{{Flags: "RW access update", Begin: 2, Step: 1, Keynum: true,
+		Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"}}
+	evalROKeys := []KeySpec{{Flags: "RO access", Begin: 2, Step: 1, Keynum: true,
+		Notes: "We cannot tell how the keys will be used so we assume the worst, RO and ACCESS"}}
+	shaKeys := []KeySpec{{Flags: "RW access update", Begin: 2, Step: 1, Keynum: true}}
+	shaROKeys := []KeySpec{{Flags: "RO access", Begin: 2, Step: 1, Keynum: true}}
+	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 	return []*Spec{
+		{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: evalCmd},
+		{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: shaKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: evalshaCmd},
+		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: evalROCmd},
+		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys, Keys: shaROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: evalshaROCmd},
 		{Name: "function", Arity: -2, Since: "7.0.0", Summary: "A container for function commands.", Subs: []*Spec{
 			{Name: "flush", Arity: -2, Flags: Write | NoScript | MayReplicate, Since: "7.0.0", Summary: "Deletes all libraries and functions.", Run: functionFlush},
 		}},
 		{Name: "script", Arity: -2, Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*Spec{
-			{Name: "flush", Arity: -2, Flags: NoScript | MayReplicate, Since: "2.6.0", Summary: "Removes all server-side Lua scripts from the script cache.", Run: scriptFlush},
+			{Name: "debug", Arity: 3, Flags: NoScript, Since: "3.2.0", Summary: "Sets the debug mode of server-side Lua scripts.", Run: scriptDebug},
+			{Name: "exists", Arity: -3, Flags: NoScript, Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"}, Run: scriptExists},
+			{Name: "flush", Arity: -2, Flags: NoScript, Since: "2.6.0", Summary: "Removes all server-side Lua scripts from the script cache.", Tips: allNodes, Run: scriptFlush},
+			{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: scriptHelp},
+			{Name: "kill", Arity: 2, Flags: NoScript | AllowBusy, Since: "2.6.0", Summary: "Terminates a server-side Lua script during execution.", Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Run: scriptKill},
+			{Name: "load", Arity: 3, Flags: NoScript | Stale, Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Tips: allNodes, Run: scriptLoad},
 		}},
 	}
+}
+
+// evalKeysFn: EVAL script numkeys key [key ...] arg [arg ...].
+func evalKeysFn(argv [][]byte) []int {
+	if len(argv) < 3 {
+		return nil
+	}
+	n, ok := resp.ParseInt(argv[2])
+	if !ok || n < 0 || n > int64(len(argv)-3) {
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 3 + i
+	}
+	return out
+}
+
+// evalArgs checks numkeys as evalGenericCommand does and splits keys and args.
+func evalArgs(c *Ctx) (keys, args [][]byte, ok bool) {
+	n, isInt := resp.ParseInt(c.Argv[2])
+	switch {
+	case !isInt:
+		c.Err(ErrNotInt)
+	case n > int64(len(c.Argv)-3):
+		c.Error("ERR Number of keys can't be greater than number of args")
+	case n < 0:
+		c.Error("ERR Number of keys can't be negative")
+	default:
+		return c.Argv[3 : 3+n], c.Argv[3+n:], true
+	}
+	return nil, nil, false
+}
+
+func evalCmd(c *Ctx)   { evalGeneric(c, false, false) }
+func evalROCmd(c *Ctx) { evalGeneric(c, false, true) }
+func evalshaCmd(c *Ctx) {
+	evalGeneric(c, true, false)
+}
+func evalshaROCmd(c *Ctx) { evalGeneric(c, true, true) }
+
+const errNoScript = "NOSCRIPT No matching script. Please use EVAL."
+
+func evalGeneric(c *Ctx, bySHA, ro bool) {
+	keys, args, ok := evalArgs(c)
+	if !ok {
+		return
+	}
+	if bySHA {
+		if len(c.Argv[1]) != 40 {
+			c.Error(errNoScript)
+			return
+		}
+		c.Srv.Scripts().Eval(c, nil, c.Argv[1], keys, args, ro)
+		return
+	}
+	c.Srv.Scripts().Eval(c, c.Argv[1], nil, keys, args, ro)
+}
+
+func scriptLoad(c *Ctx) {
+	sha, errText := c.Srv.Scripts().Load(c.Argv[2])
+	if errText != "" {
+		c.Error(errText)
+		return
+	}
+	c.W.BulkString(sha)
+}
+
+func scriptExists(c *Ctx) {
+	c.W.ArrayLen(len(c.Argv) - 2)
+	for _, sha := range c.Argv[2:] {
+		if c.Srv.Scripts().Exists(sha) {
+			c.W.Int(1)
+		} else {
+			c.W.Int(0)
+		}
+	}
+}
+
+func scriptKill(c *Ctx) { c.Srv.Scripts().Kill(c, true) }
+
+// scriptDebug: the Lua debugger (LDB) is not available; SCRIPT DEBUG NO is
+// accepted so that clients that reset it work.
+func scriptDebug(c *Ctx) {
+	switch {
+	case eqFold(c.Argv[2], "no"):
+		c.W.SimpleString("OK")
+	case eqFold(c.Argv[2], "yes"), eqFold(c.Argv[2], "sync"):
+		c.Error("ERR SCRIPT DEBUG is not supported by this server")
+	default:
+		c.Error("ERR Use SCRIPT DEBUG YES/SYNC/NO")
+	}
+}
+
+func scriptHelp(c *Ctx) {
+	writeHelp(c, "SCRIPT",
+		"DEBUG (YES|SYNC|NO)",
+		"    Set the debug mode for subsequent scripts executed.",
+		"EXISTS <sha1> [<sha1> ...]",
+		"    Return information about the existence of the scripts in the script cache.",
+		"FLUSH [ASYNC|SYNC]",
+		"    Flush the Lua scripts cache. Very dangerous on replicas.",
+		"    When called without the optional mode argument, the behavior is determined by the",
+		"    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+		"    * ASYNC: Asynchronously flush the scripts cache.",
+		"    * SYNC: Synchronously flush the scripts cache.",
+		"KILL",
+		"    Kill the currently executing Lua script.",
+		"LOAD <script>",
+		"    Load a script into the scripts cache without executing it.",
+	)
 }
 
 // flushMode accepts the optional ASYNC|SYNC argument of SCRIPT/FUNCTION FLUSH.
@@ -29,6 +175,7 @@ func flushMode(c *Ctx, errMsg string) bool {
 
 func scriptFlush(c *Ctx) {
 	if flushMode(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
+		c.Srv.Scripts().Flush()
 		c.W.SimpleString("OK")
 	}
 }

@@ -34,6 +34,7 @@ const (
 	Fast
 	NoAuth
 	MayReplicate
+	NoMandatoryKeys
 	NoMulti
 	AllowBusy
 	Random // not a COMMAND INFO flag in Redis 7 (it became a tip); kept for determinism
@@ -50,7 +51,8 @@ var flagNames = []struct {
 	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
 	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
-	{MayReplicate, "may_replicate"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+	{MayReplicate, "may_replicate"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
 // Names lists the flag names of f in COMMAND INFO order.
@@ -80,6 +82,8 @@ type Spec struct {
 	// KeyFlags are the key spec flags of the single derived key spec (default
 	// "RW update" for writes, "RO access" for reads).
 	KeyFlags string
+	// Tips are Redis's command tips (COMMAND INFO), e.g. "request_policy:all_nodes".
+	Tips []string
 	// Keys declares the key specs of commands with more than one (RENAME, COPY).
 	Keys []KeySpec
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
