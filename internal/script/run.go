@@ -54,9 +54,9 @@ const hookEvery = 100000
 // hookCtx is the context gopher-lua polls before every instruction: its Done
 // method is the instruction hook that lets a long script be interrupted.
 type hookCtx struct {
-	vm     *VM
-	n      int
-	killed bool
+	interrupt func() bool
+	n         int
+	killed    bool
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
@@ -73,7 +73,7 @@ func (h *hookCtx) Done() <-chan struct{} {
 		return nil
 	}
 	h.n = 0
-	if r := h.vm.run; r != nil && r.Interrupt != nil && r.Interrupt() {
+	if h.interrupt != nil && h.interrupt() {
 		h.killed = true
 		return closedChan
 	}
@@ -110,7 +110,7 @@ func (vm *VM) call(fn *lua.LFunction, run *Run, w *resp.Writer, args ...lua.LVal
 		run.Repl = ReplAll
 	}
 	vm.run = run
-	vm.hook = hookCtx{vm: vm}
+	vm.hook = hookCtx{interrupt: run.Interrupt}
 	L.SetContext(&vm.hook)
 	defer func() {
 		L.RemoveContext()

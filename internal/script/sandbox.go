@@ -128,6 +128,12 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 
 // readonlyView returns an empty table that reads through to t and refuses writes.
 func (vm *VM) readonlyView(L *lua.LState, t *lua.LTable, index lua.LValue) *lua.LTable {
+	view, _ := vm.readonlyViewMeta(L, t, index)
+	return view
+}
+
+// readonlyViewMeta is readonlyView that also returns the view's real metatable.
+func (vm *VM) readonlyViewMeta(L *lua.LState, t *lua.LTable, index lua.LValue) (*lua.LTable, *lua.LTable) {
 	view := L.NewTable()
 	mt := L.NewTable()
 	if index == nil {
@@ -150,7 +156,7 @@ func (vm *VM) readonlyView(L *lua.LState, t *lua.LTable, index lua.LValue) *lua.
 	vm.protected[view] = true
 	vm.protected[shown] = true
 	vm.protected[t] = true
-	return view
+	return view, mt
 }
 
 // errorHandler is Redis's __redis__err__handler: it turns the error into a table
@@ -176,7 +182,7 @@ func (vm *VM) errorHandler(L *lua.LState) int {
 		}
 		if dbg.What != "G" && dbg.CurrentLine > 0 {
 			src := dbg.Source
-			if src == "user_script" {
+			if src == "user_script" || src == "user_function" {
 				src = "@" + src
 			}
 			t.RawSetString("source", lua.LString(src))

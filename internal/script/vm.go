@@ -79,6 +79,7 @@ type VM struct {
 	run       *Run // the running script, nil when idle
 	hook      hookCtx
 	protected map[*lua.LTable]bool
+	fn        functions
 
 	version       string
 	commandExists func(argv [][]byte) bool
@@ -105,7 +106,7 @@ func NewVM(o Options) *VM {
 		version: o.Version, commandExists: o.CommandExists, logf: o.Log}
 	vm.rand.reset()
 	vm.L = newSandbox(vm, o.Libs)
-	vm.hook.vm = vm
+	vm.initFunctions(vm.L)
 	return vm
 }
 

@@ -2,9 +2,11 @@ package server
 
 import (
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/script"
 )
@@ -34,6 +36,8 @@ type scriptState struct {
 	killReq     atomic.Bool // SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE asked to stop
 	nowMs       int64
 	thresholdMs int64
+	name        string   // the function's name (FUNCTION STATS)
+	argv        [][]byte // the caller's command, copied (FUNCTION STATS)
 }
 
 func newScripting(s *Server) *scripting {
@@ -329,4 +333,161 @@ func eqFoldStr(b []byte, s string) bool {
 		}
 	}
 	return true
+}
+
+// FCall runs FCALL / FCALL_RO (fcallCommandGeneric).
+func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro bool) {
+	f := sc.vm.Function(string(name))
+	if f == nil {
+		c.Error("ERR Function not found")
+		return
+	}
+	if f.Flags&script.FlagNoWrites == 0 && ro {
+		c.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return
+	}
+	readOnly := ro || f.Flags&script.FlagNoWrites != 0
+	sc.run(c, readOnly, false, func(run *script.Run) bool {
+		st := sc.cur.Load()
+		st.name = f.Name
+		for _, a := range c.Argv {
+			st.argv = append(st.argv, append([]byte(nil), a...))
+		}
+		run.Keys, run.Args, run.Name = keys, args, f.Name
+		return sc.vm.FCall(f, run, c.W)
+	})
+}
+
+func (sc *scripting) nowMs() int64 { return sc.s.clock.NowUs() / 1000 }
+
+func (sc *scripting) FunctionLoad(code []byte, replace bool) (string, string) {
+	return sc.vm.LoadLibrary(string(code), replace, sc.nowMs)
+}
+
+func (sc *scripting) FunctionDelete(name []byte) bool { return sc.vm.DeleteLibrary(string(name)) }
+
+func (sc *scripting) FunctionFlush() { sc.vm.FlushFunctions() }
+
+func (sc *scripting) FunctionDump() []byte { return script.DumpLibraries(sc.vm.Libraries()) }
+
+// FunctionRestore is FUNCTION RESTORE: every library of the payload is compiled
+// first; nothing changes unless all of them load and the policy allows it.
+func (sc *scripting) FunctionRestore(payload []byte, policy string) string {
+	codes, err := script.ParseDump(payload)
+	if err != nil {
+		if err.Error() == "ERR payload version or checksum are wrong" {
+			return "ERR DUMP payload version or checksum are wrong"
+		}
+		return err.Error()
+	}
+	libs, errText := sc.vm.CompileLibraries(codes, sc.nowMs)
+	if errText != "" {
+		return errText
+	}
+	vm := sc.vm
+	switch policy {
+	case "flush":
+		vm.FlushFunctions()
+	case "append":
+		for _, l := range libs {
+			if vm.Library(l.Name) != nil {
+				return "ERR Library " + l.Name + " already exists"
+			}
+		}
+	}
+	// a function may not clash with one of a library that stays
+	for _, l := range libs {
+		for _, f := range l.Functions {
+			if old := vm.Function(f.Name); old != nil && !strings.EqualFold(old.Library.Name, l.Name) {
+				replaced := false
+				for _, nl := range libs {
+					if strings.EqualFold(nl.Name, old.Library.Name) {
+						replaced = true
+					}
+				}
+				if !replaced {
+					return "ERR Function " + f.Name + " already exists"
+				}
+			}
+		}
+	}
+	vm.InstallLibraries(libs)
+	return ""
+}
+
+// FunctionList appends FUNCTION LIST's reply.
+func (sc *scripting) FunctionList(c *command.Ctx, pattern []byte, withCode bool) {
+	var libs []*script.Library
+	for _, l := range sc.vm.Libraries() {
+		if pattern == nil || glob.Match(pattern, []byte(l.Name), true) {
+			libs = append(libs, l)
+		}
+	}
+	w := c.W
+	w.ArrayLen(len(libs))
+	for _, l := range libs {
+		if withCode {
+			w.MapLen(4)
+		} else {
+			w.MapLen(3)
+		}
+		w.BulkString("library_name")
+		w.BulkString(l.Name)
+		w.BulkString("engine")
+		w.BulkString("LUA")
+		w.BulkString("functions")
+		w.ArrayLen(len(l.Functions))
+		for _, f := range l.Functions {
+			w.MapLen(3)
+			w.BulkString("name")
+			w.BulkString(f.Name)
+			w.BulkString("description")
+			if f.HasDesc {
+				w.BulkString(f.Description)
+			} else {
+				w.Null()
+			}
+			w.BulkString("flags")
+			names := f.Flags.FlagNames()
+			w.SetLen(len(names))
+			for _, n := range names {
+				w.BulkString(n)
+			}
+		}
+		if withCode {
+			w.BulkString("library_code")
+			w.BulkString(l.Code)
+		}
+	}
+}
+
+// FunctionStats appends FUNCTION STATS's reply: the running function, if any,
+// and the engine's counts.
+func (sc *scripting) FunctionStats(c *command.Ctx) {
+	w := c.W
+	w.MapLen(2)
+	w.BulkString("running_script")
+	st := sc.cur.Load()
+	if st == nil || st.eval {
+		w.Null()
+	} else {
+		w.MapLen(3)
+		w.BulkString("name")
+		w.BulkString(st.name)
+		w.BulkString("command")
+		w.ArrayLen(len(st.argv))
+		for _, a := range st.argv {
+			w.Bulk(a)
+		}
+		w.BulkString("duration_ms")
+		w.Int((sc.s.clock.NowUs() - st.startUs) / 1000)
+	}
+	w.BulkString("engines")
+	w.MapLen(1)
+	w.BulkString("LUA")
+	w.MapLen(2)
+	w.BulkString("libraries_count")
+	w.Int(int64(len(sc.vm.Libraries())))
+	w.BulkString("functions_count")
+	w.Int(int64(sc.vm.NumFunctions()))
 }
