@@ -71,7 +71,7 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 	origSetmt := g.RawGetString("setmetatable").(*lua.LFunction)
 	g.RawSetString("setmetatable", L.NewFunction(func(L *lua.LState) int {
 		if t, ok := L.Get(1).(*lua.LTable); ok && vm.protected[t] {
-			L.RaiseError(errReadonly)
+			L.Error(lua.LString(errReadonly), 0) // no position, as Lua's own check
 		}
 		top := L.GetTop()
 		L.Insert(origSetmt, 1)
@@ -81,7 +81,7 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
 		if vm.protected[t] {
-			L.RaiseError(errReadonly)
+			L.Error(lua.LString(errReadonly), 0)
 		}
 		L.RawSet(t, L.CheckAny(2), L.CheckAny(3))
 		L.Push(t)

@@ -85,7 +85,7 @@ func TestEvalConversions(t *testing.T) {
 		{"return a", "-ERR user_script:1: Script attempted to access nonexistent global variable 'a' script: " + sha("return a") + ", on @user_script:1.\r\n"},
 		{"a = 1", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("a = 1") + ", on @user_script:1.\r\n"},
 		{"redis.call = nil", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("redis.call = nil") + ", on @user_script:1.\r\n"},
-		{"setmetatable(_G, {})", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("setmetatable(_G, {})") + ", on @user_script:1.\r\n"},
+		{"setmetatable(_G, {})", "-ERR Attempt to modify a readonly table script: " + sha("setmetatable(_G, {})") + ", on @user_script:1.\r\n"},
 		{"local g = getmetatable(_G); g.__index = {}", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("local g = getmetatable(_G); g.__index = {}") + ", on @user_script:1.\r\n"},
 		{"_G = {}", "-ERR user_script:1: Attempt to modify a readonly table script: " + sha("_G = {}") + ", on @user_script:1.\r\n"},
 		{"return redis.call('nosuch')", "-ERR Unknown Redis command called from script script: " + sha("return redis.call('nosuch')") + ", on @user_script:1.\r\n"},

@@ -451,7 +451,7 @@ func (sc *scripting) FunctionList(c *command.Ctx, pattern []byte, withCode bool)
 			names := f.Flags.FlagNames()
 			w.SetLen(len(names))
 			for _, n := range names {
-				w.BulkString(n)
+				w.SimpleString(n)
 			}
 		}
 		if withCode {
