@@ -95,8 +95,10 @@ func (vm *VM) Killed() bool { return vm.hook.killed }
 // whether the reply is an error that was already counted in the error stats
 // (an error raised by redis.call), which the caller must not count again.
 func (vm *VM) Eval(s *Script, run *Run, w *resp.Writer) (noStats bool) {
-	vm.globals.RawSetString("KEYS", stringArray(vm.L, run.Keys))
-	vm.globals.RawSetString("ARGV", stringArray(vm.L, run.Args))
+	vm.keys = fillArray(vm.L, vm.keys, run.Keys)
+	vm.argv = fillArray(vm.L, vm.argv, run.Args)
+	vm.globals.RawSetString("KEYS", vm.keys)
+	vm.globals.RawSetString("ARGV", vm.argv)
 	return vm.call(s.fn, run, w)
 }
 
@@ -182,6 +184,23 @@ func sanitize(s string) string {
 		}
 	}
 	return s
+}
+
+// fillArray refills the KEYS or ARGV table of the previous EVAL with items (an
+// EVAL script cannot keep a reference to it past its run: globals and library
+// tables are read-only), or makes one.
+func fillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
+	if t == nil {
+		return stringArray(L, items)
+	}
+	n := t.Len()
+	for i, it := range items {
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	for i := len(items) + 1; i <= n; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {

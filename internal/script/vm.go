@@ -80,6 +80,8 @@ type VM struct {
 	hook      hookCtx
 	protected map[*lua.LTable]bool
 	fn        functions
+	keys      *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
+	argv      *lua.LTable
 
 	version       string
 	commandExists func(argv [][]byte) bool
@@ -207,12 +209,27 @@ func dropEmpty(s []string) []string {
 
 // compile loads code as a chunk named name in the sandbox, returning Lua's
 // message (in C Lua's "name:line: message" shape) on a syntax error.
+//
+// As Redis's luaCreateFunction, the body becomes the body of a function of no
+// parameters (`function() <code>\nend`, on the code's first line so that line
+// numbers stay), which the chunk returns: a main chunk would be a vararg
+// function, and gopher-lua builds an `arg` table for every call of one.
 func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
-	fn, err := vm.L.Load(strings.NewReader(code), name)
+	chunk, err := vm.L.Load(strings.NewReader("return function() "+code+"\nend"), name)
 	if err != nil {
 		return nil, compileError(err.Error(), name)
 	}
-	fn.Env = vm.env
+	chunk.Env = vm.env
+	L := vm.L
+	L.Push(chunk)
+	if err := L.PCall(0, 1, nil); err != nil {
+		return nil, err.Error()
+	}
+	fn, ok := L.Get(-1).(*lua.LFunction)
+	L.Pop(1)
+	if !ok {
+		return nil, "internal error: the script did not compile to a function"
+	}
 	return fn, ""
 }
 
