@@ -76,7 +76,7 @@ func aclCategories(s *Spec) []string {
 		out = append(out, "@write")
 	}
 	switch s.Group {
-	case "list", "hash", "string", "bitmap":
+	case "list", "hash", "set", "string", "bitmap":
 		out = append(out, "@"+s.Group)
 	}
 	if s.Flags&Admin != 0 {
@@ -111,6 +111,15 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	w.BulkString(s.FullName())
 	w.Int(int64(s.Arity))
 	flags := s.Flags.Names()
+	if s.KeysFn != nil {
+		// Redis flags commands whose keys need a getkeys function (numkeys) as
+		// movablekeys, after no_multi and before allow_busy
+		at := len(flags)
+		if at > 0 && flags[at-1] == "allow_busy" {
+			at--
+		}
+		flags = append(flags[:at:at], append([]string{"movablekeys"}, flags[at:]...)...)
+	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
 		w.SimpleString(f)

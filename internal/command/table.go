@@ -136,6 +136,7 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
+		family{"set", setCommands()},
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
