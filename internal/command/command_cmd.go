@@ -132,7 +132,10 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	for _, cat := range cats {
 		w.SimpleString(cat)
 	}
-	w.ArrayLen(0) // tips
+	w.ArrayLen(len(s.Tips))
+	for _, tip := range s.Tips {
+		w.BulkString(tip)
+	}
 	writeKeySpecs(c, s)
 	w.ArrayLen(len(s.Subs))
 	for _, sub := range s.Subs {

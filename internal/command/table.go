@@ -85,6 +85,9 @@ type Spec struct {
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
+	// Tips are Redis's command tips as COMMAND INFO lists them (e.g.
+	// "nondeterministic_output").
+	Tips []string
 
 	// ID is a dense index (0..Table.NumIDs()-1) assigned when the table is built,
 	// for per-command statistics kept in slices.
