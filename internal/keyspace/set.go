@@ -608,10 +608,6 @@ func canonicalInt(m []byte) (int64, bool) {
 	return int64(u), true
 }
 
-// IsSetInteger reports whether m is stored as an integer by a set: a canonical
-// int64, as Redis's string2ll accepts it.
-func IsSetInteger(m []byte) bool { return isCanonicalInt(m) }
-
 // intLen is sdigits10: the length of v in decimal, sign included.
 func intLen(v int64) int {
 	var tmp [20]byte
