@@ -112,14 +112,14 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	w.BulkString(s.FullName())
 	w.Int(int64(s.Arity))
 	flags := s.Flags.Names()
-	if s.KeysFn != nil { // movablekeys: keys found by parsing, in Redis's flag order
+	if s.KeysFn != nil {
+		// Redis flags commands whose keys need a getkeys function (numkeys) as
+		// movablekeys, after no_multi and before allow_busy
 		at := len(flags)
-		for i, f := range flags {
-			if f == "allow_busy" {
-				at = i
-			}
+		if at > 0 && flags[at-1] == "allow_busy" {
+			at--
 		}
-		flags = append(flags[:at], append([]string{"movablekeys"}, flags[at:]...)...)
+		flags = append(flags[:at:at], append([]string{"movablekeys"}, flags[at:]...)...)
 	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
@@ -134,8 +134,8 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 		w.SimpleString(cat)
 	}
 	w.ArrayLen(len(s.Tips))
-	for _, t := range s.Tips {
-		w.SimpleString(t)
+	for _, tip := range s.Tips {
+		w.BulkString(tip)
 	}
 	writeKeySpecs(c, s)
 	w.ArrayLen(len(s.Subs))

@@ -82,13 +82,14 @@ type Spec struct {
 	// KeyFlags are the key spec flags of the single derived key spec (default
 	// "RW update" for writes, "RO access" for reads).
 	KeyFlags string
-	// Tips are Redis's command tips (COMMAND INFO), e.g. "request_policy:all_nodes".
-	Tips []string
 	// Keys declares the key specs of commands with more than one (RENAME, COPY).
 	Keys []KeySpec
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
+	// Tips are Redis's command tips as COMMAND INFO lists them (e.g.
+	// "nondeterministic_output").
+	Tips []string
 
 	// ID is a dense index (0..Table.NumIDs()-1) assigned when the table is built,
 	// for per-command statistics kept in slices.
@@ -140,6 +141,7 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
+		family{"set", setCommands()},
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
