@@ -422,3 +422,12 @@ func (vm *VM) CompileLibraries(codes []string, nowMs func() int64) ([]*Library, 
 func (vm *VM) FCall(f *Function, run *Run, w *resp.Writer) (noStats bool) {
 	return vm.call(f.fn, run, w, stringArray(vm.L, run.Keys), stringArray(vm.L, run.Args))
 }
+
+// LibraryBytes approximates the memory the libraries hold (their code).
+func (vm *VM) LibraryBytes() int {
+	n := 0
+	for _, l := range vm.fn.libs {
+		n += len(l.Code) + 64*len(l.Functions)
+	}
+	return n
+}
