@@ -83,6 +83,9 @@ type Client struct {
 	LastCmd         string
 	LastInteraction int64 // ms
 	Multi           int   // queued commands in MULTI, -1 when not in MULTI
+	// Subscribed is true while the client has Pub/Sub subscriptions (RESP2
+	// clients are then in subscribed mode).
+	Subscribed bool
 	// Script marks the client a Lua script's commands run as: blocking commands
 	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
 	Script bool
@@ -132,6 +135,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
+	// PubSub is the Pub/Sub registry.
+	PubSub() PubSubHub
 	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).

@@ -145,6 +145,7 @@ func NewTable() *Table {
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
+		family{"pubsub", pubsubCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable
