@@ -23,14 +23,16 @@ var allowed = map[string][]string{
 	"internal/config":    {"internal/glob", "internal/resp"},
 	"internal/command":   {"internal/keyspace", "internal/resp", "internal/glob"},
 	"internal/engine":    {"internal/command", "internal/keyspace", "internal/clock"},
-	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob"},
+	"internal/pubsub":    {"internal/glob"},
+	"internal/script":    {"internal/resp"},
+	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib"},
 	"internal/hotkvtest": {"internal/server", "internal/clock", "internal/config"},
 	"internal/difftest":  {"internal/hotkvtest"},
 	"cmd/hotkv":          {"internal/server", "internal/config"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).
-var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob"}
+var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script"}
 
 func root(t *testing.T) string {
 	t.Helper()
