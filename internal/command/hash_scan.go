@@ -125,7 +125,7 @@ func hrandfieldCmd(c *Ctx) {
 			return
 		}
 		if l == math.MinInt64 {
-			c.Error("ERR value is out of range, must be between -9223372036854775807 and 9223372036854775807")
+			c.Error("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
 			return
 		}
 		if len(c.Argv) > 4 || (len(c.Argv) == 4 && !eqFold(c.Argv[3], "withvalues")) {
