@@ -434,24 +434,25 @@ func (h *Hash) Set(f, v []byte, keepTTL bool, o HashOpts) (existed bool) {
 		}
 		return true
 	}
-	if e, ok := h.lpFind(f); ok {
-		if e.exp != 0 && !keepTTL {
-			// listpackExUpdateExpiry(NO_TTL): the field loses its deadline and
-			// moves to the end
-			h.lpRemove(e.off, e.end)
-			h.lpReplace(len(h.lp), len(h.lp), f, v, 0)
-			h.ttls--
-			return true
-		}
+	e, existed := h.lpFind(f)
+	switch {
+	case !existed:
+		h.lpReplace(len(h.lp), len(h.lp), f, v, 0)
+		h.n++
+	case e.exp != 0 && !keepTTL:
+		// listpackExUpdateExpiry(NO_TTL): the field loses its deadline and moves
+		// to the end
+		h.lpRemove(e.off, e.end)
+		h.lpReplace(len(h.lp), len(h.lp), f, v, 0)
+		h.ttls--
+	default:
 		h.lpReplace(e.off, e.end, f, v, e.exp) // in place
-		return true
 	}
-	h.lpReplace(len(h.lp), len(h.lp), f, v, 0)
-	h.n++
+	// checked after updates too: the limit may have been lowered since
 	if int(h.n) > o.MaxEntries {
 		h.toTable(o, 0)
 	}
-	return false
+	return existed
 }
 
 // Del deletes field f, expired or not, and reports whether it existed.

@@ -196,6 +196,14 @@ func TestHashEncodings(t *testing.T) {
 			t.Fatalf("%d fields: %s", i+1, h2.Encoding())
 		}
 	}
+	// a lowered limit converts on the next set, even an update (hashTypeSet)
+	h5 := NewHash()
+	for i := 0; i < 3; i++ {
+		h5.Set([]byte{byte('a' + i)}, []byte("v"), false, o)
+	}
+	if h5.Set([]byte("a"), []byte("w"), false, HashOpts{MaxEntries: 2, MaxValue: 5}); h5.Encoding() != "hashtable" {
+		t.Fatal("an update past a lowered entry limit converts")
+	}
 	// PrepareSets: more pairs than entries, or a long argument
 	h3 := NewHash()
 	h3.PrepareSets([][]byte{[]byte("a"), []byte("1"), []byte("a"), []byte("1"), []byte("a"), []byte("1"), []byte("a"), []byte("1")}, o)
