@@ -153,8 +153,15 @@ func hrandfieldCmd(c *Ctx) {
 		c.W.Bulk(fv.F)
 		return
 	}
-	es := h.Entries(nil)
-	c.W.Bulk(es[c.Rand()%uint64(len(es))].F)
+	i := c.Rand() % uint64(h.Len()) // a listpack: a uniform pick
+	h.Range(func(f, _ []byte, _ int64) bool {
+		if i == 0 {
+			c.W.Bulk(f)
+			return false
+		}
+		i--
+		return true
+	})
 }
 
 // hrandfieldCount is hrandfieldWithCountCommand: a negative count allows
