@@ -75,6 +75,22 @@ func debugCmd(c *Ctx) {
 			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
 			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
+	case "listpack":
+		// DEBUG LISTPACK key: Redis dumps the listpack to its stdout; HotKV's
+		// compact encodings have no listpack to dump, so only the checks remain
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		e := c.DB.Lookup(args[0])
+		switch {
+		case e == nil:
+			c.Err(ErrNoSuchKey)
+		case e.EncodingName() != "listpack" && e.EncodingName() != "listpackex":
+			c.Error("ERR Not a listpack encoded object.")
+		default:
+			c.W.SimpleString("Listpack structure printed on stdout")
+		}
 	case "protocol":
 		if len(args) != 1 {
 			debugUnknown(c)
