@@ -30,6 +30,9 @@ func debugCmd(c *Ctx) {
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"SET-DISABLE-DENY-SCRIPTS <0|1>",
+			"    Setting it to 1 allows lua scripts to run commands that are denied",
+			"    in scripts (noscript), for tests.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		)
@@ -39,6 +42,13 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.Srv.SetActiveExpire(string(args[0]) != "0")
+		c.W.SimpleString("OK")
+	case "set-disable-deny-scripts":
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		c.Srv.SetDisableDenyScripts(string(args[0]) != "0")
 		c.W.SimpleString("OK")
 	case "sleep":
 		if len(args) != 1 {
@@ -66,7 +76,7 @@ func debugCmd(c *Ctx) {
 			debugUnknown(c)
 			return
 		}
-		e := c.DB.Lookup(args[0])
+		e := c.DB.Peek(args[0]) // as Redis: an expired key not yet deleted is still there
 		if e == nil {
 			c.Err(ErrNoSuchKey)
 			return

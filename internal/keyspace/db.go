@@ -51,6 +51,13 @@ func (db *DB) Lookup(key []byte) *Entry {
 	return e
 }
 
+// Peek returns key's entry even when it has expired, without deleting it or
+// touching anything (Redis's dbFind: DEBUG OBJECT, OBJECT).
+func (db *DB) Peek(key []byte) *Entry {
+	e, _ := db.dict.Get(key)
+	return e
+}
+
 // LookupRead is Lookup for a command that reads the key: it counts a keyspace hit
 // or miss and updates the access time unless noTouch.
 func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
