@@ -40,6 +40,7 @@ type scriptState struct {
 	thresholdMs int64
 	name        string   // the function's name (FUNCTION STATS)
 	argv        [][]byte // the caller's command, copied (FUNCTION STATS)
+	lastPollUs  int64
 }
 
 func newScripting(s *Server) *scripting {
@@ -184,11 +185,28 @@ func (sc *scripting) interrupt(st *scriptState) bool {
 	return false
 }
 
+// poll runs the interrupt check between a script's commands too, at most once
+// a millisecond: the instruction hook alone is too far apart in a script whose
+// time goes into the commands it calls.
+func (sc *scripting) poll(st *scriptState) {
+	now := sc.s.clock.NowUs()
+	if now-st.lastPollUs < 1000 {
+		return
+	}
+	st.lastPollUs = now
+	if sc.interrupt(st) {
+		sc.vm.Kill()
+	}
+}
+
 // Call runs a command for the script (Redis's scriptCall): the script policy
 // checks, then the handler as the script client, with the script's frozen time.
 func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	s := sc.s
 	st := sc.cur.Load()
+	if st != nil {
+		sc.poll(st)
+	}
 	spec := s.specFor(argv)
 	if spec == nil || spec.Run == nil {
 		return nil, "Unknown Redis command called from script"
