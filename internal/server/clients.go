@@ -215,6 +215,10 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 		s.obufLimit.Store(&normal)
 	}
 	lim := s.obufLimit.Load()
+	if cl.subscriptions() > 0 { // the pubsub class
+		l := s.cfg.ClientOutputBufferLimits()[2]
+		lim = &l
+	}
 	if lim.Hard == 0 && lim.Soft == 0 {
 		return false
 	}
