@@ -30,7 +30,8 @@ type luaCase struct {
 // serialiser is Lua code, identical in Redis's Lua 5.1 and gopher-lua, that
 // turns pcall results into a deterministic string: numbers exactly (integers
 // with %.0f, others %.17g), strings quoted with \xHH escapes for bytes
-// outside printable ASCII, tables with sorted keys, cjson.null as "null".
+// outside printable ASCII, tables with their entries sorted by key (then by
+// text), cjson.null as "null".
 // It is kept on one line so the snippet after it starts on line 1.
 const serialiser = `local __hex = "0123456789abcdef" ` +
 	`local function __num(v) if v ~= v then return "nan" elseif v == 1/0 then return "inf" elseif v == -1/0 then return "-inf" ` +
@@ -40,11 +41,11 @@ const serialiser = `local __hex = "0123456789abcdef" ` +
 	`else o[#o+1] = "\\x" .. string.sub(__hex, math.floor(b/16)+1, math.floor(b/16)+1) .. string.sub(__hex, b%16+1, b%16+1) end end ` +
 	`return '"' .. table.concat(o) .. '"' end ` +
 	`local __ser ` +
-	`local function __key(a, b) local ta, tb = type(a), type(b) if ta ~= tb then return ta < tb end ` +
-	`if ta == "number" or ta == "string" then return a < b end return __ser(a, 0) < __ser(b, 0) end ` +
+	`local function __cmp(a, b) local ta, tb = type(a.k), type(b.k) if ta ~= tb then return ta < tb end ` +
+	`if (ta == "number" or ta == "string") and a.k ~= b.k then return a.k < b.k end return a.s < b.s end ` +
 	`__ser = function(v, depth) local t = type(v) if t == "number" then return __num(v) elseif t == "string" then return __str(v) ` +
-	`elseif t == "table" then if depth > 40 then return "{...}" end local ks = {} for k in pairs(v) do ks[#ks+1] = k end table.sort(ks, __key) ` +
-	`local o = {} for _, k in ipairs(ks) do o[#o+1] = __ser(k, depth+1) .. "=" .. __ser(v[k], depth+1) end return "{" .. table.concat(o, ", ") .. "}" ` +
+	`elseif t == "table" then if depth > 40 then return "{...}" end local es = {} for k, x in pairs(v) do es[#es+1] = {k = k, s = __ser(k, depth+1) .. "=" .. __ser(x, depth+1)} end ` +
+	`table.sort(es, __cmp) local o = {} for i, e in ipairs(es) do o[i] = e.s end return "{" .. table.concat(o, ", ") .. "}" ` +
 	`elseif t == "userdata" and v == cjson.null then return "null" end return t == "nil" and "nil" or t == "boolean" and tostring(v) or t end ` +
 	`local function __all(...) local o = {} for i = 1, select("#", ...) do o[i] = __ser((select(i, ...)), 0) end return table.concat(o, ", ") end ` +
 	`return __all(pcall(function() `
