@@ -666,7 +666,7 @@ func (p *jsonParser) descend(top, slots int) {
 
 func (p *jsonParser) object(top int) lua.LValue {
 	p.descend(top, 3) // table, key, value
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	tok := p.nextToken()
 	if tok.typ == tObjEnd {
 		p.depth--
@@ -697,7 +697,7 @@ func (p *jsonParser) object(top int) lua.LValue {
 
 func (p *jsonParser) array(top int) lua.LValue {
 	p.descend(top, 2) // table, value
-	t := p.L.NewTable()
+	t := p.L.CreateTable(0, 0)
 	tok := p.nextToken()
 	if tok.typ == tArrEnd {
 		p.depth--

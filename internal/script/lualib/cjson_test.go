@@ -122,6 +122,14 @@ var cjsonCases = []luaCase{
 		want: "true, false, \"Cannot serialise, excessive nesting (1001)\""},
 	{name: "encode self reference in object", src: `local t = {} t.x = t return pcall(cjson.encode, t)`,
 		want: "true, false, \"Cannot serialise, excessive nesting (1001)\""},
+	{name: "encode nesting limited by the C stack", src: `cjson.encode_max_depth(100000)
+		local function nest(n, key) local t = {} local cur = t for i = 1, n do cur[key] = {} cur = cur[key] end return t end
+		local r = {}
+		for _, c in ipairs({{7996, 1}, {7997, 1}, {3998, "a"}, {3999, "a"}}) do
+			local ok, e = pcall(cjson.encode, nest(c[1], c[2])) r[#r+1] = ok and #e or e
+		end
+		return r`,
+		want: "true, {1=15994, 2=\"Cannot serialise, excessive nesting (7998)\", 3=23990, 4=\"Cannot serialise, excessive nesting (4000)\"}"},
 	{name: "encode keep buffer", src: `return cjson.encode_keep_buffer(), cjson.encode_keep_buffer(false), cjson.encode({1}), cjson.encode_keep_buffer("on"), cjson.encode({2}), cjson.encode_keep_buffer("off")`,
 		want: "true, true, false, \"[1]\", true, \"[2]\", false"},
 
@@ -134,6 +142,8 @@ var cjsonCases = []luaCase{
 		want: "true, {1=1, 2=1, 3=31, 4=-16, 5=1, 6=16, 7=-0.5, 8=5}"},
 	{name: "decode inf and nan", src: `local t = cjson.decode("[inf, -inf, Infinity, -Infinity, INF, nan, NaN, -nan, nan(123)]") local r = {} for i = 1, #t do local v = t[i] r[i] = v ~= v and "nan" or v end return r`,
 		want: "true, {1=inf, 2=-inf, 3=inf, 4=-inf, 5=inf, 6=\"nan\", 7=\"nan\", 8=\"nan\", 9=\"nan\"}"},
+	{name: "decode nan payload", src: hexFn + `local r = {} for _, s in ipairs({"nan", "-nan", "nan(123)", "-nan(0x5)", "nan(017)", "nan(08)", "nan()", "nan(abc)", "nan(99999999999999999999999)", "NaN(0xFFFFFFFFFFFFF)"}) do r[#r+1] = hex(struct.pack(">d", cjson.decode(s))) end return r`,
+		want: "true, {1=\"7ff8000000000000\", 2=\"fff8000000000000\", 3=\"7ff800000000007b\", 4=\"fff8000000000005\", 5=\"7ff800000000000f\", 6=\"7ff8000000000000\", 7=\"7ff8000000000000\", 8=\"7ff8000000000000\", 9=\"7fffffffffffffff\", 10=\"7fffffffffffffff\"}"},
 	{name: "decode invalid numbers refused", src: `local r = {cjson.decode_invalid_numbers(false)} for _, s in ipairs({"+1", "01", "-01", "0x10", "inf", "-inf", "NaN", "-nan", "1.5", "-0", "0.5", "-", "--1"}) do r[#r+1] = {s, select(2, pcall(cjson.decode, s))} end return r`,
 		want: "true, {1=false, 2={1=\"+1\", 2=\"Expected value but found invalid token at character 1\"}, 3={1=\"01\", 2=\"Expected value but found invalid number at character 1\"}, 4={1=\"-01\", 2=\"Expected value but found invalid number at character 1\"}, 5={1=\"0x10\", 2=\"Expected value but found invalid number at character 1\"}, 6={1=\"inf\", 2=\"Expected value but found invalid token at character 1\"}, 7={1=\"-inf\", 2=\"Expected value but found invalid number at character 1\"}, 8={1=\"NaN\", 2=\"Expected value but found invalid token at character 1\"}, 9={1=\"-nan\", 2=\"Expected value but found invalid number at character 1\"}, 10={1=\"1.5\", 2=1.5}, 11={1=\"-0\", 2=-0}, 12={1=\"0.5\", 2=0.5}, 13={1=\"-\", 2=\"Expected value but found invalid number at character 1\"}, 14={1=\"--1\", 2=\"Expected value but found invalid number at character 1\"}}"},
 	{name: "decode strings", src: `return cjson.decode('"a\\"b\\\\c\\/d\\be\\ff\\ng\\rh\\ti"')`,
@@ -154,6 +164,14 @@ var cjsonCases = []luaCase{
 		want: "true, {1=1}"},
 	{name: "decode max depth", src: `local r = {cjson.decode_max_depth(2)} r[#r+1] = cjson.decode("[[1]]") r[#r+1] = select(2, pcall(cjson.decode, "[[[1]]]")) r[#r+1] = select(2, pcall(cjson.decode, '{"a": {"b": {}}}')) r[#r+1] = select(2, pcall(cjson.decode, ' [ [ [1]]]')) return r`,
 		want: "true, {1=2, 2={1={1=1}}, 3=\"Found too many nested data structures (3) at character 3\", 4=\"Found too many nested data structures (3) at character 13\", 5=\"Found too many nested data structures (3) at character 6\"}"},
+	{name: "decode nesting limited by the C stack", src: `cjson.decode_max_depth(100000)
+		local r = {}
+		for _, s in ipairs({string.rep("[", 7998) .. string.rep("]", 7998), string.rep("[", 7999) .. string.rep("]", 7999),
+				string.rep('{"a":', 3999) .. "1" .. string.rep("}", 3999), string.rep('{"a":', 4000) .. "1" .. string.rep("}", 4000)}) do
+			local ok, v = pcall(cjson.decode, s) r[#r+1] = ok and type(v) or v
+		end
+		return r`,
+		want: "true, {1=\"table\", 2=\"Found too many nested data structures (7999) at character 7999\", 3=\"table\", 4=\"Found too many nested data structures (4000) at character 19996\"}"},
 	{name: "decode object nesting depth", src: `return pcall(cjson.decode, string.rep('{"a":', 1001) .. '1' .. string.rep('}', 1001))`,
 		want: "true, false, \"Found too many nested data structures (1001) at character 5001\""},
 
@@ -224,9 +242,7 @@ func FuzzCJSONDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		L.SetTop(0)
 		if err := L.CallByParam(lua.P{Fn: decode, NRet: 1, Protect: true}, lua.LString(s)); err != nil {
-			if _, ok := err.(*lua.ApiError); !ok {
-				t.Fatalf("decode(%q): %v", s, err)
-			}
+			requireLuaError(t, err)
 			return
 		}
 		v := L.Get(-1)

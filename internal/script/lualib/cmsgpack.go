@@ -239,8 +239,20 @@ func (c *mpDecoder) settable(t *lua.LTable, k, v lua.LValue) {
 	t.RawSet(k, v)
 }
 
+// newTable sizes a table for n entries of at least per bytes each (n comes
+// from the input: only what the input can hold is preallocated).
+func (c *mpDecoder) newTable(n uint64, per int, array bool) *lua.LTable {
+	if max := uint64(c.left() / per); n > max {
+		n = max
+	}
+	if array {
+		return c.L.CreateTable(int(n), 0)
+	}
+	return c.L.CreateTable(0, int(n))
+}
+
 func (c *mpDecoder) array(n uint64) lua.LValue {
-	t := c.L.NewTable()
+	t := c.newTable(n, 1, true)
 	c.top++
 	if !checkStack(c.top, 1) {
 		luaError(c.L, "stack overflow (in function mp_decode_to_lua_array)")
@@ -260,7 +272,7 @@ func (c *mpDecoder) array(n uint64) lua.LValue {
 }
 
 func (c *mpDecoder) hash(n uint64) lua.LValue {
-	t := c.L.NewTable()
+	t := c.newTable(n, 2, false)
 	c.top++
 	for ; n > 0; n-- {
 		k := c.value()

@@ -10,6 +10,23 @@
 // "source:line: " prefix luaL_error adds and the "bad argument #n to 'f'"
 // form of luaL_argerror), and the limits the C code hits through Lua 5.1's
 // C stack (LUAI_MAXCSTACK), which this package counts instead of using.
+//
+// Known differences from Redis:
+//   - Tables are iterated in gopher-lua's order (array part, then keys in
+//     insertion order), not Lua 5.1's hash order, so cjson.encode of an
+//     object and cmsgpack.pack of a map with several keys may list them in
+//     another order.
+//   - cjson.null is a userdata with a protected metatable (for tostring's
+//     "userdata: (nil)"): getmetatable(cjson.null) is false, not nil.
+//   - luaL_argerror's "calling 'f' on bad self" form for obj:f() calls is
+//     not produced: gopher-lua does not record that a call was a method call.
+//   - struct.pack with missing arguments after more than 8 KB of output:
+//     the C code then reads its own buffer pieces off the stack as the
+//     missing arguments; here they are "no value".
+//
+// A state that must reach the C limits (cmsgpack.unpack of up to 7999
+// values, struct.unpack of up to ~8000 items) needs a registry that can
+// grow to hold that many values (lua.Options RegistryMaxSize).
 package lualib
 
 import (
@@ -376,20 +393,25 @@ func strtod(s string, start int) (val float64, end int) {
 		return sign(math.Inf(1)), i
 	case hasPrefixFold(s, i, "nan"):
 		i += 3
+		bits := uint64(0x7ff8000000000000)
 		if at(i) == '(' {
 			j := i + 1
 			for c := at(j); isAlnum(c) || c == '_'; c = at(j) {
 				j++
 			}
 			if at(j) == ')' {
+				// "nan(n)": glibc puts n, when it is a number in C syntax
+				// (strtoull base 0), in the mantissa.
+				if mant, ok := parseNaNPayload(s[i+1 : j]); ok {
+					bits |= mant & 0x7ffffffffffff
+				}
 				i = j + 1
 			}
 		}
-		nan := math.Float64frombits(0x7ff8000000000000)
 		if neg {
-			nan = math.Float64frombits(0xfff8000000000000)
+			bits |= 1 << 63
 		}
-		return nan, i
+		return math.Float64frombits(bits), i
 	case at(i) == '0' && at(i+1)|0x20 == 'x' &&
 		(isHexDigit(at(i+2)) || (at(i+2) == '.' && isHexDigit(at(i+3)))):
 		return strtodHex(s, i+2, neg)
@@ -424,6 +446,34 @@ func strtod(s string, start int) (val float64, end int) {
 	}
 	v, _ := strconv.ParseFloat(s[i:j], 64) // correctly rounded; ±Inf on overflow
 	return sign(v), j
+}
+
+// parseNaNPayload parses s whole as strtoull(s, &end, 0) would (decimal,
+// 0x hexadecimal or 0 octal, saturating at 2^64-1); "" gives 0.
+func parseNaNPayload(s string) (uint64, bool) {
+	base := uint64(10)
+	switch {
+	case len(s) > 2 && s[0] == '0' && s[1]|0x20 == 'x' && isHexDigit(s[2]):
+		base, s = 16, s[2:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	var v uint64
+	overflow := false
+	for i := 0; i < len(s); i++ {
+		d := uint64(hexDigitValue(s[i]))
+		if hexDigitValue(s[i]) < 0 || d >= base {
+			return 0, false
+		}
+		if v > (math.MaxUint64-d)/base {
+			overflow = true
+		}
+		v = v*base + d
+	}
+	if overflow {
+		v = math.MaxUint64
+	}
+	return v, true
 }
 
 // strtodHex parses the hexadecimal significand at s[i:] (just past "0x") and

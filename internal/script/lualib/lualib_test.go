@@ -178,6 +178,16 @@ func readReply(t *testing.T, rd *bufio.Reader) (string, error) {
 	return "", nil
 }
 
+// requireLuaError fails unless err is an error raised in Lua (gopher-lua
+// turns a Go panic in a library function into an ApiErrorPanic).
+func requireLuaError(t *testing.T, err error) {
+	t.Helper()
+	ae, ok := err.(*lua.ApiError)
+	if !ok || ae.Type != lua.ApiErrorRun {
+		t.Fatalf("not a Lua error: %v", err)
+	}
+}
+
 // ---------------------------------------------------------------------------
 // The C-emulating helpers.
 
