@@ -88,6 +88,8 @@ var cjsonCases = []luaCase{
 		want: "true, {1=\"null\", 2=\"[null,null,1]\", 3=\"{\\\"null\\\":1}\"}"},
 	{name: "encode strings", src: `return cjson.encode("a\"b\\c/d\be\ff\ng\rh\ti\0j\1k\31l\127m\128n\255")`,
 		want: "true, \"\\\"a\\\\\\\"b\\\\\\\\c\\\\/d\\\\be\\\\ff\\\\ng\\\\rh\\\\ti\\\\u0000j\\\\u0001k\\\\u001fl\\\\u007fm\\x80n\\xff\\\"\""},
+	{name: "encode every byte", src: `local c = {} for i = 0, 255 do c[#c+1] = string.char(i) end return cjson.encode(table.concat(c))`,
+		want: "true, \"\\\"\\\\u0000\\\\u0001\\\\u0002\\\\u0003\\\\u0004\\\\u0005\\\\u0006\\\\u0007\\\\b\\\\t\\\\n\\\\u000b\\\\f\\\\r\\\\u000e\\\\u000f\\\\u0010\\\\u0011\\\\u0012\\\\u0013\\\\u0014\\\\u0015\\\\u0016\\\\u0017\\\\u0018\\\\u0019\\\\u001a\\\\u001b\\\\u001c\\\\u001d\\\\u001e\\\\u001f !\\\\\\\"#$%&'()*+,-.\\\\/0123456789:;<=>?@ABCDEFGHIJKLMNOPQRSTUVWXYZ[\\\\\\\\]^_`abcdefghijklmnopqrstuvwxyz{|}~\\\\u007f\\x80\\x81\\x82\\x83\\x84\\x85\\x86\\x87\\x88\\x89\\x8a\\x8b\\x8c\\x8d\\x8e\\x8f\\x90\\x91\\x92\\x93\\x94\\x95\\x96\\x97\\x98\\x99\\x9a\\x9b\\x9c\\x9d\\x9e\\x9f\\xa0\\xa1\\xa2\\xa3\\xa4\\xa5\\xa6\\xa7\\xa8\\xa9\\xaa\\xab\\xac\\xad\\xae\\xaf\\xb0\\xb1\\xb2\\xb3\\xb4\\xb5\\xb6\\xb7\\xb8\\xb9\\xba\\xbb\\xbc\\xbd\\xbe\\xbf\\xc0\\xc1\\xc2\\xc3\\xc4\\xc5\\xc6\\xc7\\xc8\\xc9\\xca\\xcb\\xcc\\xcd\\xce\\xcf\\xd0\\xd1\\xd2\\xd3\\xd4\\xd5\\xd6\\xd7\\xd8\\xd9\\xda\\xdb\\xdc\\xdd\\xde\\xdf\\xe0\\xe1\\xe2\\xe3\\xe4\\xe5\\xe6\\xe7\\xe8\\xe9\\xea\\xeb\\xec\\xed\\xee\\xef\\xf0\\xf1\\xf2\\xf3\\xf4\\xf5\\xf6\\xf7\\xf8\\xf9\\xfa\\xfb\\xfc\\xfd\\xfe\\xff\\\"\""},
 	{name: "encode utf8", src: `return cjson.encode("h\195\169llo \226\130\172 \240\159\152\128")`,
 		want: "true, \"\\\"h\\xc3\\xa9llo \\xe2\\x82\\xac \\xf0\\x9f\\x98\\x80\\\"\""},
 
@@ -150,6 +152,16 @@ var cjsonCases = []luaCase{
 		want: "true, \"a\\\"b\\\\c/d\\x08e\\x0cf\\x0ag\\x0dh\\x09i\""},
 	{name: "decode unicode escapes", src: `return cjson.decode('"\\u0041\\u00e9\\u20AC\\ud83d\\ude00\\u0000x"')`,
 		want: "true, \"A\\xc3\\xa9\\xe2\\x82\\xac\\xf0\\x9f\\x98\\x80\\x00x\""},
+	{name: "decode every UTF-16 escape", src: `
+		local esc = {'"'}
+		for cp = 0, 0xD7FF, 7 do esc[#esc+1] = string.format("\\u%04x", cp) end
+		for cp = 0xE000, 0xFFFF do esc[#esc+1] = string.format("\\u%04X", cp) end
+		for hi = 0xD800, 0xDBFF, 37 do for lo = 0xDC00, 0xDFFF, 101 do esc[#esc+1] = string.format("\\u%04x\\u%04x", hi, lo) end end
+		esc[#esc+1] = '"'
+		local s = cjson.decode(table.concat(esc))
+		local z = 0 for i = 1, #s do z = (z + string.byte(s, i) * i) % 2147483629 end
+		return #s, z, s:sub(1, 40), s:sub(-40)`,
+		want: "true, 49196, 1164830546, \"\\x00\\x07\\x0e\\x15\\x1c#*18?FMT[bipw~\\xc2\\x85\\xc2\\x8c\\xc2\\x93\\xc2\\x9a\\xc2\\xa1\\xc2\\xa8\\xc2\\xaf\\xc2\\xb6\\xc2\\xbd\\xc3\\x84\\xc3\", \"\\xf4\\x89\\xb1\\xa5\\xf4\\x89\\xb3\\x8a\\xf4\\x89\\xb4\\xaf\\xf4\\x89\\xb6\\x94\\xf4\\x89\\xb7\\xb9\\xf4\\x89\\xb9\\x9e\\xf4\\x89\\xbb\\x83\\xf4\\x89\\xbc\\xa8\\xf4\\x89\\xbe\\x8d\\xf4\\x89\\xbf\\xb2\""},
 	{name: "decode raw bytes", src: `return cjson.decode('"\1\31\127\128\255 \t"')`,
 		want: "true, \"\\x01\\x1f\\x7f\\x80\\xff \\x09\""},
 	{name: "decode objects", src: `local t = cjson.decode('{"a": 1, "b": [1, 2, {"c": null}], "a": 2, "": "empty"}') return t`,

@@ -32,6 +32,7 @@ package lualib
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,19 +74,11 @@ func newModule(L *lua.LState, funcs map[string]lua.LGFunction) *lua.LTable {
 	for name := range funcs {
 		names = append(names, name)
 	}
-	sortStrings(names)
+	slices.Sort(names)
 	for _, name := range names {
 		t.RawSetString(name, L.NewFunction(funcs[name]))
 	}
 	return t
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // maxCStack is Lua 5.1's LUAI_MAXCSTACK: lua_checkstack fails when a C
