@@ -9,6 +9,7 @@ import (
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/script"
+	"github.com/hotkv/hotkv/internal/script/lualib"
 )
 
 // scripting is the server's side of Lua scripting: the interpreter, the client
@@ -46,7 +47,7 @@ type scriptState struct {
 func newScripting(s *Server) *scripting {
 	sc := &scripting{s: s}
 	sc.vm = script.NewVM(script.Options{
-		Libs:    nil, // cjson, cmsgpack, bit, struct: wired when internal/script/lualib lands
+		Libs:    lualib.Open, // cjson, cmsgpack, bit, struct
 		Version: command.Version,
 		CommandExists: func(argv [][]byte) bool {
 			return s.specFor(argv) != nil
