@@ -20,7 +20,7 @@ const (
 )
 
 // builtins kept from gopher-lua's base library (Redis's lua_builtins_allow_list).
-var removedBuiltins = []string{"dofile", "loadfile", "print", "_printregs", "module", "require", "collectgarbage_"}
+var removedBuiltins = []string{"dofile", "loadfile", "print", "_printregs", "module", "require", "_GOPHER_LUA_VERSION"}
 
 func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 1024, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024 * 8})
@@ -106,8 +106,58 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 		}))
 	}
 
+	// gcinfo: Lua 5.1's deprecated heap size in KB (gopher-lua lacks it)
+	g.RawSetString("gcinfo", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(vm.memoryKB()))
+		return 1
+	}))
+	// os: only os.clock (Redis 8)
+	osLib := L.NewTable()
+	osLib.RawSetString("clock", L.NewFunction(func(L *lua.LState) int {
+		L.Push(lua.LNumber(cpuSeconds()))
+		return 1
+	}))
+	g.RawSetString("os", osLib)
+
+	// next, pairs and ipairs see through the read-only views
+	origNext := g.RawGetString("next").(*lua.LFunction)
+	next := L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok {
+			if real := vm.real[t]; real != nil {
+				L.Replace(1, real)
+			}
+		}
+		top := L.GetTop()
+		L.Insert(origNext, 1)
+		L.Call(top, lua.MultRet)
+		return L.GetTop()
+	})
+	g.RawSetString("next", next)
+	g.RawSetString("pairs", L.NewFunction(func(L *lua.LState) int {
+		t := L.CheckTable(1)
+		if real := vm.real[t]; real != nil {
+			t = real
+		}
+		L.Push(next)
+		L.Push(t)
+		L.Push(lua.LNil)
+		return 3
+	}))
+	origIpairs := g.RawGetString("ipairs").(*lua.LFunction)
+	g.RawSetString("ipairs", L.NewFunction(func(L *lua.LState) int {
+		if t, ok := L.Get(1).(*lua.LTable); ok {
+			if real := vm.real[t]; real != nil {
+				L.Replace(1, real)
+			}
+		}
+		top := L.GetTop()
+		L.Insert(origIpairs, 1)
+		L.Call(top, lua.MultRet)
+		return L.GetTop()
+	}))
+
 	// read-only views of the library tables, then of the globals
-	for _, name := range []string{"string", "math", "table", "coroutine", "redis", "cjson", "cmsgpack", "bit", "struct"} {
+	for _, name := range []string{"string", "math", "table", "coroutine", "os", "redis", "cjson", "cmsgpack", "bit", "struct"} {
 		if t, ok := g.RawGetString(name).(*lua.LTable); ok {
 			g.RawSetString(name, vm.readonlyView(L, t, nil))
 		}
@@ -155,6 +205,7 @@ func (vm *VM) readonlyViewMeta(L *lua.LState, t *lua.LTable, index lua.LValue) (
 	L.SetMetatable(view, mt)
 	vm.protected[view] = true
 	vm.protected[shown] = true
+	vm.real[view] = t
 	vm.protected[t] = true
 	return view, mt
 }

@@ -79,6 +79,7 @@ type VM struct {
 	run       *Run // the running script, nil when idle
 	hook      hookCtx
 	protected map[*lua.LTable]bool
+	real      map[*lua.LTable]*lua.LTable // read-only view -> the table it shows
 	fn        functions
 	keys      *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
 	argv      *lua.LTable
@@ -104,7 +105,7 @@ type Options struct {
 
 // NewVM builds the sandboxed interpreter.
 func NewVM(o Options) *VM {
-	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{},
+	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{}, real: map[*lua.LTable]*lua.LTable{},
 		version: o.Version, commandExists: o.CommandExists, logf: o.Log}
 	vm.rand.reset()
 	vm.L = newSandbox(vm, o.Libs)
@@ -253,3 +254,8 @@ func compileError(msg, name string) string {
 	}
 	return msg
 }
+
+// memoryKB approximates the interpreter's heap for gcinfo and
+// collectgarbage("count"): gopher-lua lives on Go's heap, so this is the
+// cached code plus a fixed base.
+func (vm *VM) memoryKB() int { return (32768 + vm.CacheBytes() + vm.LibraryBytes()) / 1024 }

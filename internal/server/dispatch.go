@@ -81,6 +81,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			"and then restart the server.")
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		c.Error("ERR Command not allowed inside a transaction")
+	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0)) && !s.goodReplicas():
+		c.Error(errNoReplicas)
 	case cl.Subscribed && cl.Proto == 2 && !allowedWhileSubscribed(spec):
 		c.Error("ERR Can't execute '" + spec.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	}
@@ -226,4 +228,12 @@ func (s *Server) run(c *command.Ctx, spec *command.Spec) {
 		}
 	}()
 	spec.Run(c)
+}
+
+const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// goodReplicas is Redis's checkGoodReplicasStatus: with min-replicas-to-write
+// set, writes need that many replicas; HotKV has none yet.
+func (s *Server) goodReplicas() bool {
+	return s.cfg.Int("min-replicas-to-write") == 0 || s.cfg.Int("min-replicas-max-lag") == 0
 }

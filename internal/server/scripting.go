@@ -119,6 +119,10 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 		c.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if !compat && scr.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
+		c.Error(errNoReplicas)
+		return
+	}
 	readOnly := ro || (!compat && scr.Flags&script.FlagNoWrites != 0)
 	sc.run(c, readOnly, true, func(run *script.Run) bool {
 		run.Keys, run.Args, run.Name = keys, args, scr.SHA
@@ -221,6 +225,9 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	if spec.Flags&command.Write != 0 {
 		if st != nil && st.readOnly {
 			return nil, "Write commands are not allowed from read-only scripts."
+		}
+		if !s.goodReplicas() {
+			return nil, "-" + errNoReplicas
 		}
 		if st != nil {
 			st.wrote.Store(true)
@@ -369,6 +376,10 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 	}
 	if f.Flags&script.FlagNoWrites == 0 && ro {
 		c.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return
+	}
+	if f.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
+		c.Error(errNoReplicas)
 		return
 	}
 	readOnly := ro || f.Flags&script.FlagNoWrites != 0

@@ -1,0 +1,14 @@
+//go:build unix
+
+package script
+
+import "syscall"
+
+// cpuSeconds is the process's CPU time, as C's clock() measures it (os.clock).
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
