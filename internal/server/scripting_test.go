@@ -165,3 +165,101 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Redisson's RLock scripts (RedissonLock.tryLockInnerAsync, renewExpirationAsync,
+// unlockInnerAsync of Redisson 3.2x), run as Redisson sends them: a reentrant
+// lock in a hash, and an unlock that publishes to wake waiters.
+const (
+	redissonLock = "if ((redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1)) then " +
+		"redis.call('hincrby', KEYS[1], ARGV[2], 1); " +
+		"redis.call('pexpire', KEYS[1], ARGV[1]); " +
+		"return nil; " +
+		"end; " +
+		"return redis.call('pttl', KEYS[1]);"
+	redissonRenew = "if (redis.call('hexists', KEYS[1], ARGV[2]) == 1) then " +
+		"redis.call('pexpire', KEYS[1], ARGV[1]); " +
+		"return 1; " +
+		"end; " +
+		"return 0;"
+	redissonUnlock = "local val = redis.call('get', KEYS[3]); " +
+		"if val ~= false then " +
+		"return tonumber(val);" +
+		"end; " +
+		"if (redis.call('hexists', KEYS[1], ARGV[3]) == 0) then " +
+		"return nil;" +
+		"end; " +
+		"local counter = redis.call('hincrby', KEYS[1], ARGV[3], -1); " +
+		"if (counter > 0) then " +
+		"redis.call('pexpire', KEYS[1], ARGV[2]); " +
+		"redis.call('set', KEYS[3], 0, 'px', ARGV[5]); " +
+		"return 0; " +
+		"else " +
+		"redis.call('del', KEYS[1]); " +
+		"redis.call(ARGV[4], KEYS[2], ARGV[1]); " +
+		"redis.call('set', KEYS[3], 1, 'px', ARGV[5]); " +
+		"return 1; " +
+		"end; "
+)
+
+func TestRedissonRLockScripts(t *testing.T) {
+	eachProto(t, func(t *testing.T, c *redis.Client, srv *hotkvtest.Server) {
+		ctx := context.Background()
+		const name, owner, other = "billing-run", "8f3c:1", "77aa:5"
+		channel := "redisson_lock__channel:{" + name + "}"
+		latch := func(id string) string { return "redisson_unlock_latch:{" + name + "}:" + id }
+		waiter := c.Subscribe(ctx, channel)
+		defer waiter.Close()
+		if _, err := waiter.ReceiveTimeout(ctx, 5*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		lock := func(id string) (int64, error) {
+			return c.Eval(ctx, redissonLock, []string{name}, 30000, id).Int64()
+		}
+		// first acquisition and a reentrant one return nil
+		for i := 0; i < 2; i++ {
+			if _, err := lock(owner); err != redis.Nil {
+				t.Fatalf("acquire %d: want nil, got %v", i, err)
+			}
+		}
+		if n := c.HGet(ctx, name, owner).Val(); n != "2" {
+			t.Fatalf("hold count = %q", n)
+		}
+		// another owner is told the remaining TTL
+		if ttl, err := lock(other); err != nil || ttl <= 0 || ttl > 30000 {
+			t.Fatalf("competing acquire: %v %v", ttl, err)
+		}
+		if ok, err := c.Eval(ctx, redissonRenew, []string{name}, 30000, owner).Int(); err != nil || ok != 1 {
+			t.Fatalf("renew: %v %v", ok, err)
+		}
+		if ok, _ := c.Eval(ctx, redissonRenew, []string{name}, 30000, other).Int(); ok != 0 {
+			t.Fatal("a foreign renew succeeded")
+		}
+		unlock := func(id, requestID string) (int64, error) {
+			return c.Eval(ctx, redissonUnlock, []string{name, channel, latch(requestID)},
+				0, 30000, id, "publish", 13000).Int64()
+		}
+		if _, err := unlock(other, "r0"); err != redis.Nil {
+			t.Fatalf("foreign unlock: want nil, got %v", err)
+		}
+		if n, err := unlock(owner, "r1"); err != nil || n != 0 {
+			t.Fatalf("first unlock (still held once): %v %v", n, err)
+		}
+		// a retried request id answers from its latch without counting twice
+		if n, err := unlock(owner, "r1"); err != nil || n != 0 {
+			t.Fatalf("retried unlock: %v %v", n, err)
+		}
+		if n, err := unlock(owner, "r2"); err != nil || n != 1 {
+			t.Fatalf("final unlock: %v %v", n, err)
+		}
+		msg, err := waiter.ReceiveMessage(ctx)
+		if err != nil || msg.Channel != channel || msg.Payload != "0" {
+			t.Fatalf("waiter's wake-up: %#v %v", msg, err)
+		}
+		if c.Exists(ctx, name).Val() != 0 {
+			t.Fatal("lock hash still there")
+		}
+		if _, err := lock(other); err != redis.Nil {
+			t.Fatalf("acquire after release: %v", err)
+		}
+	})
+}
