@@ -79,6 +79,9 @@ func aclCategories(s *Spec) []string {
 	case "list", "hash", "string", "bitmap":
 		out = append(out, "@"+s.Group)
 	}
+	if s.Group == "sorted-set" {
+		out = append(out, "@sortedset")
+	}
 	if s.Flags&Admin != 0 {
 		out = append(out, "@admin")
 	}
@@ -111,6 +114,15 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	w.BulkString(s.FullName())
 	w.Int(int64(s.Arity))
 	flags := s.Flags.Names()
+	if s.KeysFn != nil {
+		// Redis flags commands whose keys need a getkeys function (numkeys) as
+		// movablekeys, after no_multi and before allow_busy
+		at := len(flags)
+		if at > 0 && flags[at-1] == "allow_busy" {
+			at--
+		}
+		flags = append(flags[:at:at], append([]string{"movablekeys"}, flags[at:]...)...)
+	}
 	w.SetLen(len(flags))
 	for _, f := range flags {
 		w.SimpleString(f)

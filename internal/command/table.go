@@ -139,6 +139,7 @@ func NewTable() *Table {
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
+		family{"sorted-set", sortedSetCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable
