@@ -12,7 +12,7 @@ import (
 //
 //   - compact ("listpack"): one byte buffer of entries in order, each a uvarint
 //     header (member length << 1 | float flag), the member bytes, then the score:
-//     a zigzag varint when it is an integer of at most 53 bits (not -0), else
+//     a zigzag varint when it is an integer of at most 53 bits, else
 //     eight bytes of IEEE 754. Lookups are linear; it holds at most
 //     zset-max-listpack-entries members of at most zset-max-listpack-value bytes.
 //   - big ("skiplist"): Redis's skiplist with spans (rank operations in O(log n))
@@ -120,10 +120,10 @@ func (z *ZSet) Clone() any {
 
 // --- compact encoding ---------------------------------------------------------
 
-// zlpIntScore reports whether score is stored as a varint.
+// zlpIntScore reports whether score is stored as a varint. -0 is stored as 0: a
+// listpack keeps integral scores as integers and so loses the sign of zero too.
 func zlpIntScore(score float64) (int64, bool) {
-	if score >= -(1<<53) && score <= 1<<53 && score == math.Trunc(score) &&
-		!(score == 0 && math.Signbit(score)) {
+	if score >= -(1<<53) && score <= 1<<53 && score == math.Trunc(score) {
 		return int64(score), true
 	}
 	return 0, false
