@@ -113,7 +113,7 @@ func (z *ZSet) Clone() any {
 	}
 	c.toBig(z.Len())
 	for x := z.big.zsl.tail; x != nil; x = x.backward {
-		c.bigInsert(x.member, x.score)
+		c.bigInsert(x.member(), x.score)
 	}
 	return c
 }
@@ -265,7 +265,7 @@ func zlpOffsetsOf(lp []byte, buf []int) []int {
 // bigInsert adds a member that is not present; member is kept (not copied).
 func (z *ZSet) bigInsert(member string, score float64) {
 	x, _ := z.big.dict.UpsertString(member)
-	x.member, x.score = member, score
+	x.score = score
 	x.setLevel(z.big.zsl.randomLevel())
 	z.big.zsl.insert(x)
 }
@@ -273,7 +273,7 @@ func (z *ZSet) bigInsert(member string, score float64) {
 // bigDelete removes node x (found in the dict).
 func (z *ZSet) bigDelete(x *zslNode) {
 	z.big.zsl.remove(x)
-	z.big.dict.DeleteString(x.member)
+	z.big.dict.DeleteString(x.member())
 }
 
 func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -439,7 +439,7 @@ func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) 
 func (z *ZSet) Range(fn func(member []byte, score float64)) {
 	if z.big != nil {
 		for x := z.big.zsl.first(); x != nil; x = x.lvl0.forward {
-			fn(strBytes(x.member), x.score)
+			fn(strBytes(x.member()), x.score)
 		}
 		return
 	}
@@ -469,7 +469,7 @@ func (z *ZSet) RangeByRank(start, end int, rev bool, fn func(member []byte, scor
 			}
 		}
 		for ; n > 0 && x != nil; n-- {
-			fn(strBytes(x.member), x.score)
+			fn(strBytes(x.member()), x.score)
 			if rev {
 				x = x.backward
 			} else {
@@ -542,7 +542,7 @@ func (z *ZSet) Pop(max bool, fn func(member []byte, score float64)) {
 		if max {
 			x = zsl.tail
 		}
-		fn(strBytes(x.member), x.score)
+		fn(strBytes(x.member()), x.score)
 		z.bigDelete(x)
 		return
 	}

@@ -83,24 +83,29 @@ func (r *LexRange) empty() bool {
 	return c > 0 || (c == 0 && (a.Ex || b.Ex))
 }
 
-// zrange is the range predicate pair the walks below share.
-type zrange interface {
-	gte(member []byte, score float64) bool
-	lte(member []byte, score float64) bool
-	isEmpty() bool
+// zpred is the range predicate pair the walks below share. (Closures rather than
+// an interface: the range then stays on the caller's stack.)
+type zpred struct {
+	gte, lte func(member []byte, score float64) bool
+	empty    bool
 }
 
-type scoreRange struct{ *ScoreRange }
+func scorePred(r *ScoreRange) zpred {
+	return zpred{
+		gte:   func(_ []byte, s float64) bool { return r.gteMin(s) },
+		lte:   func(_ []byte, s float64) bool { return r.lteMax(s) },
+		empty: r.empty(),
+	}
+}
 
-func (r scoreRange) gte(_ []byte, s float64) bool { return r.gteMin(s) }
-func (r scoreRange) lte(_ []byte, s float64) bool { return r.lteMax(s) }
-func (r scoreRange) isEmpty() bool                { return r.empty() }
-
-type lexRange struct{ *LexRange }
-
-func (r lexRange) gte(m []byte, _ float64) bool { return r.gteMin(m) }
-func (r lexRange) lte(m []byte, _ float64) bool { return r.lteMax(m) }
-func (r lexRange) isEmpty() bool                { return r.empty() }
+// lexPred leaves empty to the caller, which keeps it cheap enough to inline (and
+// so its closures on the caller's stack).
+func lexPred(r *LexRange) zpred {
+	return zpred{
+		gte: func(m []byte, _ float64) bool { return r.gteMin(m) },
+		lte: func(m []byte, _ float64) bool { return r.lteMax(m) },
+	}
+}
 
 // RangeByScore calls fn for the members in r in order (highest first with rev),
 // skipping offset of them and stopping after limit (a negative limit means no
@@ -108,27 +113,37 @@ func (r lexRange) isEmpty() bool                { return r.empty() }
 // nothing for a compact set, the position counted from the other end of the range
 // for a big one (zslNthInRange).
 func (z *ZSet) RangeByScore(r *ScoreRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
-	return z.rangeWalk(scoreRange{r}, offset, limit, rev, fn)
+	return z.rangeWalk(scorePred(r), offset, limit, rev, fn)
 }
 
 // RangeByLex is RangeByScore for a lex range.
 func (z *ZSet) RangeByLex(r *LexRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
-	return z.rangeWalk(lexRange{r}, offset, limit, rev, fn)
+	p := lexPred(r)
+	p.empty = r.empty()
+	return z.rangeWalk(p, offset, limit, rev, fn)
 }
 
 // CountByScore is ZCOUNT.
-func (z *ZSet) CountByScore(r *ScoreRange) int { return z.rangeCount(scoreRange{r}) }
+func (z *ZSet) CountByScore(r *ScoreRange) int { return z.rangeCount(scorePred(r)) }
 
 // CountByLex is ZLEXCOUNT.
-func (z *ZSet) CountByLex(r *LexRange) int { return z.rangeCount(lexRange{r}) }
+func (z *ZSet) CountByLex(r *LexRange) int {
+	p := lexPred(r)
+	p.empty = r.empty()
+	return z.rangeCount(p)
+}
 
 // DeleteByScore is ZREMRANGEBYSCORE; it returns the number removed.
-func (z *ZSet) DeleteByScore(r *ScoreRange) int { return z.rangeDelete(scoreRange{r}) }
+func (z *ZSet) DeleteByScore(r *ScoreRange) int { return z.rangeDelete(scorePred(r)) }
 
 // DeleteByLex is ZREMRANGEBYLEX.
-func (z *ZSet) DeleteByLex(r *LexRange) int { return z.rangeDelete(lexRange{r}) }
+func (z *ZSet) DeleteByLex(r *LexRange) int {
+	p := lexPred(r)
+	p.empty = r.empty()
+	return z.rangeDelete(p)
+}
 
-func (z *ZSet) rangeWalk(r zrange, offset, limit int, rev bool, fn func([]byte, float64)) int {
+func (z *ZSet) rangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
 	if z.big != nil {
 		return z.bigRangeWalk(r, offset, limit, rev, fn)
 	}
@@ -181,18 +196,18 @@ func (z *ZSet) rangeWalk(r zrange, offset, limit int, rev bool, fn func([]byte, 
 // nthInRange is zslNthInRange: the n-th (0-based) node of the range, or with a
 // negative n the -n-th from its end; the walk is Redis's, step for step, so that
 // lex ranges over members of different scores give Redis's answers too.
-func (zsl *zskiplist) nthInRange(r zrange, n int) *zslNode {
-	if r.isEmpty() || zsl.tail == nil {
+func (zsl *zskiplist) nthInRange(r zpred, n int) *zslNode {
+	if r.empty || zsl.tail == nil {
 		return nil
 	}
-	if !r.gte(strBytes(zsl.tail.member), zsl.tail.score) {
+	if !r.gte(strBytes(zsl.tail.member()), zsl.tail.score) {
 		return nil
 	}
-	if f := zsl.first(); !r.lte(strBytes(f.member), f.score) {
+	if f := zsl.first(); !r.lte(strBytes(f.member()), f.score) {
 		return nil
 	}
-	out := func(x *zslNode) bool { return !r.gte(strBytes(x.member), x.score) }
-	in := func(x *zslNode) bool { return r.lte(strBytes(x.member), x.score) }
+	out := func(x *zslNode) bool { return !r.gte(strBytes(x.member()), x.score) }
+	in := func(x *zslNode) bool { return r.lte(strBytes(x.member()), x.score) }
 	top := zsl.level - 1
 	x, edge := zsl.walk(&zsl.header, 0, top, top, out)
 	if n >= 0 {
@@ -201,7 +216,7 @@ func (zsl *zskiplist) nthInRange(r zrange, n int) *zslNode {
 			return nil
 		}
 		x = zsl.byRank(edge + 1 + n)
-		if x != nil && !r.lte(strBytes(x.member), x.score) {
+		if x != nil && !r.lte(strBytes(x.member()), x.score) {
 			return nil
 		}
 		return x
@@ -211,7 +226,7 @@ func (zsl *zskiplist) nthInRange(r zrange, n int) *zslNode {
 		return nil
 	}
 	x = zsl.byRank(edge + 1 + n)
-	if x != nil && !r.gte(strBytes(x.member), x.score) {
+	if x != nil && !r.gte(strBytes(x.member()), x.score) {
 		return nil
 	}
 	return x
@@ -233,7 +248,7 @@ func (zsl *zskiplist) walk(n *zslNode, r, from, to int, cond func(*zslNode) bool
 	return n, r
 }
 
-func (z *ZSet) bigRangeWalk(r zrange, offset, limit int, rev bool, fn func([]byte, float64)) int {
+func (z *ZSet) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
 	zsl := z.big.zsl
 	var x *zslNode
 	if rev {
@@ -243,7 +258,7 @@ func (z *ZSet) bigRangeWalk(r zrange, offset, limit int, rev bool, fn func([]byt
 	}
 	count := 0
 	for x != nil && limit != 0 {
-		m := strBytes(x.member)
+		m := strBytes(x.member())
 		if rev {
 			if !r.gte(m, x.score) {
 				break
@@ -263,7 +278,7 @@ func (z *ZSet) bigRangeWalk(r zrange, offset, limit int, rev bool, fn func([]byt
 	return count
 }
 
-func (z *ZSet) rangeCount(r zrange) int {
+func (z *ZSet) rangeCount(r zpred) int {
 	if z.big != nil {
 		// ZCOUNT's skiplist path: ranks of the first and last nodes in range.
 		zsl := z.big.zsl
@@ -292,7 +307,7 @@ func (z *ZSet) rangeCount(r zrange) int {
 
 // zlpFirstInRange is zzlFirstInRange: the offset of the first entry at or above
 // the range's minimum if it is also within its maximum, else len(lp).
-func (z *ZSet) zlpFirstInRange(r zrange) int {
+func (z *ZSet) zlpFirstInRange(r zpred) int {
 	for off := 0; off < len(z.lp); {
 		m, s, nx := zlpDecode(z.lp, off)
 		if r.gte(m, s) {
@@ -306,16 +321,16 @@ func (z *ZSet) zlpFirstInRange(r zrange) int {
 	return len(z.lp)
 }
 
-func (z *ZSet) rangeDelete(r zrange) int {
+func (z *ZSet) rangeDelete(r zpred) int {
 	if z.big != nil {
 		var update [zslMaxLevel]*zslNode
 		zsl := z.big.zsl
-		x := zsl.seekPrefix(func(x *zslNode) bool { return !r.gte(strBytes(x.member), x.score) }, &update)
+		x := zsl.seekPrefix(func(x *zslNode) bool { return !r.gte(strBytes(x.member()), x.score) }, &update)
 		removed := 0
-		for x != nil && r.lte(strBytes(x.member), x.score) {
+		for x != nil && r.lte(strBytes(x.member()), x.score) {
 			next := x.lvl0.forward
 			zsl.unlink(x, &update)
-			z.big.dict.DeleteString(x.member)
+			z.big.dict.DeleteString(x.member())
 			removed++
 			x = next
 		}
@@ -348,7 +363,7 @@ func (z *ZSet) DeleteByRank(start, end int) int {
 		for i := 0; i < n && x != nil; i++ {
 			next := x.lvl0.forward
 			zsl.unlink(x, &update)
-			z.big.dict.DeleteString(x.member)
+			z.big.dict.DeleteString(x.member())
 			x = next
 		}
 		return n

@@ -1,6 +1,9 @@
 package keyspace
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // The skiplist of a sorted set's big encoding: Redis's zskiplist (t_zset.c), a
 // skiplist ordered by (score, member) with a span on every forward link so that
@@ -20,13 +23,23 @@ type zslLevel struct {
 }
 
 // zslNode is one element. Level 0 is inline (three quarters of the nodes have
-// only that level); higher levels are in more.
+// only that level); higher levels are in more. Every node but the header is the
+// value of a dict entry, whose key is the member (see member).
 type zslNode struct {
-	member   string // shared with the dict entry's key
 	score    float64
 	backward *zslNode
 	lvl0     zslLevel
 	more     []zslLevel
+}
+
+// zslNodeOffset is where a node sits in its dict entry.
+var zslNodeOffset = unsafe.Offsetof(dictEntry[zslNode]{}.val)
+
+// member returns the node's member: the key of the dict entry that holds the
+// node (nodes never move, see Dict), so the member is stored once. It must not
+// be called on the header.
+func (x *zslNode) member() string {
+	return (*dictEntry[zslNode])(unsafe.Add(unsafe.Pointer(x), -int(zslNodeOffset))).key
 }
 
 func (x *zslNode) lv(i int) *zslLevel {
@@ -40,11 +53,11 @@ func (x *zslNode) levels() int { return 1 + len(x.more) }
 
 // before reports whether x sorts before (score, member).
 func (x *zslNode) before(score float64, member string) bool {
-	return x.score < score || (x.score == score && x.member < member)
+	return x.score < score || (x.score == score && x.member() < member)
 }
 
 type zskiplist struct {
-	header zslNode // more has zslMaxLevel-1 levels; member and score unused
+	header zslNode // more has zslMaxLevel-1 levels; score unused
 	tail   *zslNode
 	length int
 	level  int
@@ -91,7 +104,7 @@ func (zsl *zskiplist) insert(x *zslNode) {
 		}
 		for {
 			l := n.lv(i)
-			if l.forward == nil || !l.forward.before(x.score, x.member) {
+			if l.forward == nil || !l.forward.before(x.score, x.member()) {
 				break
 			}
 			rank[i] += l.span
@@ -173,7 +186,7 @@ func (zsl *zskiplist) unlink(x *zslNode, update *[zslMaxLevel]*zslNode) {
 // remove unlinks the node x (which is in the list).
 func (zsl *zskiplist) remove(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
-	zsl.seek(x.score, x.member, &update)
+	zsl.seek(x.score, x.member(), &update)
 	zsl.unlink(x, &update)
 }
 
@@ -198,7 +211,7 @@ func (zsl *zskiplist) rank(x *zslNode) int {
 		for {
 			l := n.lv(i)
 			f := l.forward
-			if f == nil || !(f.score < x.score || (f.score == x.score && f.member <= x.member)) {
+			if f == nil || !(f.score < x.score || (f.score == x.score && f.member() <= x.member())) {
 				break
 			}
 			r += l.span

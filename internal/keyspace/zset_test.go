@@ -266,3 +266,41 @@ func TestZSetScoresRoundTrip(t *testing.T) {
 		t.Errorf("skiplist lost the sign of -0")
 	}
 }
+
+// ZADD and ZPOPMIN are redis-benchmark hot paths: updates, pops and range walks
+// allocate nothing; a new member of a big set allocates its string, its dict
+// entry (which holds the skiplist node) and, for one node in four, its levels.
+func TestZSetAllocs(t *testing.T) {
+	ks := New(1, 3)
+	for _, lim := range []ZLimits{{128, 64}, {0, 0}} {
+		z := ks.NewZSet(1, 8, lim)
+		for i := 0; i < 100; i++ {
+			z.Add([]byte(fmt.Sprintf("element:%d", i)), float64(i), 0, lim)
+		}
+		m := []byte("element:42")
+		if n := testing.AllocsPerRun(200, func() {
+			z.Add(m, 1000, 0, lim)
+			z.Add(m, 42, 0, lim)
+		}); n != 0 {
+			t.Errorf("%s: score updates allocate %.1f", z.Encoding(), n)
+		}
+		if n := testing.AllocsPerRun(200, func() {
+			z.RangeByRank(0, 10, true, func([]byte, float64) {})
+			z.RangeByScore(&ScoreRange{Min: 3, Max: 50}, 2, 10, false, func([]byte, float64) {})
+			z.CountByLex(&LexRange{Min: LexBound{Value: []byte("element:1")}, Max: LexBound{Inf: 1}})
+			z.Rank(m, false)
+		}); n != 0 {
+			t.Errorf("%s: reads allocate %.1f", z.Encoding(), n)
+		}
+		var popped []byte
+		pop := func(mb []byte, _ float64) { popped = append(popped[:0], mb...) }
+		z.Pop(false, pop)
+		n := testing.AllocsPerRun(200, func() {
+			z.Add(popped, -1, 0, lim)
+			z.Pop(false, pop)
+		})
+		if max := map[bool]float64{true: 0, false: 3}[z.IsCompact()]; n > max {
+			t.Errorf("%s: add+pop allocates %.1f, want <= %v", z.Encoding(), n, max)
+		}
+	}
+}
