@@ -69,14 +69,15 @@ func aclCategories(s *Spec) []string {
 	if s.Group == "generic" {
 		out = append(out, "@keyspace")
 	}
-	if s.Flags&ReadOnly != 0 {
+	// scripts declare no access of their own: EVAL_RO is readonly but not @read
+	if s.Flags&ReadOnly != 0 && s.Group != "scripting" {
 		out = append(out, "@read")
 	}
-	if s.Flags&Write != 0 {
+	if s.Flags&Write != 0 && s.Group != "scripting" {
 		out = append(out, "@write")
 	}
 	switch s.Group {
-	case "list", "hash", "string", "bitmap":
+	case "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub":
 		out = append(out, "@"+s.Group)
 	}
 	if s.Group == "sorted-set" {
@@ -135,7 +136,10 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	for _, cat := range cats {
 		w.SimpleString(cat)
 	}
-	w.ArrayLen(0) // tips
+	w.ArrayLen(len(s.Tips))
+	for _, tip := range s.Tips {
+		w.BulkString(tip)
+	}
 	writeKeySpecs(c, s)
 	w.ArrayLen(len(s.Subs))
 	for _, sub := range s.Subs {
@@ -149,7 +153,13 @@ func writeKeySpecs(c *Ctx, s *Spec) {
 	specs := s.KeySpecs()
 	w.ArrayLen(len(specs))
 	for _, ks := range specs {
-		w.MapLen(3)
+		if ks.Notes != "" {
+			w.MapLen(4)
+			w.BulkString("notes")
+			w.BulkString(ks.Notes)
+		} else {
+			w.MapLen(3)
+		}
 		w.BulkString("flags")
 		flags := ks.FlagList()
 		w.SetLen(len(flags))

@@ -83,7 +83,10 @@ type Client struct {
 	LastCmd         string
 	LastInteraction int64 // ms
 	Multi           int   // queued commands in MULTI, -1 when not in MULTI
-	Flags           string
+	// Script marks the client a Lua script's commands run as: blocking commands
+	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
+	Script bool
+	Flags  string
 }
 
 // Server is what connection and server commands need from the server plumbing.
@@ -129,6 +132,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
+	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
+	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).
 	Notify(db int, class byte, event string, key []byte)
 }

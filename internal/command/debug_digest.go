@@ -57,6 +57,12 @@ func xorEntryDigest(d *digest, e *keyspace.Entry) {
 		for i := 0; i < l.Len(); i++ {
 			d.mix(l.Index(i))
 		}
+	case keyspace.KindSet:
+		// each member is xored in: the digest ignores the set's order
+		e.Obj.(*keyspace.Set).Range(func(m []byte) bool {
+			d.xor(m)
+			return true
+		})
 	case keyspace.KindHash:
 		e.Obj.(*keyspace.Hash).Range(func(f string, v []byte) {
 			var ed digest

@@ -9,7 +9,8 @@ type KeySpec struct {
 	Begin  int    // index of the first key (Keynum: of the numkeys argument)
 	Last   int    // range: last key relative to Begin (0 one key, -1 to the end)
 	Step   int
-	Keynum bool // keys follow a numkeys argument at Begin
+	Keynum bool   // keys follow a numkeys argument at Begin
+	Notes  string // Redis's notes on the spec, shown by COMMAND INFO
 }
 
 // FlagList splits Flags.

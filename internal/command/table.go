@@ -34,6 +34,7 @@ const (
 	Fast
 	NoAuth
 	MayReplicate
+	NoMandatoryKeys
 	NoMulti
 	AllowBusy
 	Random // not a COMMAND INFO flag in Redis 7 (it became a tip); kept for determinism
@@ -50,7 +51,8 @@ var flagNames = []struct {
 	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
 	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
-	{MayReplicate, "may_replicate"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+	{MayReplicate, "may_replicate"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
 // Names lists the flag names of f in COMMAND INFO order.
@@ -85,6 +87,9 @@ type Spec struct {
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
+	// Tips are Redis's command tips as COMMAND INFO lists them (e.g.
+	// "nondeterministic_output").
+	Tips []string
 
 	// ID is a dense index (0..Table.NumIDs()-1) assigned when the table is built,
 	// for per-command statistics kept in slices.
@@ -136,6 +141,7 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
+		family{"set", setCommands()},
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},

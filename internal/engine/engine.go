@@ -9,6 +9,7 @@ package engine
 import (
 	"context"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ type Engine struct {
 	rng   *rand.PCG
 
 	activeExpire atomic.Bool
+	lent         atomic.Bool
 	// Stats of the active expiry cycle, read by INFO under the lock.
 	ExpireCycleTimeUs   int64
 	ExpireCycleCapHits  int64
@@ -42,6 +44,23 @@ func New(ks *keyspace.Keyspace, clk clock.Clock, seed uint64) *Engine {
 
 // Lock takes the serialisation point. A connection takes it once per pipelined batch.
 func (e *Engine) Lock() { e.mu.Lock() }
+
+// Lend releases the serialisation point for a moment in the middle of a long
+// execution unit (a script past busy-reply-threshold) and takes it back, so that
+// whoever waits for it can run. While it is lent, Lent reports true and the
+// borrowers must not touch the keyspace: the unit is still in progress. Go's
+// mutex hands itself to waiters that waited over a millisecond, in order, so
+// each waiter gets its turn before Lend returns to the unit.
+func (e *Engine) Lend() {
+	e.lent.Store(true)
+	e.mu.Unlock()
+	runtime.Gosched()
+	e.mu.Lock()
+	e.lent.Store(false)
+}
+
+// Lent reports whether the lock holder is inside Lend (call with the lock held).
+func (e *Engine) Lent() bool { return e.lent.Load() }
 
 // Unlock releases it.
 func (e *Engine) Unlock() { e.mu.Unlock() }
@@ -87,6 +106,10 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs i
 		case <-time.After(period):
 		}
 		e.mu.Lock()
+		if e.lent.Load() { // a long execution unit is in progress
+			e.mu.Unlock()
+			continue
+		}
 		start := e.clock.NowUs()
 		if e.activeExpire.Load() {
 			e.ActiveExpireCycle(period * slowCycleCPU / 100)

@@ -21,7 +21,8 @@ type client struct {
 	clockUs         int64 // the server clock when the next command of the batch starts
 	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool
-	held            [][]byte // event-loop mode: a command held back by CLIENT PAUSE
+	held            [][]byte   // event-loop mode: a command held back by CLIENT PAUSE
+	loop            *eventLoop // event-loop mode: the loop that owns the connection
 	multi           multiState
 	killed          atomic.Bool
 	rd              *resp.Reader
@@ -102,7 +103,24 @@ func (s *Server) serve(cl *client) {
 		}
 		cl.clockUs = s.clock.NowUs()
 		cl.lastInteraction.Store(cl.clockUs / 1000)
-		s.eng.Lock()
+		if st := s.lockOrBusy(); st != nil {
+			// a script is busy and lent the lock: answer this batch with BUSY
+			for {
+				s.dispatchBusy(cl, argv, st)
+				var ok bool
+				if argv, ok, err = cl.rd.TryCommand(); !ok || err != nil || cl.CloseAfterReply {
+					break
+				}
+			}
+			s.eng.Unlock()
+			if !s.flush(cl) || cl.CloseAfterReply || err != nil {
+				if err != nil {
+					s.readFailed(cl, err)
+				}
+				return
+			}
+			continue
+		}
 		for n := 0; ; n++ {
 			s.dispatch(cl, argv)
 			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch {

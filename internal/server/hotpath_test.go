@@ -110,6 +110,38 @@ func BenchmarkHotPath(b *testing.B) {
 	})
 }
 
+// The classic lock release script by EVALSHA (redsync, bsm/redislock style).
+const releaseScript = "if redis.call('get',KEYS[1]) == ARGV[1] then return redis.call('del',KEYS[1]) else return 0 end"
+
+func BenchmarkEvalsha(b *testing.B) {
+	for _, tc := range []struct {
+		name  string
+		setup [][]string
+		token string
+	}{
+		{"release_miss", [][]string{{"SET", "lock:1", "tok-a81f"}}, "tok-other"},
+		{"release_hit", nil, "tok-a81f"},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			s, cl := newBenchServer(b)
+			run(s, cl, args("SCRIPT", "LOAD", releaseScript))
+			for _, st := range tc.setup {
+				run(s, cl, args(st...))
+			}
+			sha := "ae3671744a5dbb24ea37ef607b8b10ac7856d43e"
+			call := args("EVALSHA", sha, "1", "lock:1", tc.token)
+			set := args("SET", "lock:1", "tok-a81f")
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if tc.setup == nil {
+					run(s, cl, set)
+				}
+				run(s, cl, call)
+			}
+		})
+	}
+}
+
 // One Redis version everywhere: INFO, HELLO and the config-file error banner.
 func TestOneRedisVersion(t *testing.T) {
 	if config.RedisVersion != command.Version {

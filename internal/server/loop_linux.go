@@ -35,6 +35,11 @@ type eventLoop struct {
 	cmdUs   int64     // this cycle: µs spent running commands, and how many
 	cmds    int64
 	held    []*client // clients whose next command waits for CLIENT PAUSE to end
+
+	// while a timed-out script runs on this loop (whileBlocked)
+	blocked    bool
+	busyEvents []unix.EpollEvent
+	closeLater []*client // closes that wait for the engine lock
 }
 
 func shutdownFD(fd int) {
@@ -200,6 +205,13 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.retry()
+		if len(l.closeLater) > 0 {
+			later := l.closeLater
+			l.closeLater = nil
+			for _, cl := range later {
+				l.close(cl)
+			}
+		}
 		l.s.loopStats.cycle(l.s.clock.NowUs()-cycleStart, l.cmdUs, l.cmds)
 	}
 	for _, cl := range l.conns {
@@ -274,6 +286,7 @@ func (l *eventLoop) accept(lfd int) {
 		lsa, _ := unix.Getsockname(fd)
 		cl := s.initClient(sockaddrToAddr(sa), sockaddrToAddr(lsa), fdReader{fd: fd, s: s})
 		cl.fd = fd
+		cl.loop = l
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			_ = unix.Close(fd)
 			continue
@@ -319,7 +332,16 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		cl.clockUs = s.clock.NowUs()
 		batchStart, cmdsBefore := cl.clockUs, cl.cmds
 		cl.lastInteraction.Store(cl.clockUs / 1000)
-		s.eng.Lock()
+		if st := s.lockOrBusy(); st != nil {
+			closeNow := l.serveBusy(cl, argv, st) // a script lent the lock: BUSY
+			s.eng.Unlock()
+			if closeNow {
+				l.close(cl)
+			} else {
+				l.flush(cl)
+			}
+			return
+		}
 		for n := 0; ; n++ {
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
@@ -454,6 +476,10 @@ func (l *eventLoop) retry() {
 			l.held = append(l.held, cl)
 			continue
 		}
+		if l.s.scripts.cur.Load() != nil { // a busy script: CLIENT PAUSE outlived it?
+			l.held = append(l.held, cl)
+			continue
+		}
 		cl.held = nil
 		cl.clockUs = l.s.clock.NowUs()
 		l.s.eng.Lock()
@@ -472,6 +498,13 @@ func (l *eventLoop) close(cl *client) {
 	if l.conns[cl.fd] != cl {
 		return
 	}
+	if l.blocked {
+		// serving clients while a script runs on this loop: the engine lock is
+		// held, so the close waits for the script to end
+		_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_MOD, cl.fd, &unix.EpollEvent{Events: 0, Fd: int32(cl.fd)})
+		l.closeLater = append(l.closeLater, cl)
+		return
+	}
 	delete(l.conns, cl.fd)
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)
@@ -483,4 +516,83 @@ func (l *eventLoop) close(cl *client) {
 	delete(l.s.clients, cl.ID)
 	l.s.mu.Unlock()
 	_ = unix.Close(cl.fd)
+}
+
+// serveBusy answers a client's buffered commands while a script is busy (see
+// dispatchBusy). The engine lock is held (by the script's loop, or lent), so a
+// connection that failed is not closed here: closeNow asks the caller to.
+func (l *eventLoop) serveBusy(cl *client, argv [][]byte, st *scriptState) (closeNow bool) {
+	var err error
+	for {
+		l.s.dispatchBusy(cl, argv, st)
+		var ok bool
+		if argv, ok, err = cl.rd.TryCommand(); !ok || err != nil || cl.CloseAfterReply {
+			break
+		}
+	}
+	if err != nil {
+		var pe *resp.ProtocolError
+		if errors.As(err, &pe) {
+			cl.w.Error("ERR " + pe.Msg)
+			cl.CloseAfterReply = true
+		} else {
+			return true
+		}
+	}
+	return false
+}
+
+// whileBlocked serves the other clients of the loop a timed-out script runs on
+// (Redis's processEventsWhileBlocked): it polls the loop's sockets without
+// waiting and answers their commands with dispatchBusy. It runs on the loop's
+// goroutine, inside the script, with the engine lock held; the script's caller
+// is left alone until its script ends.
+func (s *Server) whileBlocked(st *scriptState) {
+	caller := st.caller
+	if caller == nil || caller.loop == nil {
+		return
+	}
+	l := caller.loop
+	if l.busyEvents == nil {
+		l.busyEvents = make([]unix.EpollEvent, 64)
+	}
+	l.blocked = true
+	defer func() { l.blocked = false }()
+	n, err := epollPoll(l.epfd, l.busyEvents)
+	if err != nil {
+		return
+	}
+	for i := 0; i < n; i++ {
+		ev := l.busyEvents[i]
+		fd := int(ev.Fd)
+		switch {
+		case fd == l.wakefd:
+			var buf [8]byte
+			_, _ = unix.Read(l.wakefd, buf[:])
+		case l.isListener(fd):
+			l.accept(fd)
+		default:
+			cl := l.conns[fd]
+			if cl == nil || cl == caller || cl.held != nil {
+				continue
+			}
+			if ev.Events&unix.EPOLLOUT != 0 {
+				l.flush(cl)
+			}
+			if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 && l.conns[fd] == cl {
+				argv, err := cl.rd.ReadCommand()
+				if err != nil {
+					if !errors.Is(err, unix.EAGAIN) {
+						l.close(cl)
+					}
+					continue
+				}
+				if l.serveBusy(cl, argv, st) {
+					l.close(cl) // deferred: l.blocked
+				} else {
+					l.flush(cl)
+				}
+			}
+		}
+	}
 }

@@ -14,3 +14,5 @@ func shutdownFD(int) {}
 func (s *Server) runLoops(int) (func(), error) { return func() {}, nil }
 
 func (s *Server) watchListener(net.Listener) error { return nil }
+
+func (s *Server) whileBlocked(*scriptState) {}

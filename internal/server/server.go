@@ -38,13 +38,14 @@ type Options struct {
 
 // Server is one HotKV instance.
 type Server struct {
-	cfg    *config.Config
-	log    *slog.Logger
-	clock  clock.Clock
-	eng    *engine.Engine
-	ks     *keyspace.Keyspace
-	table  *command.Table
-	limits *resp.Limits
+	scripts *scripting // Lua scripting (scripting.go)
+	cfg     *config.Config
+	log     *slog.Logger
+	clock   clock.Clock
+	eng     *engine.Engine
+	ks      *keyspace.Keyspace
+	table   *command.Table
+	limits  *resp.Limits
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
@@ -132,6 +133,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
+	s.scripts = newScripting(s)
 	ks.Obs = s
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())

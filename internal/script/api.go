@@ -1,0 +1,230 @@
+package script
+
+import (
+	"math"
+	"strconv"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+var (
+	posInf = math.Inf(1)
+	negInf = math.Inf(-1)
+)
+
+// registerRedisAPI builds the redis table (script_lua.c's luaRegisterRedisAPI
+// and eval.c's debugger stubs).
+func registerRedisAPI(vm *VM, L *lua.LState) {
+	r := L.NewTable()
+	fn := func(name string, f lua.LGFunction) { r.RawSetString(name, L.NewFunction(f)) }
+	fn("call", func(L *lua.LState) int { return vm.redisCall(L, true) })
+	fn("pcall", func(L *lua.LState) int { return vm.redisCall(L, false) })
+	fn("log", vm.redisLog)
+	for name, lvl := range map[string]int{"LOG_DEBUG": 0, "LOG_VERBOSE": 1, "LOG_NOTICE": 2, "LOG_WARNING": 3} {
+		r.RawSetString(name, lua.LNumber(lvl))
+	}
+	r.RawSetString("REDIS_VERSION", lua.LString(vm.version))
+	r.RawSetString("REDIS_VERSION_NUM", lua.LNumber(versionNum(vm.version)))
+	fn("setresp", vm.redisSetResp)
+	fn("sha1hex", func(L *lua.LState) int {
+		if L.GetTop() != 1 {
+			L.Error(errorTable(L, "wrong number of arguments"), 0)
+		}
+		L.Push(lua.LString(SHA1Hex(L.ToString(1))))
+		return 1
+	})
+	fn("error_reply", func(L *lua.LState) int {
+		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+			L.Push(errorTable(L, "wrong number or type of arguments"))
+			return 1
+		}
+		msg := L.ToString(1)
+		if !strings.HasPrefix(msg, "-") {
+			msg = "-" + msg
+		}
+		L.Push(errorTable(L, msg))
+		return 1
+	})
+	fn("status_reply", func(L *lua.LState) int {
+		if L.GetTop() != 1 || L.Get(1).Type() != lua.LTString {
+			L.Push(errorTable(L, "wrong number or type of arguments"))
+			return 1
+		}
+		t := L.NewTable()
+		t.RawSetString("ok", L.Get(1))
+		L.Push(t)
+		return 1
+	})
+	fn("set_repl", vm.redisSetRepl)
+	for name, v := range map[string]int{"REPL_NONE": ReplNone, "REPL_AOF": ReplAOF, "REPL_SLAVE": ReplSlave, "REPL_REPLICA": ReplSlave, "REPL_ALL": ReplAll} {
+		r.RawSetString(name, lua.LNumber(v))
+	}
+	fn("replicate_commands", func(L *lua.LState) int { L.Push(lua.LTrue); return 1 })
+	fn("breakpoint", func(L *lua.LState) int { L.Push(lua.LFalse); return 1 })
+	fn("debug", func(L *lua.LState) int { return 0 })
+	fn("acl_check_cmd", vm.redisACLCheck)
+	L.G.Global.RawSetString("redis", r)
+}
+
+// versionNum is REDIS_VERSION_NUM: 0x00MMmmpp.
+func versionNum(v string) int {
+	n := 0
+	for _, p := range strings.SplitN(v, ".", 3) {
+		x, _ := strconv.Atoi(p)
+		n = n<<8 | x
+	}
+	return n
+}
+
+// scriptArgs converts redis.call's arguments (luaArgsToRedisArgv): strings as
+// they are, numbers with %.17g; anything else is an error.
+func scriptArgs(L *lua.LState) ([][]byte, string) {
+	n := L.GetTop()
+	if n == 0 {
+		return nil, "Please specify at least one argument for this redis lib call"
+	}
+	argv := make([][]byte, n)
+	for i := 1; i <= n; i++ {
+		switch v := L.Get(i).(type) {
+		case lua.LString:
+			argv[i-1] = []byte(v)
+		case lua.LNumber:
+			argv[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
+			argv[i-1] = fixExponent(argv[i-1])
+		default:
+			return nil, "Lua redis lib command arguments must be strings or integers"
+		}
+	}
+	return argv, ""
+}
+
+// fixExponent turns Go's "1e+22" style into C's, which always has at least two
+// exponent digits ("1e+22" is the same; "1e+05" vs Go's "1e+05" too): Go and C
+// agree for %g, except that Go never pads the exponent below two digits.
+func fixExponent(b []byte) []byte {
+	i := len(b) - 1
+	for i >= 0 && b[i] >= '0' && b[i] <= '9' {
+		i--
+	}
+	if i > 0 && (b[i] == '+' || b[i] == '-') && b[i-1] == 'e' && len(b)-i-1 < 2 {
+		return append(b[:i+1], append([]byte{'0'}, b[i+1:]...)...)
+	}
+	return b
+}
+
+func (vm *VM) redisCall(L *lua.LState, raise bool) int {
+	run := vm.run
+	if run == nil {
+		L.Error(errorTable(L, "redis.call/pcall can only be called inside a script invocation"), 0)
+	}
+	argv, errText := scriptArgs(L)
+	L.SetTop(0)
+	if errText != "" {
+		t := errorTable(L, errText)
+		if raise {
+			L.Error(t, 0)
+		}
+		L.Push(t)
+		return 1
+	}
+	reply, refusal := run.Host.Call(run, argv)
+	if refusal != "" {
+		t := errorTable(L, refusal)
+		t.RawSetString("ignore_error_stats_update", lua.LTrue)
+		if raise {
+			L.Error(t, 0)
+		}
+		L.Push(t)
+		return 1
+	}
+	v, _ := respToLua(L, reply)
+	if raise && len(reply) > 0 && reply[0] == '-' {
+		L.Error(v, 0)
+	}
+	L.Push(v)
+	return 1
+}
+
+func (vm *VM) redisLog(L *lua.LState) int {
+	argc := L.GetTop()
+	if argc < 2 {
+		L.Error(errorTable(L, "redis.log() requires two arguments or more."), 0)
+	}
+	if _, ok := L.Get(1).(lua.LNumber); !ok {
+		if s, sok := L.Get(1).(lua.LString); !sok || !isNumeric(string(s)) {
+			L.Error(errorTable(L, "First argument must be a number (log level)."), 0)
+		}
+	}
+	level := int(lua.LVAsNumber(L.Get(1)))
+	if level < 0 || level > 3 {
+		L.Error(errorTable(L, "Invalid debug level."), 0)
+	}
+	var sb strings.Builder
+	for i := 2; i <= argc; i++ {
+		v := L.Get(i)
+		if v.Type() != lua.LTString && v.Type() != lua.LTNumber {
+			continue
+		}
+		if i != 2 {
+			sb.WriteByte(' ')
+		}
+		sb.WriteString(lua.LVAsString(v))
+	}
+	if vm.run != nil {
+		vm.run.Host.Log(level, sb.String())
+	} else if vm.logf != nil {
+		vm.logf(level, sb.String())
+	}
+	return 0
+}
+
+func isNumeric(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	return err == nil
+}
+
+func (vm *VM) redisSetResp(L *lua.LState) int {
+	if vm.run == nil {
+		L.Error(errorTable(L, "redis.setresp can only be called inside a script invocation"), 0)
+	}
+	if L.GetTop() != 1 {
+		L.Error(errorTable(L, "redis.setresp() requires one argument."), 0)
+	}
+	n := int(lua.LVAsNumber(L.Get(1)))
+	if n != 2 && n != 3 {
+		L.Error(errorTable(L, "RESP version must be 2 or 3."), 0)
+	}
+	vm.run.Resp = n
+	return 0
+}
+
+func (vm *VM) redisSetRepl(L *lua.LState) int {
+	if vm.run == nil {
+		L.Error(errorTable(L, "redis.set_repl can only be called inside a script invocation"), 0)
+	}
+	if L.GetTop() != 1 {
+		L.Error(errorTable(L, "redis.set_repl() requires two arguments."), 0)
+	}
+	flags := int(lua.LVAsNumber(L.Get(1)))
+	if flags&^ReplAll != 0 {
+		L.Error(errorTable(L, "Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE."), 0)
+	}
+	vm.run.Repl = flags
+	return 0
+}
+
+func (vm *VM) redisACLCheck(L *lua.LState) int {
+	if vm.run == nil {
+		L.Error(errorTable(L, "redis.acl_check_cmd can only be called inside a script invocation"), 0)
+	}
+	argv, errText := scriptArgs(L)
+	if errText != "" {
+		L.Error(errorTable(L, errText), 0)
+	}
+	if vm.commandExists == nil || !vm.commandExists(argv) {
+		L.Error(errorTable(L, "Invalid command passed to redis.acl_check_cmd()"), 0)
+	}
+	L.Push(lua.LTrue) // no ACL users yet: the default user may run everything
+	return 1
+}

@@ -1,0 +1,246 @@
+package script
+
+import (
+	"encoding/binary"
+	"errors"
+)
+
+// FUNCTION DUMP's payload, as Redis writes it (functionsDumpCommand): for each
+// library the RDB opcode FUNCTION2 and the code as an RDB string, then the RDB
+// version (2 bytes, little endian) and a CRC64 (Jones, little endian) of
+// everything before it. Payloads from Redis load here (LZF-compressed and
+// integer-encoded strings included) and ours load in Redis.
+
+const (
+	rdbVersion          = 12 // Redis 8.x
+	rdbOpcodeFunction2  = 245
+	rdbOpcodeFunctionGA = 246 // FUNCTION_PRE_GA, written by Redis 7.0 release candidates
+)
+
+var errBadPayload = errors.New("ERR payload version or checksum are wrong")
+
+// DumpLibraries encodes the libraries' code.
+func DumpLibraries(libs []*Library) []byte {
+	var b []byte
+	for _, l := range libs {
+		b = append(b, rdbOpcodeFunction2)
+		b = appendRDBLen(b, uint64(len(l.Code)))
+		b = append(b, l.Code...)
+	}
+	b = append(b, rdbVersion&0xff, rdbVersion>>8)
+	return binary.LittleEndian.AppendUint64(b, crc64Jones(0, b))
+}
+
+// ParseDump checks a FUNCTION RESTORE payload and returns the libraries' code.
+func ParseDump(p []byte) ([]string, error) {
+	if len(p) < 10 {
+		return nil, errBadPayload
+	}
+	body := p[:len(p)-8]
+	if binary.LittleEndian.Uint64(p[len(p)-8:]) != crc64Jones(0, body) {
+		return nil, errBadPayload
+	}
+	if v := binary.LittleEndian.Uint16(body[len(body)-2:]); v > rdbVersion {
+		return nil, errBadPayload
+	}
+	data := body[:len(body)-2]
+	var codes []string
+	for len(data) > 0 {
+		op := data[0]
+		data = data[1:]
+		if op != rdbOpcodeFunction2 && op != rdbOpcodeFunctionGA {
+			return nil, errors.New("ERR given type is not a function")
+		}
+		if op == rdbOpcodeFunctionGA {
+			return nil, errors.New("ERR Pre-GA function format not supported")
+		}
+		s, rest, err := readRDBString(data)
+		if err != nil {
+			return nil, errors.New("ERR failed loading the library")
+		}
+		codes = append(codes, s)
+		data = rest
+	}
+	return codes, nil
+}
+
+func appendRDBLen(b []byte, n uint64) []byte {
+	switch {
+	case n < 1<<6:
+		return append(b, byte(n))
+	case n < 1<<14:
+		return append(b, byte(n>>8)|0x40, byte(n))
+	case n <= 0xffffffff:
+		return binary.BigEndian.AppendUint32(append(b, 0x80), uint32(n))
+	}
+	return binary.BigEndian.AppendUint64(append(b, 0x81), n)
+}
+
+var errShort = errors.New("short payload")
+
+// readRDBLen reads an RDB length; enc reports the special-encoding form
+// (11xxxxxx), whose low bits are returned as n.
+func readRDBLen(b []byte) (n uint64, enc bool, rest []byte, err error) {
+	if len(b) == 0 {
+		return 0, false, nil, errShort
+	}
+	switch b[0] >> 6 {
+	case 0:
+		return uint64(b[0] & 0x3f), false, b[1:], nil
+	case 1:
+		if len(b) < 2 {
+			return 0, false, nil, errShort
+		}
+		return uint64(b[0]&0x3f)<<8 | uint64(b[1]), false, b[2:], nil
+	case 2:
+		switch b[0] {
+		case 0x80:
+			if len(b) < 5 {
+				return 0, false, nil, errShort
+			}
+			return uint64(binary.BigEndian.Uint32(b[1:])), false, b[5:], nil
+		case 0x81:
+			if len(b) < 9 {
+				return 0, false, nil, errShort
+			}
+			return binary.BigEndian.Uint64(b[1:]), false, b[9:], nil
+		}
+		return 0, false, nil, errors.New("bad length")
+	}
+	return uint64(b[0] & 0x3f), true, b[1:], nil
+}
+
+func readRDBString(b []byte) (string, []byte, error) {
+	n, enc, rest, err := readRDBLen(b)
+	if err != nil {
+		return "", nil, err
+	}
+	if !enc {
+		if uint64(len(rest)) < n {
+			return "", nil, errShort
+		}
+		return string(rest[:n]), rest[n:], nil
+	}
+	switch n {
+	case 0, 1, 2: // int8, int16, int32, little endian
+		size := 1 << n
+		if len(rest) < size {
+			return "", nil, errShort
+		}
+		var v int64
+		switch n {
+		case 0:
+			v = int64(int8(rest[0]))
+		case 1:
+			v = int64(int16(binary.LittleEndian.Uint16(rest)))
+		case 2:
+			v = int64(int32(binary.LittleEndian.Uint32(rest)))
+		}
+		return itoa64(v), rest[size:], nil
+	case 3: // LZF
+		clen, _, r1, err := readRDBLen(rest)
+		if err != nil {
+			return "", nil, err
+		}
+		ulen, _, r2, err := readRDBLen(r1)
+		if err != nil || uint64(len(r2)) < clen || ulen > 512<<20 {
+			return "", nil, errShort
+		}
+		out, err := lzfDecompress(r2[:clen], int(ulen))
+		if err != nil {
+			return "", nil, err
+		}
+		return string(out), r2[clen:], nil
+	}
+	return "", nil, errors.New("bad encoding")
+}
+
+func itoa64(v int64) string {
+	var buf [20]byte
+	i := len(buf)
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	for {
+		i--
+		buf[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
+			break
+		}
+	}
+	if neg {
+		i--
+		buf[i] = '-'
+	}
+	return string(buf[i:])
+}
+
+// lzfDecompress is liblzf's lzf_decompress.
+func lzfDecompress(in []byte, outLen int) ([]byte, error) {
+	out := make([]byte, 0, outLen)
+	for i := 0; i < len(in); {
+		ctrl := int(in[i])
+		i++
+		if ctrl < 32 { // literal run of ctrl+1 bytes
+			n := ctrl + 1
+			if i+n > len(in) || len(out)+n > outLen {
+				return nil, errors.New("lzf: corrupt")
+			}
+			out = append(out, in[i:i+n]...)
+			i += n
+			continue
+		}
+		n := ctrl >> 5
+		ref := len(out) - ((ctrl & 0x1f) << 8) - 1
+		if n == 7 {
+			if i >= len(in) {
+				return nil, errors.New("lzf: corrupt")
+			}
+			n += int(in[i])
+			i++
+		}
+		if i >= len(in) {
+			return nil, errors.New("lzf: corrupt")
+		}
+		ref -= int(in[i])
+		i++
+		n += 2
+		if ref < 0 || len(out)+n > outLen {
+			return nil, errors.New("lzf: corrupt")
+		}
+		for k := 0; k < n; k++ {
+			out = append(out, out[ref+k])
+		}
+	}
+	if len(out) != outLen {
+		return nil, errors.New("lzf: length mismatch")
+	}
+	return out, nil
+}
+
+var crc64Table = func() (t [256]uint64) {
+	const poly = 0x95ac9329ac4bc9b5 // Jones, reflected
+	for i := range t {
+		c := uint64(i)
+		for k := 0; k < 8; k++ {
+			if c&1 != 0 {
+				c = c>>1 ^ poly
+			} else {
+				c >>= 1
+			}
+		}
+		t[i] = c
+	}
+	return t
+}()
+
+// crc64Jones is Redis's crc64 (crc-64-jones, reflected, no final xor).
+func crc64Jones(crc uint64, b []byte) uint64 {
+	for _, x := range b {
+		crc = crc64Table[byte(crc)^x] ^ crc>>8
+	}
+	return crc
+}

@@ -1,0 +1,212 @@
+package script
+
+import (
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// Host is what a running script needs from the server. Calls happen on the
+// script's goroutine, inside the script's execution unit.
+type Host interface {
+	// Call runs argv as the script's client (redis.call / redis.pcall) and returns
+	// the reply in RESP version run.Resp. When the script may not run the command
+	// (unknown, wrong arity, not allowed from scripts, a write in a read-only
+	// script...) it returns refusal instead: Redis's text, either "message" (code
+	// ERR) or "-CODE message".
+	Call(run *Run, argv [][]byte) (reply []byte, refusal string)
+	// Log writes redis.log's message at level (0 debug .. 3 warning).
+	Log(level int, msg string)
+}
+
+// Run is one script invocation.
+type Run struct {
+	Host Host
+	Keys [][]byte
+	Args [][]byte
+	// Name is the SHA1 of an EVAL script or the name of a function, for error
+	// messages ("script: <name>, on @user_script:1.").
+	Name string
+	// Resp is the protocol the script's redis.call replies use: 2 unless the
+	// script calls redis.setresp(3).
+	Resp int
+	// Repl is redis.set_repl's setting (REPL_ALL by default).
+	Repl int
+	// Interrupt, when not nil, is called every hookEvery Lua instructions; it
+	// returns true to kill the script (SCRIPT KILL, FUNCTION KILL, SHUTDOWN).
+	Interrupt func() bool
+}
+
+// Propagation targets of redis.set_repl.
+const (
+	ReplNone  = 0
+	ReplAOF   = 1
+	ReplSlave = 2
+	ReplAll   = ReplAOF | ReplSlave
+)
+
+// hookEvery is how often a running script checks Interrupt (Redis's count hook
+// runs every 100,000 instructions).
+const hookEvery = 100000
+
+// hookCtx is the context gopher-lua polls before every instruction: its Done
+// method is the instruction hook that lets a long script be interrupted.
+type hookCtx struct {
+	interrupt func() bool
+	n         int
+	killed    bool
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+func (h *hookCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (h *hookCtx) Value(any) any               { return nil }
+func (h *hookCtx) Err() error                  { return errKilled{} }
+func (h *hookCtx) Done() <-chan struct{} {
+	if h.killed {
+		return closedChan // every instruction fails: pcall cannot catch the kill
+	}
+	h.n++
+	if h.n < hookEvery {
+		return nil
+	}
+	h.n = 0
+	if h.interrupt != nil && h.interrupt() {
+		h.killed = true
+		return closedChan
+	}
+	return nil
+}
+
+type errKilled struct{}
+
+func (errKilled) Error() string { return "Script killed by user with SCRIPT KILL..." }
+
+// Running reports whether a script is running.
+func (vm *VM) Running() bool { return vm.run != nil }
+
+// Killed reports whether the running (or last) script was killed.
+func (vm *VM) Killed() bool { return vm.hook.killed }
+
+// Eval runs s with run's keys and arguments as globals KEYS and ARGV and appends
+// its reply (or error) to w, converted as Redis converts Lua values. It reports
+// whether the reply is an error that was already counted in the error stats
+// (an error raised by redis.call), which the caller must not count again.
+func (vm *VM) Eval(s *Script, run *Run, w *resp.Writer) (noStats bool) {
+	vm.keys = fillArray(vm.L, vm.keys, run.Keys)
+	vm.argv = fillArray(vm.L, vm.argv, run.Args)
+	vm.globals.RawSetString("KEYS", vm.keys)
+	vm.globals.RawSetString("ARGV", vm.argv)
+	return vm.call(s.fn, run, w)
+}
+
+// call runs fn with args as run.
+func (vm *VM) call(fn *lua.LFunction, run *Run, w *resp.Writer, args ...lua.LValue) (noStats bool) {
+	L := vm.L
+	if run.Resp == 0 {
+		run.Resp = 2
+	}
+	if run.Repl == 0 {
+		run.Repl = ReplAll
+	}
+	vm.run = run
+	vm.hook = hookCtx{interrupt: run.Interrupt}
+	L.SetContext(&vm.hook)
+	defer func() {
+		L.RemoveContext()
+		vm.run = nil
+		L.SetTop(0)
+	}()
+	L.Push(fn)
+	for _, a := range args {
+		L.Push(a)
+	}
+	err := L.PCall(len(args), 1, vm.handler)
+	if err != nil {
+		var ev lua.LValue = lua.LString(err.Error())
+		if ae, ok := err.(*lua.ApiError); ok && ae.Object != nil {
+			ev = ae.Object
+		}
+		return vm.writeError(ev, run, w)
+	}
+	ret := L.Get(-1)
+	if t, ok := ret.(*lua.LTable); ok && t.RawGetString("err").Type() == lua.LTString {
+		noStats = lua.LVAsBool(t.RawGetString("ignore_error_stats_update"))
+	}
+	luaToResp(L, ret, run, w, 0)
+	return noStats
+}
+
+// writeError is luaCallFunction's error path: the table from the error handler
+// becomes "-<err> script: <name>, on <source>:<line>."
+func (vm *VM) writeError(ev lua.LValue, run *Run, w *resp.Writer) (noStats bool) {
+	t, ok := ev.(*lua.LTable)
+	if !ok {
+		w.Error("ERR Error running script " + run.Name + ", " + truncate(lua.LVAsString(ev), 100))
+		return false
+	}
+	noStats = lua.LVAsBool(t.RawGetString("ignore_error_stats_update"))
+	msg := ""
+	if s, ok := t.RawGetString("err").(lua.LString); ok {
+		msg = string(s)
+	} else {
+		msg = "ERR unknown error" // error({}): Redis 7.0 crashes here
+	}
+	src, sok := t.RawGetString("source").(lua.LString)
+	line := t.RawGetString("line")
+	if sok && line != lua.LNil {
+		msg += " script: " + run.Name + ", on " + string(src) + ":" + lua.LVAsString(line) + "."
+	}
+	w.Error(sanitize(msg))
+	return noStats
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// sanitize replaces CR and LF, which cannot appear in an error or status reply.
+func sanitize(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' || s[i] == '\n' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] == '\r' || b[j] == '\n' {
+					b[j] = ' '
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// fillArray refills the KEYS or ARGV table of the previous EVAL with items (an
+// EVAL script cannot keep a reference to it past its run: globals and library
+// tables are read-only), or makes one.
+func fillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
+	if t == nil {
+		return stringArray(L, items)
+	}
+	n := t.Len()
+	for i, it := range items {
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	for i := len(items) + 1; i <= n; i++ {
+		t.RawSetInt(i, lua.LNil)
+	}
+	return t
+}
+
+func stringArray(L *lua.LState, items [][]byte) *lua.LTable {
+	t := L.CreateTable(len(items), 0)
+	for i, it := range items {
+		t.RawSetInt(i+1, lua.LString(it))
+	}
+	return t
+}

@@ -1,0 +1,255 @@
+package script
+
+import (
+	"crypto/sha1"
+	"encoding/hex"
+	"strings"
+
+	lua "github.com/yuin/gopher-lua"
+)
+
+// Flags are a script's shebang flags (`#!lua flags=no-writes,allow-oom`) or a
+// function's registration flags.
+type Flags uint16
+
+// Script flags, as Redis names them.
+const (
+	FlagNoWrites Flags = 1 << iota
+	FlagAllowOOM
+	FlagAllowStale
+	FlagNoCluster
+	FlagAllowCrossSlot
+	// FlagEvalCompat marks an EVAL script without a shebang: Redis's backward
+	// compatible mode, where the flags do not apply and the script may write.
+	FlagEvalCompat
+)
+
+var flagNames = []struct {
+	name string
+	flag Flags
+}{
+	{"no-writes", FlagNoWrites},
+	{"allow-oom", FlagAllowOOM},
+	{"allow-stale", FlagAllowStale},
+	{"no-cluster", FlagNoCluster},
+	{"allow-cross-slot-keys", FlagAllowCrossSlot},
+}
+
+// FlagNames returns the names of the flags set in f, in Redis's order.
+func (f Flags) FlagNames() []string {
+	var out []string
+	for _, n := range flagNames {
+		if f&n.flag != 0 {
+			out = append(out, n.name)
+		}
+	}
+	return out
+}
+
+// ParseFlag returns the flag called name.
+func ParseFlag(name string) (Flags, bool) {
+	for _, n := range flagNames {
+		if n.name == name {
+			return n.flag, true
+		}
+	}
+	return 0, false
+}
+
+// Script is one compiled EVAL script in the cache.
+type Script struct {
+	SHA   string // lower-case hex SHA1 of Body
+	Body  string
+	Flags Flags
+	fn    *lua.LFunction
+}
+
+// VM is the Lua interpreter every script of a server runs in, one at a time, and
+// the EVAL script cache. It is not safe for concurrent use: the server calls it
+// under the engine's serialisation point only (a script is one execution unit).
+type VM struct {
+	L       *lua.LState
+	env     *lua.LTable // what scripts see as their globals: a read-only view of globals
+	globals *lua.LTable // the real globals (KEYS and ARGV are set here)
+	handler *lua.LFunction
+	scripts map[string]*Script
+	// bodyBytes is the total size of the cached bodies (INFO used_memory_scripts_eval).
+	bodyBytes int
+	rand      lrand48
+	run       *Run // the running script, nil when idle
+	hook      hookCtx
+	protected map[*lua.LTable]bool
+	fn        functions
+	keys      *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
+	argv      *lua.LTable
+
+	version       string
+	commandExists func(argv [][]byte) bool
+	logf          func(level int, msg string)
+}
+
+// Options configure a VM.
+type Options struct {
+	// Libs, when not nil, loads the extra libraries Redis preloads (cjson,
+	// cmsgpack, bit, struct) into the interpreter's globals.
+	Libs func(L *lua.LState)
+	// Version is redis.REDIS_VERSION ("8.4.0").
+	Version string
+	// CommandExists tells redis.acl_check_cmd whether argv names a command.
+	CommandExists func(argv [][]byte) bool
+	// Log receives redis.log calls made outside a script run (while a function
+	// library loads).
+	Log func(level int, msg string)
+}
+
+// NewVM builds the sandboxed interpreter.
+func NewVM(o Options) *VM {
+	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{},
+		version: o.Version, commandExists: o.CommandExists, logf: o.Log}
+	vm.rand.reset()
+	vm.L = newSandbox(vm, o.Libs)
+	vm.initFunctions(vm.L)
+	return vm
+}
+
+// SHA1Hex is the lower-case hex SHA1 of s (script names, redis.sha1hex).
+func SHA1Hex(s string) string {
+	h := sha1.Sum([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// Lookup returns the cached script with this SHA1 (any case), or nil.
+func (vm *VM) Lookup(sha string) *Script {
+	if s := vm.scripts[sha]; s != nil {
+		return s
+	}
+	return vm.scripts[strings.ToLower(sha)]
+}
+
+// Len is the number of cached scripts.
+func (vm *VM) Len() int { return len(vm.scripts) }
+
+// CacheBytes approximates the memory the script cache holds.
+func (vm *VM) CacheBytes() int { return vm.bodyBytes + len(vm.scripts)*(40+64) }
+
+// Flush empties the script cache (SCRIPT FLUSH). The interpreter is rebuilt so
+// that nothing a script left behind survives, as Redis resets its Lua state.
+func (vm *VM) Flush() {
+	vm.scripts = map[string]*Script{}
+	vm.bodyBytes = 0
+}
+
+// Load compiles body into the cache (EVAL, SCRIPT LOAD) and returns the script,
+// or the error reply text (without '-') when the shebang or the code is invalid.
+func (vm *VM) Load(body string) (*Script, string) {
+	sha := SHA1Hex(body)
+	if s := vm.scripts[sha]; s != nil {
+		return s, ""
+	}
+	flags := FlagEvalCompat
+	code := body
+	if strings.HasPrefix(body, "#!") {
+		nl := strings.IndexByte(body, '\n')
+		if nl < 0 {
+			nl = len(body)
+		}
+		var err string
+		flags, err = parseShebang(body[:nl])
+		if err != "" {
+			return nil, err
+		}
+		// keep the line count: the shebang line becomes an empty line
+		code = body[nl:]
+	}
+	fn, err := vm.compile(code, "user_script")
+	if err != "" {
+		return nil, "ERR Error compiling script (new function): " + err
+	}
+	s := &Script{SHA: sha, Body: body, Flags: flags, fn: fn}
+	vm.scripts[sha] = s
+	vm.bodyBytes += len(body)
+	return s, ""
+}
+
+// parseShebang parses `#!lua [flags=a,b]` as Redis's evalExtractShebangFlags.
+func parseShebang(line string) (Flags, string) {
+	parts := strings.Split(line, " ")
+	parts = dropEmpty(parts)
+	if len(parts) == 0 {
+		return 0, "ERR Invalid engine in script shebang"
+	}
+	if parts[0] != "#!lua" {
+		return 0, "ERR Unexpected engine in script shebang: " + parts[0]
+	}
+	var flags Flags
+	for _, p := range parts[1:] {
+		if !strings.HasPrefix(p, "flags=") {
+			return 0, "ERR Unknown lua shebang option: " + p
+		}
+		for _, f := range dropEmpty(strings.Split(p[len("flags="):], ",")) {
+			fl, ok := ParseFlag(f)
+			if !ok {
+				return 0, "ERR Unexpected flag in script shebang: " + f
+			}
+			flags |= fl
+		}
+	}
+	return flags, ""
+}
+
+func dropEmpty(s []string) []string {
+	out := s[:0]
+	for _, p := range s {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// compile loads code as a chunk named name in the sandbox, returning Lua's
+// message (in C Lua's "name:line: message" shape) on a syntax error.
+//
+// As Redis's luaCreateFunction, the body becomes the body of a function of no
+// parameters (`function() <code>\nend`, on the code's first line so that line
+// numbers stay), which the chunk returns: a main chunk would be a vararg
+// function, and gopher-lua builds an `arg` table for every call of one.
+func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
+	chunk, err := vm.L.Load(strings.NewReader("return function() "+code+"\nend"), name)
+	if err != nil {
+		return nil, compileError(err.Error(), name)
+	}
+	chunk.Env = vm.env
+	L := vm.L
+	L.Push(chunk)
+	if err := L.PCall(0, 1, nil); err != nil {
+		return nil, err.Error()
+	}
+	fn, ok := L.Get(-1).(*lua.LFunction)
+	L.Pop(1)
+	if !ok {
+		return nil, "internal error: the script did not compile to a function"
+	}
+	return fn, ""
+}
+
+// compileError reshapes gopher-lua's "name line:3(column:4) near 'x':   parse
+// error" into C Lua's "name:3: near 'x': parse error".
+func compileError(msg, name string) string {
+	msg = strings.TrimSpace(msg)
+	if rest, ok := strings.CutPrefix(msg, name+" line:"); ok {
+		line := rest
+		if i := strings.IndexByte(rest, '('); i >= 0 {
+			line = rest[:i]
+			rest = rest[i:]
+			if j := strings.IndexByte(rest, ')'); j >= 0 {
+				rest = rest[j+1:]
+			}
+		} else if i := strings.IndexByte(rest, ' '); i >= 0 {
+			line, rest = rest[:i], rest[i:]
+		}
+		fields := strings.Fields(rest)
+		return name + ":" + line + ": " + strings.Join(fields, " ")
+	}
+	return msg
+}

@@ -1,0 +1,493 @@
+package server
+
+import (
+	"log/slog"
+	"strings"
+	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/glob"
+	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/script"
+)
+
+// scripting is the server's side of Lua scripting: the interpreter, the client
+// that scripts' commands run as, and the state other clients see while a script
+// runs (BUSY, SCRIPT KILL). Everything but cur is touched only under the engine
+// lock.
+type scripting struct {
+	s      *Server
+	vm     *script.VM
+	client command.Client // the script client (Redis's lua_client)
+	ctx    command.Ctx
+	w      resp.Writer
+	cur    atomic.Pointer[scriptState] // the running script, read by other clients
+	depth  int
+}
+
+// scriptState is one running script as other clients see it.
+type scriptState struct {
+	caller      *client
+	startUs     int64
+	eval        bool // EVAL (SCRIPT KILL) rather than FCALL (FUNCTION KILL)
+	readOnly    bool
+	wrote       atomic.Bool // SCRIPT_WRITE_DIRTY: the script ran a write command
+	timedOut    atomic.Bool // past busy-reply-threshold: others get BUSY
+	killReq     atomic.Bool // SCRIPT KILL / FUNCTION KILL / SHUTDOWN NOSAVE asked to stop
+	nowMs       int64
+	thresholdMs int64
+	name        string   // the function's name (FUNCTION STATS)
+	argv        [][]byte // the caller's command, copied (FUNCTION STATS)
+}
+
+func newScripting(s *Server) *scripting {
+	sc := &scripting{s: s}
+	sc.vm = script.NewVM(script.Options{
+		Libs:    nil, // cjson, cmsgpack, bit, struct: wired when internal/script/lualib lands
+		Version: command.Version,
+		CommandExists: func(argv [][]byte) bool {
+			return s.specFor(argv) != nil
+		},
+		Log: sc.Log,
+	})
+	sc.client = command.Client{ID: -1, Name: "", User: "default", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
+	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
+	return sc
+}
+
+// Scripts is the Lua engine.
+func (s *Server) Scripts() command.Scripting { return s.scripts }
+
+// Load compiles body into the script cache.
+func (sc *scripting) Load(body []byte) (string, string) {
+	scr, errText := sc.vm.Load(string(body))
+	if errText != "" {
+		return "", errText
+	}
+	return scr.SHA, ""
+}
+
+func (sc *scripting) Exists(sha []byte) bool { return sc.vm.Lookup(string(sha)) != nil }
+
+func (sc *scripting) Flush() { sc.vm.Flush() }
+
+// Redis's shared.slowevalerr / slowscripterr.
+const (
+	errBusyEval     = "BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE."
+	errBusyFunction = "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE."
+)
+
+// Kill is SCRIPT KILL / FUNCTION KILL (Redis's scriptKill). It runs either from
+// a client served while the script is busy or, when no script runs, normally.
+func (sc *scripting) Kill(c *command.Ctx, eval bool) {
+	st := sc.cur.Load()
+	switch {
+	case st == nil:
+		c.Error("NOTBUSY No scripts in execution right now.")
+	case st.wrote.Load():
+		c.Error("UNKILLABLE Sorry the script already executed write commands against the dataset. " +
+			"You can either wait the script termination or kill the server in a hard way using the SHUTDOWN NOSAVE command.")
+	case eval && !st.eval:
+		c.Error(errBusyFunction)
+	case !eval && st.eval:
+		c.Error(errBusyEval)
+	default:
+		st.killReq.Store(true)
+		c.W.SimpleString("OK")
+	}
+}
+
+// Eval runs an EVAL-family command (evalGenericCommand + scriptPrepareForRun).
+func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte, ro bool) {
+	var scr *script.Script
+	if body != nil {
+		var errText string
+		if scr, errText = sc.vm.Load(string(body)); errText != "" {
+			c.Error(errText)
+			return
+		}
+	} else if scr = sc.vm.Lookup(string(sha)); scr == nil {
+		c.Error("NOSCRIPT No matching script. Please use EVAL.")
+		return
+	}
+	compat := scr.Flags&script.FlagEvalCompat != 0
+	if !compat && scr.Flags&script.FlagNoWrites == 0 && ro {
+		c.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return
+	}
+	readOnly := ro || (!compat && scr.Flags&script.FlagNoWrites != 0)
+	sc.run(c, readOnly, true, func(run *script.Run) bool {
+		run.Keys, run.Args, run.Name = keys, args, scr.SHA
+		return sc.vm.Eval(scr, run, c.W)
+	})
+}
+
+// run executes one script invocation as the caller's execution unit: it
+// publishes the busy state, points the script client at the caller's database,
+// and records the reply's error for the stats.
+func (sc *scripting) run(c *command.Ctx, readOnly, eval bool, exec func(run *script.Run) (noStats bool)) {
+	s := sc.s
+	if sc.depth > 0 { // cannot happen: EVAL and FCALL are noscript
+		c.Error("ERR script called from a script")
+		return
+	}
+	cl := s.clientOf(c.Client)
+	st := &scriptState{caller: cl, startUs: s.clock.NowUs(), eval: eval, readOnly: readOnly, nowMs: c.Now,
+		thresholdMs: s.cfg.Int("busy-reply-threshold")}
+	sc.cur.Store(st)
+	sc.depth++
+	sc.client.DB = c.Client.DB
+	sc.client.Proto = 2
+	mark := len(c.W.Buf)
+	run := &script.Run{Host: sc, Interrupt: func() bool { return sc.interrupt(st) }}
+	noStats := exec(run)
+	sc.depth--
+	sc.cur.Store(nil)
+	if st.timedOut.Load() {
+		s.log.Warn("slow script finished", "ms", (s.clock.NowUs()-st.startUs)/1000)
+	}
+	if len(c.W.Buf) > mark && c.W.Buf[mark] == '-' && !noStats {
+		end := mark + 1
+		for end < len(c.W.Buf) && c.W.Buf[end] != ' ' && c.W.Buf[end] != '\r' {
+			end++
+		}
+		c.ErrCode = string(c.W.Buf[mark+1 : end])
+	}
+}
+
+// interrupt is called by the interpreter every 100,000 instructions (Redis's
+// scriptInterrupt): past busy-reply-threshold the script is "timed out", other
+// clients get BUSY and may kill it; while it runs on, the event loop it holds
+// keeps serving them.
+func (sc *scripting) interrupt(st *scriptState) bool {
+	s := sc.s
+	if !st.timedOut.Load() {
+		if st.thresholdMs <= 0 || (s.clock.NowUs()-st.startUs)/1000 < st.thresholdMs {
+			return false
+		}
+		what := "FUNCTION KILL"
+		if st.eval {
+			what = "SCRIPT KILL"
+		}
+		s.log.Warn("Slow script detected: still in execution after " +
+			itoa((s.clock.NowUs()-st.startUs)/1000) + " milliseconds. You can try killing the script using the " + what + " command.")
+		st.timedOut.Store(true)
+	}
+	s.whileBlocked(st)
+	s.eng.Lend() // clients of other loops or goroutines waiting for the lock get BUSY
+	if st.killReq.Load() {
+		s.log.Warn("Lua script killed by user with SCRIPT KILL.")
+		return true
+	}
+	return false
+}
+
+// Call runs a command for the script (Redis's scriptCall): the script policy
+// checks, then the handler as the script client, with the script's frozen time.
+func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
+	s := sc.s
+	st := sc.cur.Load()
+	spec := s.specFor(argv)
+	if spec == nil || spec.Run == nil {
+		return nil, "Unknown Redis command called from script"
+	}
+	if !command.CheckArity(spec.Arity, len(argv)) {
+		return nil, "Wrong number of args calling Redis command from script"
+	}
+	if spec.Flags&command.NoScript != 0 {
+		return nil, "This Redis command is not allowed from script"
+	}
+	if spec.Flags&command.Write != 0 {
+		if st != nil && st.readOnly {
+			return nil, "Write commands are not allowed from read-only scripts."
+		}
+		if st != nil {
+			st.wrote.Store(true)
+		}
+	}
+	c := &sc.ctx
+	sc.w.Buf = sc.w.Buf[:0]
+	sc.w.Proto = run.Resp
+	sc.client.Proto = run.Resp
+	c.Spec, c.Argv, c.ErrCode, c.Dirty = spec, argv, "", 0
+	if st != nil {
+		c.Now = st.nowMs
+	}
+	c.DB = s.ks.DBs[sc.client.DB]
+	start := s.clock.NowUs()
+	s.run(c, spec)
+	end := s.clock.NowUs()
+	stat := &s.cmdStats[spec.ID]
+	stat.calls++
+	stat.usec += end - start
+	s.stats.commands++
+	s.stats.dirty += int64(c.Dirty)
+	if c.ErrCode != "" {
+		stat.failed++
+		s.countError(c.ErrCode)
+	}
+	return sc.w.Buf, ""
+}
+
+// Log is redis.log: Redis's levels debug, verbose, notice, warning.
+func (sc *scripting) Log(level int, msg string) {
+	l := slog.LevelInfo
+	switch level {
+	case 0, 1:
+		l = slog.LevelDebug
+	case 3:
+		l = slog.LevelWarn
+	}
+	sc.s.log.Log(nil, l, msg)
+}
+
+// busyError is the reply to a command refused while a script is busy.
+func busyError(st *scriptState) string {
+	if st.eval {
+		return errBusyEval
+	}
+	return errBusyFunction
+}
+
+// lockOrBusy takes the engine lock for a batch of commands. It returns the
+// running script when the lock was only lent by a script past
+// busy-reply-threshold (see engine.Lend): the caller then answers the batch
+// with dispatchBusy, still under the lock, and must not touch the keyspace.
+func (s *Server) lockOrBusy() *scriptState {
+	s.eng.Lock()
+	if s.eng.Lent() {
+		return s.scripts.cur.Load()
+	}
+	return nil
+}
+
+// dispatchBusy answers one command of a client while a script is busy (Redis's
+// processCommand with isInsideYieldingLongCommand): lookup, arity and auth as
+// usual, then only the commands flagged allow-busy run; the rest get BUSY.
+// It runs with the engine lock held, either by the script's own event loop
+// (whileBlocked) or lent by the script (lockOrBusy), so it must not touch the
+// keyspace: only connection and transaction state.
+func (s *Server) dispatchBusy(cl *client, argv [][]byte, st *scriptState) {
+	c := &cl.ctx
+	mark := len(cl.w.Buf)
+	c.ErrCode, c.Argv = "", argv
+	spec := s.specFor(argv)
+	switch {
+	case spec == nil:
+		if s.table.Lookup(argv[0]) == nil {
+			c.Error(command.ErrUnknownCommand(argv))
+		} else {
+			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
+		}
+	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
+		c.Error(command.ErrArity(spec.FullName()))
+	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
+		c.Err(command.ErrNoAuth)
+	case spec.Flags&command.AllowBusy == 0:
+		c.Error(busyError(st))
+	}
+	if c.ErrCode == "" {
+		switch spec.FullName() {
+		case "script|kill", "function|kill", "function|stats", "auth", "hello", "quit":
+			c.Spec = spec
+			s.run(c, spec)
+		case "shutdown":
+			nosave := false
+			for _, a := range argv[1:] {
+				if eqFoldStr(a, "nosave") {
+					nosave = true
+				}
+			}
+			if !nosave {
+				c.Error(busyError(st))
+				break
+			}
+			st.killReq.Store(true)
+			c.Spec = spec
+			s.run(c, spec)
+		default: // multi, discard, watch, unwatch, reset
+			c.Spec = spec
+			s.run(c, spec)
+		}
+	}
+	if c.ErrCode != "" {
+		s.countError(c.ErrCode)
+		if cl.InMulti() {
+			cl.multi.dirty = true
+		}
+	}
+	s.finishReply(cl, mark, false)
+}
+
+func eqFoldStr(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range b {
+		x := b[i]
+		if x >= 'A' && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if x != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// FCall runs FCALL / FCALL_RO (fcallCommandGeneric).
+func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro bool) {
+	f := sc.vm.Function(string(name))
+	if f == nil {
+		c.Error("ERR Function not found")
+		return
+	}
+	if f.Flags&script.FlagNoWrites == 0 && ro {
+		c.Error("ERR Can not execute a script with write flag using *_ro command.")
+		return
+	}
+	readOnly := ro || f.Flags&script.FlagNoWrites != 0
+	sc.run(c, readOnly, false, func(run *script.Run) bool {
+		st := sc.cur.Load()
+		st.name = f.Name
+		for _, a := range c.Argv {
+			st.argv = append(st.argv, append([]byte(nil), a...))
+		}
+		run.Keys, run.Args, run.Name = keys, args, f.Name
+		return sc.vm.FCall(f, run, c.W)
+	})
+}
+
+func (sc *scripting) nowMs() int64 { return sc.s.clock.NowUs() / 1000 }
+
+func (sc *scripting) FunctionLoad(code []byte, replace bool) (string, string) {
+	return sc.vm.LoadLibrary(string(code), replace, sc.nowMs)
+}
+
+func (sc *scripting) FunctionDelete(name []byte) bool { return sc.vm.DeleteLibrary(string(name)) }
+
+func (sc *scripting) FunctionFlush() { sc.vm.FlushFunctions() }
+
+func (sc *scripting) FunctionDump() []byte { return script.DumpLibraries(sc.vm.Libraries()) }
+
+// FunctionRestore is FUNCTION RESTORE: every library of the payload is compiled
+// first; nothing changes unless all of them load and the policy allows it.
+func (sc *scripting) FunctionRestore(payload []byte, policy string) string {
+	codes, err := script.ParseDump(payload)
+	if err != nil {
+		if err.Error() == "ERR payload version or checksum are wrong" {
+			return "ERR DUMP payload version or checksum are wrong"
+		}
+		return err.Error()
+	}
+	libs, errText := sc.vm.CompileLibraries(codes, sc.nowMs)
+	if errText != "" {
+		return errText
+	}
+	vm := sc.vm
+	switch policy {
+	case "flush":
+		vm.FlushFunctions()
+	case "append":
+		for _, l := range libs {
+			if vm.Library(l.Name) != nil {
+				return "ERR Library " + l.Name + " already exists"
+			}
+		}
+	}
+	// a function may not clash with one of a library that stays
+	for _, l := range libs {
+		for _, f := range l.Functions {
+			if old := vm.Function(f.Name); old != nil && !strings.EqualFold(old.Library.Name, l.Name) {
+				replaced := false
+				for _, nl := range libs {
+					if strings.EqualFold(nl.Name, old.Library.Name) {
+						replaced = true
+					}
+				}
+				if !replaced {
+					return "ERR Function " + f.Name + " already exists"
+				}
+			}
+		}
+	}
+	vm.InstallLibraries(libs)
+	return ""
+}
+
+// FunctionList appends FUNCTION LIST's reply.
+func (sc *scripting) FunctionList(c *command.Ctx, pattern []byte, withCode bool) {
+	var libs []*script.Library
+	for _, l := range sc.vm.Libraries() {
+		if pattern == nil || glob.Match(pattern, []byte(l.Name), true) {
+			libs = append(libs, l)
+		}
+	}
+	w := c.W
+	w.ArrayLen(len(libs))
+	for _, l := range libs {
+		if withCode {
+			w.MapLen(4)
+		} else {
+			w.MapLen(3)
+		}
+		w.BulkString("library_name")
+		w.BulkString(l.Name)
+		w.BulkString("engine")
+		w.BulkString("LUA")
+		w.BulkString("functions")
+		w.ArrayLen(len(l.Functions))
+		for _, f := range l.Functions {
+			w.MapLen(3)
+			w.BulkString("name")
+			w.BulkString(f.Name)
+			w.BulkString("description")
+			if f.HasDesc {
+				w.BulkString(f.Description)
+			} else {
+				w.Null()
+			}
+			w.BulkString("flags")
+			names := f.Flags.FlagNames()
+			w.SetLen(len(names))
+			for _, n := range names {
+				w.SimpleString(n)
+			}
+		}
+		if withCode {
+			w.BulkString("library_code")
+			w.BulkString(l.Code)
+		}
+	}
+}
+
+// FunctionStats appends FUNCTION STATS's reply: the running function, if any,
+// and the engine's counts.
+func (sc *scripting) FunctionStats(c *command.Ctx) {
+	w := c.W
+	w.MapLen(2)
+	w.BulkString("running_script")
+	st := sc.cur.Load()
+	if st == nil || st.eval {
+		w.Null()
+	} else {
+		w.MapLen(3)
+		w.BulkString("name")
+		w.BulkString(st.name)
+		w.BulkString("command")
+		w.ArrayLen(len(st.argv))
+		for _, a := range st.argv {
+			w.Bulk(a)
+		}
+		w.BulkString("duration_ms")
+		w.Int((sc.s.clock.NowUs() - st.startUs) / 1000)
+	}
+	w.BulkString("engines")
+	w.MapLen(1)
+	w.BulkString("LUA")
+	w.MapLen(2)
+	w.BulkString("libraries_count")
+	w.Int(int64(len(sc.vm.Libraries())))
+	w.BulkString("functions_count")
+	w.Int(int64(sc.vm.NumFunctions()))
+}
