@@ -371,19 +371,11 @@ const (
 	zopDiff
 )
 
-// zsetPlainSet is what the set operations read from a plain set (KindSet):
-// every member counts with score 1.
-type zsetPlainSet interface {
-	Len() int
-	Has(m []byte) bool
-	Range(fn func(m []byte) bool)
-}
-
 // zsetSource is one input of a set operation (zsetopsrc); both fields are nil for
 // a missing key.
 type zsetSource struct {
 	z      *keyspace.ZSet
-	set    zsetPlainSet
+	set    *keyspace.Set // a plain set: every member counts with score 1
 	weight float64
 }
 
@@ -492,11 +484,7 @@ func zsetOpGeneric(c *Ctx, dstKey []byte, numkeysIdx int, op zsetOp, cardOnly bo
 		case keyspace.KindZSet:
 			src[i].z = e.Obj.(*keyspace.ZSet)
 		case keyspace.KindSet:
-			if s, ok := e.Obj.(zsetPlainSet); ok {
-				src[i].set = s
-				continue
-			}
-			fallthrough
+			src[i].set = e.Obj.(*keyspace.Set)
 		default:
 			c.Err(ErrWrongType)
 			return

@@ -9,7 +9,7 @@ import (
 )
 
 // TestDiffZSetRandom sends a seeded random stream of sorted-set commands over a
-// few keys, in both encodings (zset-max-listpack-entries switches between 128, 3
+// few keys (and a plain set as input of the set operations), in both encodings (zset-max-listpack-entries switches between 128, 3
 // and 0 along the way), RESP2 and RESP3, to both servers and compares every reply.
 //
 // Where Redis 7.0 is not the reference (shared/reference/redis8-vs-redis7.md) the
@@ -24,7 +24,7 @@ func TestDiffZSetRandom(t *testing.T) {
 	p := newPair(t)
 	p.same("FLUSHALL")
 	rng := rand.New(rand.NewPCG(2024, 7))
-	keys := []string{"z1", "z2", "z3", "s"}
+	keys := []string{"z1", "z2", "z3", "s", "st"}
 	key := func() string { return keys[rng.IntN(len(keys))] }
 	zkey := func() string { return keys[rng.IntN(3)] }
 	member := func() string {
@@ -201,6 +201,9 @@ func TestDiffZSetRandom(t *testing.T) {
 			return a
 		},
 		func() []string { return []string{"SET", "s", "str"} },
+		// a plain set ("st") is an input of ZUNION & co. with scores 1
+		func() []string { return []string{"SADD", "st", member(), strconv.Itoa(rng.IntN(5))} },
+		func() []string { return []string{"SREM", "st", member()} },
 		func() []string { return []string{"DEL", key()} },
 		func() []string { return []string{"TYPE", key()} },
 		func() []string { return []string{"ZRANDMEMBER", key(), "0"} },
