@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -284,7 +285,8 @@ func zrandmemberWithCount(c *Ctx, l int64, withScores bool) {
 // --- ZSCAN --------------------------------------------------------------------
 
 // zscanCmd: ZSCAN key cursor [MATCH pattern] [COUNT count]. Scores are bulk
-// strings in both protocols, as Redis's scan replies are.
+// strings in both protocols, as Redis's scan replies are: a listpack's stored text
+// (shortest round-trip), or for a skiplist the scan callback's "%.17Lg".
 func zscanCmd(c *Ctx) {
 	cursor, ok := parseScanCursor(c.Argv[2])
 	if !ok {
@@ -357,8 +359,25 @@ func zscanCmd(c *Ctx) {
 	c.W.ArrayLen(2 * len(items))
 	for _, it := range items {
 		c.W.Bulk(it.Member)
-		c.W.Bulk(resp.FormatDouble(buf[:0], it.Score))
+		if z.IsCompact() {
+			// the listpack's own text for the score (d2string when it was stored)
+			c.W.Bulk(resp.FormatDouble(buf[:0], it.Score))
+		} else {
+			c.W.Bulk(appendLD17(buf[:0], it.Score))
+		}
 	}
+}
+
+// appendLD17 is ld2string(LD_STR_AUTO), which Redis's scan callback uses for a
+// skiplist's scores: "%.17Lg" of the double, "inf" and "-inf".
+func appendLD17(dst []byte, f float64) []byte {
+	switch {
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	}
+	return strconv.AppendFloat(dst, f, 'g', 17, 64)
 }
 
 // --- ZUNION, ZINTER, ZDIFF ----------------------------------------------------
