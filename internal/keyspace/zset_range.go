@@ -241,7 +241,7 @@ func (zsl *zskiplist) walk(n *zslNode, r, from, to int, cond func(*zslNode) bool
 			if l.forward == nil || !cond(l.forward) {
 				break
 			}
-			r += l.span
+			r += int(l.span)
 			n = l.forward
 		}
 	}

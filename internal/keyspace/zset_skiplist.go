@@ -16,20 +16,24 @@ import (
 const zslMaxLevel = 32
 
 // zslLevel is one forward link; span is the number of level-0 steps it covers.
-// A nil forward link's span counts the nodes after its owner, as in Redis.
+// A nil forward link's span counts the nodes after its owner, as in Redis. Spans
+// are 32 bits (a set of 2^32 members would need hundreds of GB), which leaves
+// room for aux: in a node's level 0, the node's level count.
 type zslLevel struct {
 	forward *zslNode
-	span    int
+	span    uint32
+	aux     uint32
 }
 
 // zslNode is one element. Level 0 is inline (three quarters of the nodes have
-// only that level); higher levels are in more. Every node but the header is the
-// value of a dict entry, whose key is the member (see member).
+// only that level); higher levels are in an array of lvl0.aux-1 levels that more
+// points to. Every node but the header is the value of a dict entry, whose key is
+// the member (see member): with the entry's key and link, 64 bytes a member.
 type zslNode struct {
 	score    float64
 	backward *zslNode
 	lvl0     zslLevel
-	more     []zslLevel
+	more     *zslLevel
 }
 
 // zslNodeOffset is where a node sits in its dict entry.
@@ -46,10 +50,10 @@ func (x *zslNode) lv(i int) *zslLevel {
 	if i == 0 {
 		return &x.lvl0
 	}
-	return &x.more[i-1]
+	return (*zslLevel)(unsafe.Add(unsafe.Pointer(x.more), uintptr(i-1)*unsafe.Sizeof(zslLevel{})))
 }
 
-func (x *zslNode) levels() int { return 1 + len(x.more) }
+func (x *zslNode) levels() int { return int(x.lvl0.aux) }
 
 // before reports whether x sorts before (score, member).
 func (x *zslNode) before(score float64, member string) bool {
@@ -66,7 +70,7 @@ type zskiplist struct {
 
 func newZskiplist() *zskiplist {
 	zsl := &zskiplist{level: 1}
-	zsl.header.more = make([]zslLevel, zslMaxLevel-1)
+	zsl.header.setLevel(zslMaxLevel)
 	return zsl
 }
 
@@ -85,10 +89,10 @@ func (zsl *zskiplist) randomLevel() int {
 
 // setLevel sizes x's links for a node of the given level.
 func (x *zslNode) setLevel(level int) {
+	x.lvl0.aux = uint32(level)
+	x.more = nil
 	if level > 1 {
-		x.more = make([]zslLevel, level-1)
-	} else {
-		x.more = nil
+		x.more = &make([]zslLevel, level-1)[0]
 	}
 }
 
@@ -107,7 +111,7 @@ func (zsl *zskiplist) insert(x *zslNode) {
 			if l.forward == nil || !l.forward.before(x.score, x.member()) {
 				break
 			}
-			rank[i] += l.span
+			rank[i] += int(l.span)
 			n = l.forward
 		}
 		update[i] = n
@@ -117,7 +121,7 @@ func (zsl *zskiplist) insert(x *zslNode) {
 		for i := zsl.level; i < level; i++ {
 			rank[i] = 0
 			update[i] = &zsl.header
-			update[i].lv(i).span = zsl.length
+			update[i].lv(i).span = uint32(zsl.length)
 		}
 		zsl.level = level
 	}
@@ -125,8 +129,8 @@ func (zsl *zskiplist) insert(x *zslNode) {
 		xl, ul := x.lv(i), update[i].lv(i)
 		xl.forward = ul.forward
 		ul.forward = x
-		xl.span = ul.span - (rank[0] - rank[i])
-		ul.span = rank[0] - rank[i] + 1
+		xl.span = ul.span - uint32(rank[0]-rank[i])
+		ul.span = uint32(rank[0] - rank[i] + 1)
 	}
 	for i := level; i < zsl.level; i++ {
 		update[i].lv(i).span++
@@ -214,7 +218,7 @@ func (zsl *zskiplist) rank(x *zslNode) int {
 			if f == nil || !(f.score < x.score || (f.score == x.score && f.member() <= x.member())) {
 				break
 			}
-			r += l.span
+			r += int(l.span)
 			n = f
 		}
 		if n == x {
@@ -234,10 +238,10 @@ func (zsl *zskiplist) byRank(r int) *zslNode {
 	for i := zsl.level - 1; i >= 0; i-- {
 		for {
 			l := n.lv(i)
-			if l.forward == nil || traversed+l.span > r {
+			if l.forward == nil || traversed+int(l.span) > r {
 				break
 			}
-			traversed += l.span
+			traversed += int(l.span)
 			n = l.forward
 		}
 		if traversed == r {
@@ -272,10 +276,10 @@ func (zsl *zskiplist) seekRank(r int, update *[zslMaxLevel]*zslNode) *zslNode {
 	for i := zsl.level - 1; i >= 0; i-- {
 		for {
 			l := n.lv(i)
-			if l.forward == nil || traversed+l.span >= r {
+			if l.forward == nil || traversed+int(l.span) >= r {
 				break
 			}
-			traversed += l.span
+			traversed += int(l.span)
 			n = l.forward
 		}
 		update[i] = n

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
+	"unsafe"
 )
 
 // zmodel is a naive sorted set: the reference the ZSet is checked against.
@@ -302,5 +303,13 @@ func TestZSetAllocs(t *testing.T) {
 		if max := map[bool]float64{true: 0, false: 3}[z.IsCompact()]; n > max {
 			t.Errorf("%s: add+pop allocates %.1f, want <= %v", z.Encoding(), n, max)
 		}
+	}
+}
+
+// A big set's member costs one 64-byte dict entry holding its skiplist node (plus
+// the member's bytes and, for one node in four, its upper levels).
+func TestZSetNodeSize(t *testing.T) {
+	if n := unsafe.Sizeof(dictEntry[zslNode]{}); n != 64 {
+		t.Errorf("dict entry with node is %d bytes, want 64", n)
 	}
 }
