@@ -250,10 +250,10 @@ func zrandmemberWithCount(c *Ctx, l int64, withScores bool) {
 		return
 	}
 	zsetArrayLen(c, int(count), withScores)
-	entries := z.Entries(make([]keyspace.ZEntry, 0, size))
 	if z.IsCompact() || count*3 > size {
 		// Compact sets (lpRandomPairsUnique) and counts close to the size: a random
 		// subset, reported in the set's order.
+		entries := z.Entries(make([]keyspace.ZEntry, 0, size))
 		keep := make([]bool, len(entries))
 		need := int(count)
 		for i := range entries {
