@@ -16,21 +16,24 @@ const module = "github.com/hotkv/hotkv/"
 
 // allowed lists, per package, the HotKV packages it may import (DESIGN.md §2).
 var allowed = map[string][]string{
-	"internal/resp":      {},
-	"internal/glob":      {},
-	"internal/clock":     {},
-	"internal/keyspace":  {},
-	"internal/config":    {"internal/glob", "internal/resp"},
-	"internal/command":   {"internal/keyspace", "internal/resp", "internal/glob"},
-	"internal/engine":    {"internal/command", "internal/keyspace", "internal/clock"},
-	"internal/server":    {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob"},
-	"internal/hotkvtest": {"internal/server", "internal/clock", "internal/config"},
-	"internal/difftest":  {"internal/hotkvtest"},
-	"cmd/hotkv":          {"internal/server", "internal/config"},
+	"internal/resp":          {},
+	"internal/glob":          {},
+	"internal/clock":         {},
+	"internal/keyspace":      {},
+	"internal/config":        {"internal/glob", "internal/resp"},
+	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob"},
+	"internal/engine":        {"internal/command", "internal/keyspace", "internal/clock"},
+	"internal/pubsub":        {"internal/glob"},
+	"internal/script":        {"internal/resp"},
+	"internal/script/lualib": {},
+	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib"},
+	"internal/hotkvtest":     {"internal/server", "internal/clock", "internal/config"},
+	"internal/difftest":      {"internal/hotkvtest"},
+	"cmd/hotkv":              {"internal/server", "internal/config"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).
-var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob"}
+var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script"}
 
 func root(t *testing.T) string {
 	t.Helper()

@@ -77,8 +77,12 @@ func aclCategories(s *Spec) []string {
 		out = append(out, "@write")
 	}
 	switch s.Group {
-	case "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream", "pubsub":
+	case "set", "sortedset", "list", "hash", "string", "bitmap", "hyperloglog", "geo", "stream":
 		out = append(out, "@"+s.Group)
+	case "pubsub":
+		if s.Flags&PubSub != 0 { // not PUBSUB HELP
+			out = append(out, "@pubsub")
+		}
 	}
 	if s.Group == "sorted-set" {
 		out = append(out, "@sortedset")

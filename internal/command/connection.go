@@ -26,6 +26,19 @@ func connectionCommands() []*Spec {
 }
 
 func pingCmd(c *Ctx) {
+	if c.Client.Subscribed && c.Client.Proto == 2 {
+		// RESP2 subscribed mode: PING answers in the shape of a message
+		c.W.ArrayLen(2)
+		c.W.BulkString("pong")
+		if len(c.Argv) == 2 {
+			c.W.Bulk(c.Argv[1])
+		} else if len(c.Argv) == 1 {
+			c.W.BulkString("")
+		}
+		if len(c.Argv) <= 2 {
+			return
+		}
+	}
 	switch len(c.Argv) {
 	case 1:
 		c.W.SimpleString("PONG")
@@ -66,6 +79,7 @@ func resetCmd(c *Ctx) {
 		c.Srv.DiscardMulti(cl)
 	}
 	c.Srv.Unwatch(cl)
+	c.Srv.PubSub().UnsubscribeAll(c)
 	cl.DB = 0
 	c.DB = c.KS.DBs[0]
 	cl.Proto = 2

@@ -17,6 +17,9 @@ type Ctx struct {
 	Srv    Server
 	Rand   func() uint64 // the execution unit's seeded source (DESIGN.md §4.4)
 	Now    int64         // frozen Unix ms for the execution unit (equals KS.Now())
+	// FrozenUs, when not 0, is the time TIME reports (Unix µs): a script's
+	// start, so that TIME is constant inside a script, as in Redis 7.2+.
+	FrozenUs int64
 
 	// ErrCode is set by Error to the first word of the error reply ("ERR",
 	// "WRONGTYPE"), for INFO errorstats and commandstats failed_calls.
@@ -83,6 +86,9 @@ type Client struct {
 	LastCmd         string
 	LastInteraction int64 // ms
 	Multi           int   // queued commands in MULTI, -1 when not in MULTI
+	// Subscribed is true while the client has Pub/Sub subscriptions (RESP2
+	// clients are then in subscribed mode).
+	Subscribed bool
 	// Script marks the client a Lua script's commands run as: blocking commands
 	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
 	Script bool
@@ -125,6 +131,9 @@ type Server interface {
 	LFU() bool
 	// NowUs is the live server clock in Unix microseconds (TIME).
 	NowUs() int64
+	// SetDisableDenyScripts lets scripts run noscript commands (DEBUG
+	// SET-DISABLE-DENY-SCRIPTS, for tests).
+	SetDisableDenyScripts(on bool)
 	// SetActiveExpire turns the active expiry cycle on or off (DEBUG SET-ACTIVE-EXPIRE).
 	SetActiveExpire(on bool)
 	// Watch, Unwatch, DiscardMulti and Exec implement the transaction commands.
@@ -132,6 +141,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
+	// PubSub is the Pub/Sub registry.
+	PubSub() PubSubHub
 	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).

@@ -30,6 +30,9 @@ func debugCmd(c *Ctx) {
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"SET-DISABLE-DENY-SCRIPTS <0|1>",
+			"    Setting it to 1 allows lua scripts to run commands that are denied",
+			"    in scripts (noscript), for tests.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
 		)
@@ -39,6 +42,13 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.Srv.SetActiveExpire(string(args[0]) != "0")
+		c.W.SimpleString("OK")
+	case "set-disable-deny-scripts":
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		c.Srv.SetDisableDenyScripts(string(args[0]) != "0")
 		c.W.SimpleString("OK")
 	case "sleep":
 		if len(args) != 1 {
@@ -66,7 +76,7 @@ func debugCmd(c *Ctx) {
 			debugUnknown(c)
 			return
 		}
-		e := c.DB.Lookup(args[0])
+		e := c.DB.Peek(args[0]) // as Redis: an expired key not yet deleted is still there
 		if e == nil {
 			c.Err(ErrNoSuchKey)
 			return
@@ -75,6 +85,22 @@ func debugCmd(c *Ctx) {
 			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
 			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
+	case "listpack":
+		// DEBUG LISTPACK key: Redis dumps the listpack to its stdout; HotKV's
+		// compact encodings have no listpack to dump, so only the checks remain
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		e := c.DB.Lookup(args[0])
+		switch {
+		case e == nil:
+			c.Err(ErrNoSuchKey)
+		case e.EncodingName() != "listpack" && e.EncodingName() != "listpackex":
+			c.Error("ERR Not a listpack encoded object.")
+		default:
+			c.W.SimpleString("Listpack structure printed on stdout")
+		}
 	case "protocol":
 		if len(args) != 1 {
 			debugUnknown(c)

@@ -64,11 +64,16 @@ func xorEntryDigest(d *digest, e *keyspace.Entry) {
 			return true
 		})
 	case keyspace.KindHash:
-		e.Obj.(*keyspace.Hash).Range(func(f string, v []byte) {
+		// every field, expired or not; a field with a deadline is marked
+		e.Obj.(*keyspace.Hash).Range(func(f, v []byte, exp int64) bool {
 			var ed digest
-			ed.mix([]byte(f))
+			ed.mix(f)
 			ed.mix(v)
+			if exp != 0 {
+				ed.xor([]byte("!!hexpire!!"))
+			}
 			d.xor(ed[:])
+			return true
 		})
 	case keyspace.KindZSet:
 		var buf [32]byte

@@ -207,6 +207,10 @@ func scriptFlush(c *Ctx) {
 }
 
 func functionFlush(c *Ctx) {
+	if len(c.Argv) > 3 {
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try FUNCTION HELP.")
+		return
+	}
 	if flushMode(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
 		c.Srv.Scripts().FunctionFlush()
 		c.Dirty++
@@ -270,7 +274,7 @@ func functionDump(c *Ctx) { c.W.Bulk(c.Srv.Scripts().FunctionDump()) }
 // functionRestore: FUNCTION RESTORE payload [FLUSH|APPEND|REPLACE].
 func functionRestore(c *Ctx) {
 	if len(c.Argv) > 4 {
-		c.Err(ErrSyntax)
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try FUNCTION HELP.")
 		return
 	}
 	policy := "append"

@@ -80,7 +80,10 @@ func swapdbCmd(c *Ctx) {
 }
 
 func timeCmd(c *Ctx) {
-	us := c.Srv.NowUs()
+	us := c.FrozenUs
+	if us == 0 {
+		us = c.Srv.NowUs()
+	}
 	var buf [20]byte
 	c.W.ArrayLen(2)
 	c.W.Bulk(appendUint(buf[:0], uint64(us/1e6)))

@@ -145,6 +145,7 @@ func NewTable() *Table {
 		family{"bitmap", bitmapCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
+		family{"pubsub", pubsubCommands()},
 		family{"sorted-set", sortedSetCommands()},
 	)
 	if err != nil {

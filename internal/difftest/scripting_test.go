@@ -142,8 +142,13 @@ var scriptingCases = [][]string{
 	{"FUNCTION", "LOAD", "#!lua name=x5\nredis.register_function{callback=function() end}"},
 	{"FUNCTION", "LOAD", "#!lua name=x5\nredis.register_function{function_name='a', callback=function() end, flags={'bad'}}"},
 	{"FUNCTION", "LOAD", "#!lua name=x5\nredis.register_function{function_name='a', callback=function() end, foo=1}"},
-	// an invalid function name: Redis 7.0 says "Library names can only...", a bug
-	// fixed later ("Function names can only..."); HotKV gives the fixed text
+	// an invalid function name: Redis words it as an invalid library name
+	{"FUNCTION", "LOAD", "#!lua name=x5\nredis.register_function('a-b', function() end)"},
+	{"FUNCTION", "LOAD", "#!lua name=\"quoted\"\nredis.register_function('fq', function() return 'q' end)"},
+	{"FCALL", "fq", "0"},
+	{"EVAL", "math.randomseed('7') return math.random(100)", "0"},
+	{"FUNCTION", "FLUSH", "SYNC", "extra"}, {"FUNCTION", "RESTORE", "a", "b", "c"},
+	{"EVAL", "return redis.call('time')[1] == redis.call('time')[1]", "0"},
 	{"FUNCTION", "LOAD", "#!lua name=x6\nlocal a = string.format('x')"},
 	{"FUNCTION", "LOAD", "#!lua name=x8\nredis.register_function('f8', function() end)\nredis.register_function('f8', function() end)"},
 	{"FUNCTION", "LOAD", "REPLACE", "#!lua name=mylib\nredis.register_function('myfunc', function(keys, args) return 'replaced' end)"},

@@ -91,6 +91,9 @@ const (
 	keysPerLoop     = 20
 	acceptableStale = 10 // percent
 	slowCycleCPU    = 25 // percent of each cron period
+	// hashFieldsPerCycle bounds the hash fields one cycle deletes per database
+	// (Redis spends a fixed field quota per cycle on db->hexpires).
+	hashFieldsPerCycle = 1000
 )
 
 // RunCron runs the periodic work until ctx ends: the active expiry cycle, hz times
@@ -124,11 +127,20 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs i
 
 // ActiveExpireCycle reclaims expired keys: per database, it samples keys that carry
 // a TTL and deletes the expired ones, repeating while more than 10% of a sample was
-// expired, within budget (Redis's slow cycle). Call with the lock held.
+// expired, within budget (Redis's slow cycle). First it deletes expired hash fields
+// of the hashes that are due, up to hashFieldsPerCycle per database. Call with the
+// lock held.
 func (e *Engine) ActiveExpireCycle(budget time.Duration) {
 	startUs := e.clock.NowUs()
 	e.Begin()
 	dbs := e.ks.DBs
+	// hash fields with a deadline: each database's hashes that are due, earliest
+	// first, up to a quota (keyspace.DB.ActiveExpireHashFields)
+	for _, db := range dbs {
+		if db.HashesWithFieldTTL() > 0 {
+			db.ActiveExpireHashFields(hashFieldsPerCycle)
+		}
+	}
 	var sampledAll, expiredAll int
 	for i := 0; i < len(dbs); i++ {
 		db := dbs[(e.nextDB+i)%len(dbs)]

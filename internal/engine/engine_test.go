@@ -68,3 +68,48 @@ func TestCronFinishesRehash(t *testing.T) {
 		t.Fatalf("keys lost: %d", db.Len())
 	}
 }
+
+// The cycle also reclaims hash fields whose deadline passed, up to its quota per
+// database per cycle, and deletes hashes left empty.
+func TestActiveExpireCycleReclaimsHashFields(t *testing.T) {
+	clk := clock.NewFake(1_000_000)
+	ks := keyspace.New(2, 1)
+	e := New(ks, clk, 42)
+	e.Lock()
+	defer e.Unlock()
+	e.Begin()
+	o := ks.HashOpts()
+	for dbi, db := range ks.DBs {
+		for i := 0; i < 3; i++ {
+			k := []byte(fmt.Sprintf("h%d", i))
+			h := keyspace.NewHash()
+			db.SetObject(k, keyspace.KindHash, h)
+			for f := 0; f < 1000; f++ {
+				h.Set([]byte(fmt.Sprint("f", f)), []byte("v"), false, o)
+				if i != 2 || f%2 == 0 { // h2 keeps its odd fields
+					h.SetFieldTTL([]byte(fmt.Sprint("f", f)), ks.Now()+int64(100+f+dbi))
+				}
+			}
+			db.HashFieldTTLChanged(k, h)
+		}
+	}
+	clk.Advance(time.Hour)
+	e.ActiveExpireCycle(time.Hour)
+	if got := ks.Stats.ExpiredSubkeys; got != 2*hashFieldsPerCycle {
+		t.Fatalf("one cycle expired %d fields, want the quota %d per database", got, hashFieldsPerCycle)
+	}
+	for i := 0; i < 10; i++ {
+		e.ActiveExpireCycle(time.Hour)
+	}
+	for _, db := range ks.DBs {
+		if db.Len() != 1 || db.HashesWithFieldTTL() != 0 {
+			t.Fatalf("db%d: %d keys, %d registered hashes; want only h2, unregistered", db.ID, db.Len(), db.HashesWithFieldTTL())
+		}
+		if e := db.Lookup([]byte("h2")); e == nil || e.Obj.(*keyspace.Hash).Len() != 500 {
+			t.Fatalf("db%d: h2 should keep its 500 fields without a deadline", db.ID)
+		}
+	}
+	if ks.Stats.ExpiredSubkeys != 2*2500 {
+		t.Fatalf("expired_subkeys %d, want 5000", ks.Stats.ExpiredSubkeys)
+	}
+}

@@ -15,7 +15,8 @@ type DB struct {
 	ks       *Keyspace
 	dict     *Dict[Entry]
 	expiring []expItem
-	avgTTL   int64 // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
+	hfe      []hfeItem // hashes with field deadlines, a min-heap (hfe.go)
+	avgTTL   int64     // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -47,6 +48,13 @@ func (db *DB) Lookup(key []byte) *Entry {
 		db.expireKey(key)
 		return nil
 	}
+	return e
+}
+
+// Peek returns key's entry even when it has expired, without deleting it or
+// touching anything (Redis's dbFind: DEBUG OBJECT, OBJECT).
+func (db *DB) Peek(key []byte) *Entry {
+	e, _ := db.dict.Get(key)
 	return e
 }
 
@@ -87,6 +95,9 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		db.clearTTL(e)
 		db.ks.expired(db.ID, key)
 	}
+	if existed {
+		db.dropHashReg(e)
+	}
 	if existed && e.Kind == KindString && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+64 {
 		e.Str = append(e.Str[:0], val...)
 	} else {
@@ -107,8 +118,11 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 // clearing its TTL.
 func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	e, existed := db.dict.Upsert(key)
-	if existed && e.ExpireAt != 0 {
-		db.clearTTL(e)
+	if existed {
+		if e.ExpireAt != 0 {
+			db.clearTTL(e)
+		}
+		db.dropHashReg(e)
 	}
 	*e = Entry{Kind: kind, Obj: obj, Access: db.ks.lruClock()}
 	db.ks.modified(db.ID, key)
@@ -131,9 +145,13 @@ func (db *DB) remove(key []byte) { db.removeString(unsafeView(key)) }
 // caller memory: the dict does not keep it.
 func (db *DB) removeString(key string) {
 	old, ok := db.dict.DeleteString(key)
-	if ok && old.expIdx != 0 {
+	if !ok {
+		return
+	}
+	if old.expIdx != 0 {
 		db.dropExpiring(old.expIdx)
 	}
+	db.dropHashReg(&old)
 }
 
 // SetExpire gives the live entry e of key the absolute deadline at (Unix ms). The
@@ -256,6 +274,7 @@ func (db *DB) Flush() {
 	}
 	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
 	db.expiring = nil
+	db.clearHashReg()
 	db.avgTTL = 0
 }
 
@@ -274,6 +293,7 @@ func (db *DB) Rename(src, dst []byte) {
 	if moved.ExpireAt != 0 {
 		db.SetExpire(dst, ne, moved.ExpireAt)
 	}
+	db.trackHash(dst, ne)
 	db.ks.modified(db.ID, src)
 	db.ks.modified(db.ID, dst)
 }
@@ -292,6 +312,7 @@ func (db *DB) Insert(key []byte, v Entry) *Entry {
 	if at != 0 {
 		db.SetExpire(key, ne, at)
 	}
+	db.trackHash(key, ne)
 	db.ks.modified(db.ID, key)
 	return ne
 }

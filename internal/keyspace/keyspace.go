@@ -14,6 +14,7 @@ type Stats struct {
 	KeyspaceHits   int64
 	KeyspaceMisses int64
 	ExpiredKeys    int64
+	ExpiredSubkeys int64 // hash fields deleted because their deadline passed
 }
 
 // Observer learns of key changes. Calls happen under the engine's serialisation
@@ -93,6 +94,7 @@ func (ks *Keyspace) Swap(a, b int) {
 	da, dbb := ks.DBs[a], ks.DBs[b]
 	da.dict, dbb.dict = dbb.dict, da.dict
 	da.expiring, dbb.expiring = dbb.expiring, da.expiring
+	da.hfe, dbb.hfe = dbb.hfe, da.hfe
 	da.avgTTL, dbb.avgTTL = dbb.avgTTL, da.avgTTL
 }
 

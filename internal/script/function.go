@@ -100,7 +100,15 @@ func libraryMeta(code string) (engine, name, errText string) {
 	if nl := strings.IndexByte(code, '\n'); nl >= 0 {
 		line = code[:nl]
 	}
-	parts := dropEmpty(strings.Split(line, " "))
+	// sdssplitargs: quotes are allowed (name="foo")
+	raw, ok := resp.SplitArgs([]byte(line))
+	if !ok || len(raw) == 0 {
+		return "", "", "ERR Invalid library metadata"
+	}
+	parts := make([]string, len(raw))
+	for i, p := range raw {
+		parts[i] = string(p)
+	}
 	engine = strings.TrimPrefix(parts[0], "#!")
 	seen := false
 	for _, p := range parts[1:] {
@@ -311,7 +319,8 @@ func (vm *VM) registerFunction(L *lua.LState) int {
 		fail("wrong number of arguments to redis.register_function")
 	}
 	if !ValidName(f.Name) {
-		fail("Function names can only contain letters, numbers, or underscores(_) and must be at least one character long")
+		// sic: Redis words the function-name error as the library-name one
+		fail("Library names can only contain letters, numbers, or underscores(_) and must be at least one character long")
 	}
 	for _, other := range lib.Functions {
 		if strings.EqualFold(other.Name, f.Name) {

@@ -2,6 +2,8 @@ package script
 
 import (
 	"math"
+	"strconv"
+	"strings"
 
 	lua "github.com/yuin/gopher-lua"
 )
@@ -39,13 +41,13 @@ func (vm *VM) mathRandom(L *lua.LState) int {
 	case 0:
 		L.Push(lua.LNumber(r))
 	case 1:
-		u := L.CheckInt(1)
+		u := checkInt(L, 1)
 		if u < 1 {
 			L.ArgError(1, "interval is empty")
 		}
 		L.Push(lua.LNumber(math.Floor(r*float64(u)) + 1))
 	case 2:
-		l, u := L.CheckInt(1), L.CheckInt(2)
+		l, u := checkInt(L, 1), checkInt(L, 2)
 		if l > u {
 			L.ArgError(2, "interval is empty")
 		}
@@ -60,6 +62,24 @@ func (vm *VM) mathRandomSeed(L *lua.LState) int {
 	if vm.run == nil {
 		L.RaiseError("math.randomseed can only be called inside a script invocation")
 	}
-	vm.rand.seed(int32(L.CheckInt(1)))
+	vm.rand.seed(int32(checkInt(L, 1)))
+	return 0
+}
+
+// checkInt is luaL_checkint: a number, or a string that converts to one
+// (gopher-lua's CheckInt refuses strings).
+func checkInt(L *lua.LState, n int) int {
+	switch v := L.Get(n).(type) {
+	case lua.LNumber:
+		return int(v)
+	case lua.LString:
+		if f, err := strconv.ParseFloat(strings.TrimSpace(string(v)), 64); err == nil {
+			return int(f)
+		}
+		if i, err := strconv.ParseInt(strings.TrimSpace(string(v)), 0, 64); err == nil {
+			return int(i)
+		}
+	}
+	L.TypeError(n, lua.LTNumber)
 	return 0
 }

@@ -87,6 +87,10 @@ func (errKilled) Error() string { return "Script killed by user with SCRIPT KILL
 // Running reports whether a script is running.
 func (vm *VM) Running() bool { return vm.run != nil }
 
+// Kill makes the running script fail at its next instruction, as when its
+// Interrupt returns true.
+func (vm *VM) Kill() { vm.hook.killed = true }
+
 // Killed reports whether the running (or last) script was killed.
 func (vm *VM) Killed() bool { return vm.hook.killed }
 

@@ -126,9 +126,19 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = strconv.AppendInt(b, (now-cl.CreatedMs)/1000, 10)
 	b = append(b, " idle="...)
 	b = strconv.AppendInt(b, (now-cl.lastInteraction.Load())/1000, 10)
-	b = append(b, " flags=N db="...)
+	if cl.subscriptions() > 0 {
+		b = append(b, " flags=P db="...)
+	} else {
+		b = append(b, " flags=N db="...)
+	}
 	b = strconv.AppendInt(b, int64(cl.DB), 10)
-	b = append(b, " sub=0 psub=0 ssub=0 multi="...)
+	b = append(b, " sub="...)
+	b = strconv.AppendInt(b, int64(cl.push.counts[0].Load()), 10)
+	b = append(b, " psub="...)
+	b = strconv.AppendInt(b, int64(cl.push.counts[1].Load()), 10)
+	b = append(b, " ssub="...)
+	b = strconv.AppendInt(b, int64(cl.push.counts[2].Load()), 10)
+	b = append(b, " multi="...)
 	b = strconv.AppendInt(b, int64(cl.Multi), 10)
 	b = append(b, " watch="...)
 	b = strconv.AppendInt(b, int64(len(cl.multi.watched)), 10)
@@ -205,6 +215,10 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 		s.obufLimit.Store(&normal)
 	}
 	lim := s.obufLimit.Load()
+	if cl.subscriptions() > 0 { // the pubsub class
+		l := s.cfg.ClientOutputBufferLimits()[2]
+		lim = &l
+	}
 	if lim.Hard == 0 && lim.Soft == 0 {
 		return false
 	}

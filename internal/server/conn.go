@@ -4,8 +4,10 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -23,6 +25,9 @@ type client struct {
 	wantWrite       bool
 	held            [][]byte   // event-loop mode: a command held back by CLIENT PAUSE
 	loop            *eventLoop // event-loop mode: the loop that owns the connection
+	srv             *Server
+	push            pushState // Pub/Sub messages and invalidations (pubsub.go)
+	pushSoftSince   int64     // when queued messages first exceeded the soft limit
 	multi           multiState
 	killed          atomic.Bool
 	rd              *resp.Reader
@@ -59,7 +64,7 @@ func (s *Server) newClient(conn net.Conn) *client {
 
 // initClient builds the transport-neutral state of a new connection reading from rd.
 func (s *Server) initClient(raddr, laddr net.Addr, rd io.Reader) *client {
-	cl := &client{fd: -1, raddr: raddr}
+	cl := &client{fd: -1, raddr: raddr, srv: s}
 	cl.ID = s.nextID.Add(1)
 	cl.Addr = raddr.String()
 	cl.LAddr = laddr.String()
@@ -98,6 +103,14 @@ func (s *Server) serve(cl *client) {
 	for {
 		argv, err := cl.rd.ReadCommand()
 		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				// woken to deliver Pub/Sub messages (wakeForPush)
+				_ = cl.conn.SetReadDeadline(time.Time{})
+				if !s.flush(cl) {
+					return
+				}
+				continue
+			}
 			s.readFailed(cl, err)
 			return
 		}
@@ -161,8 +174,10 @@ func (s *Server) readFailed(cl *client, err error) {
 	}
 }
 
-// flush writes the reply buffer; false when the connection failed.
+// flush writes the reply buffer (and the queued messages); false when the
+// connection failed.
 func (s *Server) flush(cl *client) bool {
+	cl.drainPush()
 	if len(cl.w.Buf) == 0 {
 		return true
 	}
@@ -185,6 +200,7 @@ func (s *Server) flush(cl *client) bool {
 func (s *Server) dropClient(cl *client) {
 	s.eng.Lock()
 	s.unwatchAll(cl)
+	s.unsubscribeAll(cl)
 	s.eng.Unlock()
 	_ = cl.conn.Close()
 	s.mu.Lock()

@@ -26,6 +26,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		return false
 	}
 	c := &cl.ctx
+	cl.drainPush() // messages published before this command come before its reply
 	mark := len(cl.w.Buf)
 	skipReply := cl.Reply == command.ReplySkip
 	if skipReply {
@@ -80,6 +81,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			"and then restart the server.")
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		c.Error("ERR Command not allowed inside a transaction")
+	case cl.Subscribed && cl.Proto == 2 && !allowedWhileSubscribed(spec):
+		c.Error("ERR Can't execute '" + spec.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	}
 	if c.ErrCode != "" {
 		return reject(spec)
@@ -135,7 +138,9 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	c.Now = nowMs
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
+	cl.push.running = true
 	s.run(c, spec)
+	cl.push.running = false
 	end := s.clock.NowUs()
 	cl.clockUs = end
 	st := &s.cmdStats[spec.ID]

@@ -58,6 +58,10 @@ var hotCases = []struct {
 	{"DELEX_miss", [][]string{{"SET", "lock:1", "tok-a81f"}}, []string{"DELEX", "lock:1", "IFEQ", "tok-other"}},
 	{"EXPIRE", [][]string{{"SET", "k", "v"}}, []string{"PEXPIRE", "k", "30000"}},
 	{"DEL_miss", nil, []string{"DEL", "nokey"}},
+	// redis-benchmark's HSET: a field of a small (listpack) hash, and of a table
+	{"HSET", [][]string{{"HSET", "myhash", "element:000000000001", "xxx", "element:2", "yyy"}}, []string{"HSET", "myhash", "element:000000000001", "xxx"}},
+	{"HSET_table", [][]string{{"CONFIG", "SET", "hash-max-listpack-entries", "1"}, {"HSET", "myhash", "a", "1", "b", "2"}}, []string{"HSET", "myhash", "a", "xxx"}},
+	{"HGET", [][]string{{"HSET", "myhash", "element:000000000001", "xxx"}}, []string{"HGET", "myhash", "element:000000000001"}},
 }
 
 // DESIGN.md §6: zero allocations per command on the hot path.

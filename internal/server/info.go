@@ -257,6 +257,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kv(b, "instantaneous_output_kbps", strconv.FormatFloat(s.inst.out.mean(), 'f', 2, 64))
 	b = kvi(b, "rejected_connections", s.stats.rejectedConnections.Load())
 	b = kvi(b, "expired_keys", s.ks.Stats.ExpiredKeys)
+	b = kvi(b, "expired_subkeys", s.ks.Stats.ExpiredSubkeys)
 	b = kv(b, "expired_stale_perc", strconv.FormatFloat(s.eng.ExpiredStalePercent*100, 'f', 2, 64))
 	b = kvi(b, "expired_time_cap_reached_count", s.eng.ExpireCycleCapHits)
 	b = kvi(b, "expire_cycle_cpu_milliseconds", s.eng.ExpireCycleTimeUs/1000)
@@ -347,8 +348,8 @@ func (s *Server) infoKeyspace(b []byte) []byte {
 		if db.Len() == 0 {
 			continue
 		}
-		b = kv(b, "db"+strconv.Itoa(db.ID), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d,subexpiry=0",
-			db.Len(), db.Expires(), db.AvgTTL()))
+		b = kv(b, "db"+strconv.Itoa(db.ID), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d,subexpiry=%d",
+			db.Len(), db.Expires(), db.AvgTTL(), db.HashesWithFieldTTL()))
 	}
 	return b
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -35,6 +36,11 @@ type eventLoop struct {
 	cmdUs   int64     // this cycle: µs spent running commands, and how many
 	cmds    int64
 	held    []*client // clients whose next command waits for CLIENT PAUSE to end
+
+	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
+	pushMu    sync.Mutex
+	pushQ     []*client
+	pushWoken atomic.Bool
 
 	// while a timed-out script runs on this loop (whileBlocked)
 	blocked    bool
@@ -205,6 +211,7 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.retry()
+		l.servePushes()
 		if len(l.closeLater) > 0 {
 			later := l.closeLater
 			l.closeLater = nil
@@ -382,8 +389,10 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	l.flush(cl)
 }
 
-// flush writes what it can of the reply buffer; the rest waits for EPOLLOUT.
+// flush writes what it can of the reply buffer (and of the queued messages);
+// the rest waits for EPOLLOUT.
 func (l *eventLoop) flush(cl *client) {
+	cl.drainPush()
 	if len(cl.w.Buf) > cl.sent && l.s.overOutputLimit(cl, len(cl.w.Buf)-cl.sent) {
 		l.close(cl)
 		return
@@ -508,6 +517,7 @@ func (l *eventLoop) close(cl *client) {
 	delete(l.conns, cl.fd)
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)
+	l.s.unsubscribeAll(cl)
 	l.s.eng.Unlock()
 	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
 	// shut down only registered clients, under the same lock, so they can never
@@ -593,6 +603,34 @@ func (s *Server) whileBlocked(st *scriptState) {
 					l.flush(cl)
 				}
 			}
+		}
+	}
+}
+
+// queuePush asks the loop to deliver cl's queued messages; any goroutine.
+func (l *eventLoop) queuePush(cl *client) {
+	l.pushMu.Lock()
+	l.pushQ = append(l.pushQ, cl)
+	l.pushMu.Unlock()
+	if !l.pushWoken.Swap(true) {
+		var one = [8]byte{1}
+		_, _ = unix.Write(l.wakefd, one[:])
+	}
+}
+
+// servePushes writes the queued messages of the clients queuePush named.
+func (l *eventLoop) servePushes() {
+	if !l.pushWoken.Load() {
+		return
+	}
+	l.pushWoken.Store(false)
+	l.pushMu.Lock()
+	q := l.pushQ
+	l.pushQ = nil
+	l.pushMu.Unlock()
+	for _, cl := range q {
+		if l.conns[cl.fd] == cl && cl.held == nil {
+			l.flush(cl)
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/engine"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -39,6 +40,7 @@ type Options struct {
 // Server is one HotKV instance.
 type Server struct {
 	scripts *scripting // Lua scripting (scripting.go)
+	hub     *pubsub.Hub[*client]
 	cfg     *config.Config
 	log     *slog.Logger
 	clock   clock.Clock
@@ -134,6 +136,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	s.scripts = newScripting(s)
+	s.hub = pubsub.New[*client]()
 	ks.Obs = s
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())

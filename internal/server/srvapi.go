@@ -38,6 +38,7 @@ func (s *Server) ResetStats() {
 		s.latency[i] = latencyHist{}
 	}
 	s.errStats = map[string]int64{}
+	s.ks.Stats.ExpiredSubkeys = 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
 	s.stats.connectionsReceived.Store(0)
 	s.stats.rejectedConnections.Store(0)
