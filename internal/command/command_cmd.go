@@ -84,6 +84,9 @@ func aclCategories(s *Spec) []string {
 			out = append(out, "@pubsub")
 		}
 	}
+	if s.Group == "sorted-set" {
+		out = append(out, "@sortedset")
+	}
 	if s.Flags&Admin != 0 {
 		out = append(out, "@admin")
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // Redis's dataset digest (debug.c): SHA1 based, order independent across keys
@@ -73,6 +74,14 @@ func xorEntryDigest(d *digest, e *keyspace.Entry) {
 			}
 			d.xor(ed[:])
 			return true
+		})
+	case keyspace.KindZSet:
+		var buf [32]byte
+		e.Obj.(*keyspace.ZSet).Range(func(m []byte, score float64) {
+			var ed digest
+			ed.mix(m)
+			ed.mix(resp.AppendFpconv(buf[:0], score))
+			d.xor(ed[:])
 		})
 	}
 	if e.ExpireAt != 0 {

@@ -146,6 +146,7 @@ func NewTable() *Table {
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
 		family{"pubsub", pubsubCommands()},
+		family{"sorted-set", sortedSetCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable

@@ -295,3 +295,23 @@ func cachedPow10(exp int, k *int) fp {
 		return powersTen[idx]
 	}
 }
+
+// AppendFpconv appends Redis's fpconv_dtoa text for f: "nan", "inf", "-inf",
+// "0", "-0", otherwise Grisu's digits in fpconv's notation (integers too: 1e10
+// is "1e+10", unlike FormatDouble). DEBUG DIGEST hashes sorted-set scores so.
+func AppendFpconv(dst []byte, f float64) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	case math.IsInf(f, 1):
+		return append(dst, "inf"...)
+	case math.IsInf(f, -1):
+		return append(dst, "-inf"...)
+	case f == 0:
+		if math.Signbit(f) {
+			return append(dst, "-0"...)
+		}
+		return append(dst, '0')
+	}
+	return fpconvDtoa(dst, f)
+}

@@ -1,0 +1,558 @@
+package keyspace
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"unsafe"
+)
+
+// ZSet is a sorted set value (KindZSet): unique members ordered by score, and by
+// member bytes (memcmp) among equal scores. Like Redis it has two encodings:
+//
+//   - compact ("listpack"): one byte buffer of entries in order, each a uvarint
+//     header (member length << 1 | float flag), the member bytes, then the score:
+//     a zigzag varint when it is an integer of at most 53 bits, else
+//     eight bytes of IEEE 754. Lookups are linear; it holds at most
+//     zset-max-listpack-entries members of at most zset-max-listpack-value bytes.
+//   - big ("skiplist"): Redis's skiplist with spans (rank operations in O(log n))
+//     plus a Dict from member to node; the nodes live inside the dict's entries.
+//
+// A set converts from compact to big when an insert crosses a limit and never
+// converts back, except where Redis does (the *STORE commands build their result
+// and pick its encoding at the end).
+//
+// Member slices handed to callbacks alias the set's storage: they are valid only
+// during the callback and must not be modified; callbacks must not modify the set.
+type ZSet struct {
+	lp   []byte // compact entries (big == nil)
+	n    int    // number of compact entries
+	big  *zsetBig
+	seed uint64 // hash seed for the big encoding's dict
+}
+
+type zsetBig struct {
+	zsl  *zskiplist
+	dict Dict[zslNode]
+}
+
+// ZLimits are the zset-max-listpack-entries and zset-max-listpack-value thresholds
+// a command works with.
+type ZLimits struct{ Entries, Value int64 }
+
+// ZSet returns the live sorted-set thresholds.
+func (l *EncodingLimits) ZSet() ZLimits {
+	return ZLimits{Entries: l.ZSetMaxListpackEntries(), Value: l.ZSetMaxListpackValue()}
+}
+
+// NewZSet is zsetTypeCreate: an empty set for about sizeHint members, the first
+// of lenHint bytes. It starts big when the hints already exceed the limits.
+func (ks *Keyspace) NewZSet(sizeHint, lenHint int, lim ZLimits) *ZSet {
+	z := &ZSet{seed: ks.seed ^ 0x5a5e7}
+	if int64(sizeHint) > lim.Entries || int64(lenHint) > lim.Value {
+		z.toBig(sizeHint)
+	}
+	return z
+}
+
+// ZEntry is a member and its score.
+type ZEntry struct {
+	Member []byte
+	Score  float64
+}
+
+// NewZSetSorted builds the result of ZUNIONSTORE, ZINTERSTORE and ZDIFFSTORE from
+// entries sorted by (score, member) with unique members: compact when it fits the
+// limits (zsetConvertToListpackIfNeeded), big otherwise. Members are copied.
+func (ks *Keyspace) NewZSetSorted(entries []ZEntry, lim ZLimits) *ZSet {
+	z := &ZSet{seed: ks.seed ^ 0x5a5e7}
+	maxLen := 0
+	total := 0
+	for _, e := range entries {
+		maxLen = max(maxLen, len(e.Member))
+		total += len(e.Member) + 3
+	}
+	if int64(len(entries)) <= lim.Entries && int64(maxLen) <= lim.Value {
+		z.lp = make([]byte, 0, total)
+		for _, e := range entries {
+			z.lp = zlpAppend(z.lp, e.Member, e.Score)
+		}
+		z.n = len(entries)
+		return z
+	}
+	z.toBig(len(entries))
+	// Highest first: every insert then stops at the header.
+	for i := len(entries) - 1; i >= 0; i-- {
+		z.bigInsert(string(entries[i].Member), entries[i].Score)
+	}
+	return z
+}
+
+// Len is the number of members (ZCARD).
+func (z *ZSet) Len() int {
+	if z.big != nil {
+		return z.big.zsl.length
+	}
+	return z.n
+}
+
+// Encoding is OBJECT ENCODING's text.
+func (z *ZSet) Encoding() string {
+	if z.big != nil {
+		return "skiplist"
+	}
+	return "listpack"
+}
+
+// Clone deep-copies the set, keeping its encoding (COPY).
+func (z *ZSet) Clone() any {
+	c := &ZSet{seed: z.seed, n: z.n}
+	if z.big == nil {
+		c.lp = append([]byte(nil), z.lp...)
+		return c
+	}
+	c.toBig(z.Len())
+	for x := z.big.zsl.tail; x != nil; x = x.backward {
+		c.bigInsert(x.member(), x.score)
+	}
+	return c
+}
+
+// --- compact encoding ---------------------------------------------------------
+
+// zlpIntScore reports whether score is stored as a varint. -0 is stored as 0: a
+// listpack keeps integral scores as integers and so loses the sign of zero too.
+func zlpIntScore(score float64) (int64, bool) {
+	if score >= -(1<<53) && score <= 1<<53 && score == math.Trunc(score) {
+		return int64(score), true
+	}
+	return 0, false
+}
+
+// zlpEntrySize is the encoded size of an entry.
+func zlpEntrySize(member []byte, score float64) int {
+	var tmp [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(tmp[:], uint64(len(member))<<1) + len(member)
+	if iv, ok := zlpIntScore(score); ok {
+		return n + binary.PutVarint(tmp[:], iv)
+	}
+	return n + 8
+}
+
+// zlpPut encodes an entry at the start of dst, which must be large enough.
+func zlpPut(dst []byte, member []byte, score float64) {
+	iv, isInt := zlpIntScore(score)
+	h := uint64(len(member)) << 1
+	if !isInt {
+		h |= 1
+	}
+	n := binary.PutUvarint(dst, h)
+	n += copy(dst[n:], member)
+	if isInt {
+		binary.PutVarint(dst[n:], iv)
+	} else {
+		binary.LittleEndian.PutUint64(dst[n:], math.Float64bits(score))
+	}
+}
+
+func zlpAppend(dst []byte, member []byte, score float64) []byte {
+	n := len(dst)
+	dst = append(dst, make([]byte, zlpEntrySize(member, score))...)
+	zlpPut(dst[n:], member, score)
+	return dst
+}
+
+// zlpUvarint decodes a uvarint, with a fast path for one byte.
+func zlpUvarint(b []byte, off int) (uint64, int) {
+	if c := b[off]; c < 0x80 {
+		return uint64(c), off + 1
+	}
+	v, n := binary.Uvarint(b[off:])
+	return v, off + n
+}
+
+// zlpDecode decodes the entry at off and returns the offset of the next one.
+func zlpDecode(lp []byte, off int) (member []byte, score float64, next int) {
+	h, off := zlpUvarint(lp, off)
+	end := off + int(h>>1)
+	member = lp[off:end:end]
+	if h&1 != 0 {
+		return member, math.Float64frombits(binary.LittleEndian.Uint64(lp[end:])), end + 8
+	}
+	u, next := zlpUvarint(lp, end)
+	return member, float64(int64(u>>1) ^ -int64(u&1)), next
+}
+
+// zlpFind returns the offset, end and score of member's entry.
+func (z *ZSet) zlpFind(member []byte) (off, next int, score float64, ok bool) {
+	for off < len(z.lp) {
+		m, s, nx := zlpDecode(z.lp, off)
+		if bytes.Equal(m, member) {
+			return off, nx, s, true
+		}
+		off = nx
+	}
+	return 0, 0, 0, false
+}
+
+// zlpInsert inserts a member that is not present at its place (zzlInsert).
+func (z *ZSet) zlpInsert(member []byte, score float64) {
+	off := 0
+	for off < len(z.lp) {
+		m, s, nx := zlpDecode(z.lp, off)
+		if s > score || (s == score && bytes.Compare(m, member) > 0) {
+			break
+		}
+		off = nx
+	}
+	size := zlpEntrySize(member, score)
+	old := len(z.lp)
+	z.lp = append(z.lp, make([]byte, size)...)
+	copy(z.lp[off+size:], z.lp[off:old])
+	zlpPut(z.lp[off:], member, score)
+	z.n++
+}
+
+// zlpCut removes the bytes [off, next) holding count entries.
+func (z *ZSet) zlpCut(off, next, count int) {
+	z.lp = append(z.lp[:off], z.lp[next:]...)
+	z.n -= count
+}
+
+// zlpOffsets appends the offset of every entry to buf.
+func (z *ZSet) zlpOffsets(buf []int) []int {
+	for off := 0; off < len(z.lp); {
+		buf = append(buf, off)
+		h, o := zlpUvarint(z.lp, off)
+		o += int(h >> 1)
+		if h&1 != 0 {
+			off = o + 8
+		} else {
+			_, off = zlpUvarint(z.lp, o)
+		}
+	}
+	return buf
+}
+
+// --- big encoding -------------------------------------------------------------
+
+// toBig converts to the big encoding (zsetConvertAndExpand), sizing the dict for
+// capacity members.
+func (z *ZSet) toBig(capacity int) {
+	if z.big != nil {
+		return
+	}
+	b := &zsetBig{zsl: newZskiplist()}
+	b.zsl.rnd = z.seed
+	b.dict.seed = z.seed
+	b.dict.Expand(capacity)
+	lp := z.lp
+	z.big, z.lp, z.n = b, nil, 0
+	// Highest first: every insert then stops at the header.
+	var stack [128]int
+	offs := zlpOffsetsOf(lp, stack[:0])
+	for i := len(offs) - 1; i >= 0; i-- {
+		m, s, _ := zlpDecode(lp, offs[i])
+		z.bigInsert(string(m), s)
+	}
+}
+
+func zlpOffsetsOf(lp []byte, buf []int) []int {
+	z := ZSet{lp: lp}
+	return z.zlpOffsets(buf)
+}
+
+// bigInsert adds a member that is not present; member is kept (not copied).
+func (z *ZSet) bigInsert(member string, score float64) {
+	x, _ := z.big.dict.UpsertString(member)
+	x.score = score
+	x.setLevel(z.big.zsl.randomLevel())
+	z.big.zsl.insert(x)
+}
+
+// bigDelete removes node x (found in the dict).
+func (z *ZSet) bigDelete(x *zslNode) {
+	z.big.zsl.remove(x)
+	z.big.dict.DeleteString(x.member())
+}
+
+func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// --- point operations ---------------------------------------------------------
+
+// Score returns member's score (ZSCORE).
+func (z *ZSet) Score(member []byte) (float64, bool) {
+	if z.big != nil {
+		x, ok := z.big.dict.Get(member)
+		if !ok {
+			return 0, false
+		}
+		return x.score, true
+	}
+	_, _, s, ok := z.zlpFind(member)
+	return s, ok
+}
+
+// ZADD input flags (zsetAdd's in_flags).
+const (
+	ZAddIncr = 1 << iota
+	ZAddNX
+	ZAddXX
+	ZAddGT
+	ZAddLT
+)
+
+// ZADD result flags (zsetAdd's out_flags).
+const (
+	ZAdded = 1 << iota
+	ZUpdated
+	ZNop
+	ZNaN // the (incremented) score is NaN: nothing changed
+)
+
+// Add is zsetAdd: it adds member or updates its score according to flags and
+// returns what happened and the member's resulting score. A new member is copied.
+// The set converts to the big encoding when the insert crosses lim.
+func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out int, newScore float64) {
+	if math.IsNaN(score) {
+		return ZNaN, 0
+	}
+	incr, nx, xx := flags&ZAddIncr != 0, flags&ZAddNX != 0, flags&ZAddXX != 0
+	gt, lt := flags&ZAddGT != 0, flags&ZAddLT != 0
+	if z.big == nil {
+		if off, next, cur, ok := z.zlpFind(member); ok {
+			if nx {
+				return ZNop, 0
+			}
+			if incr {
+				score += cur
+				if math.IsNaN(score) {
+					return ZNaN, 0
+				}
+			}
+			if (lt && score >= cur) || (gt && score <= cur) {
+				return ZNop, 0
+			}
+			if score != cur {
+				z.zlpCut(off, next, 1)
+				z.zlpInsert(member, score)
+				return ZUpdated, score
+			}
+			return 0, score
+		}
+		if xx {
+			return ZNop, 0
+		}
+		if int64(z.n+1) > lim.Entries || int64(len(member)) > lim.Value {
+			z.toBig(z.n + 1)
+		} else {
+			z.zlpInsert(member, score)
+			return ZAdded, score
+		}
+	}
+	if x, ok := z.big.dict.Get(member); ok {
+		if nx {
+			return ZNop, 0
+		}
+		cur := x.score
+		if incr {
+			score += cur
+			if math.IsNaN(score) {
+				return ZNaN, 0
+			}
+		}
+		if (lt && score >= cur) || (gt && score <= cur) {
+			return ZNop, 0
+		}
+		if score != cur {
+			z.big.zsl.updateScore(x, score)
+			return ZUpdated, score
+		}
+		return 0, score
+	}
+	if xx {
+		return ZNop, 0
+	}
+	z.bigInsert(string(member), score)
+	return ZAdded, score
+}
+
+// MaybeConvert is zsetTypeMaybeConvert: a compact set about to receive sizeHint
+// members converts at once if that exceeds the entry limit.
+func (z *ZSet) MaybeConvert(sizeHint int, lim ZLimits) {
+	if z.big == nil && int64(sizeHint) > lim.Entries {
+		z.toBig(sizeHint)
+	}
+}
+
+// Delete removes member (zsetDel); it reports whether it was present.
+func (z *ZSet) Delete(member []byte) bool {
+	if z.big != nil {
+		x, ok := z.big.dict.Get(member)
+		if !ok {
+			return false
+		}
+		z.bigDelete(x)
+		return true
+	}
+	off, next, _, ok := z.zlpFind(member)
+	if ok {
+		z.zlpCut(off, next, 1)
+	}
+	return ok
+}
+
+// Rank is zsetRank: member's 0-based rank from the lowest (or, with rev, the
+// highest) score, and its score.
+func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) {
+	n := z.Len()
+	if z.big != nil {
+		x, found := z.big.dict.Get(member)
+		if !found {
+			return 0, 0, false
+		}
+		rank = z.big.zsl.rank(x) - 1
+		score = x.score
+	} else {
+		found := false
+		for off := 0; off < len(z.lp); rank++ {
+			m, s, nx := zlpDecode(z.lp, off)
+			if bytes.Equal(m, member) {
+				score, found = s, true
+				break
+			}
+			off = nx
+		}
+		if !found {
+			return 0, 0, false
+		}
+	}
+	if rev {
+		rank = n - 1 - rank
+	}
+	return rank, score, true
+}
+
+// --- walks --------------------------------------------------------------------
+
+// Range calls fn for every member in order.
+func (z *ZSet) Range(fn func(member []byte, score float64)) {
+	if z.big != nil {
+		for x := z.big.zsl.first(); x != nil; x = x.lvl0.forward {
+			fn(strBytes(x.member()), x.score)
+		}
+		return
+	}
+	for off := 0; off < len(z.lp); {
+		m, s, nx := zlpDecode(z.lp, off)
+		fn(m, s)
+		off = nx
+	}
+}
+
+// RangeByRank calls fn for ranks start..end (0-based, inclusive, within
+// 0 <= start <= end < Len()), counted from the highest score with rev.
+func (z *ZSet) RangeByRank(start, end int, rev bool, fn func(member []byte, score float64)) {
+	n := end - start + 1
+	if z.big != nil {
+		zsl := z.big.zsl
+		var x *zslNode
+		if rev {
+			x = zsl.tail
+			if start > 0 {
+				x = zsl.byRank(zsl.length - start)
+			}
+		} else {
+			x = zsl.first()
+			if start > 0 {
+				x = zsl.byRank(start + 1)
+			}
+		}
+		for ; n > 0 && x != nil; n-- {
+			fn(strBytes(x.member()), x.score)
+			if rev {
+				x = x.backward
+			} else {
+				x = x.lvl0.forward
+			}
+		}
+		return
+	}
+	if rev {
+		var stack [128]int
+		offs := z.zlpOffsets(stack[:0])
+		for i := len(offs) - 1 - start; n > 0; i, n = i-1, n-1 {
+			m, s, _ := zlpDecode(z.lp, offs[i])
+			fn(m, s)
+		}
+		return
+	}
+	off := 0
+	for i := 0; i < start; i++ {
+		_, _, off = zlpDecode(z.lp, off)
+	}
+	for ; n > 0; n-- {
+		m, s, nx := zlpDecode(z.lp, off)
+		fn(m, s)
+		off = nx
+	}
+}
+
+// Scan is ZSCAN's step: a compact set reports everything and returns cursor 0; a
+// big one walks its dict with Redis's reverse-binary cursor.
+func (z *ZSet) Scan(cursor uint64, fn func(member []byte, score float64)) uint64 {
+	if z.big == nil {
+		z.Range(fn)
+		return 0
+	}
+	return z.big.dict.Scan(cursor, func(k string, x *zslNode) { fn(strBytes(k), x.score) })
+}
+
+// Entries appends every entry in order to buf (members alias the set).
+func (z *ZSet) Entries(buf []ZEntry) []ZEntry {
+	z.Range(func(m []byte, s float64) { buf = append(buf, ZEntry{m, s}) })
+	return buf
+}
+
+// RandomMember returns a random member (dictGetFairRandomKey for a big set, a
+// uniform pick for a compact one). The set must not be empty.
+func (z *ZSet) RandomMember(rnd func() uint64) ([]byte, float64) {
+	if z.big != nil {
+		k, x, _ := z.big.dict.Random(rnd)
+		return strBytes(k), x.score
+	}
+	i := int(rnd() % uint64(z.n))
+	off := 0
+	for ; i > 0; i-- {
+		_, _, off = zlpDecode(z.lp, off)
+	}
+	m, s, _ := zlpDecode(z.lp, off)
+	return m, s
+}
+
+// IsCompact reports whether the set uses the compact encoding.
+func (z *ZSet) IsCompact() bool { return z.big == nil }
+
+// Pop calls fn with the lowest (or, with max, the highest) member and removes it.
+// The set must not be empty.
+func (z *ZSet) Pop(max bool, fn func(member []byte, score float64)) {
+	if z.big != nil {
+		zsl := z.big.zsl
+		x := zsl.first()
+		if max {
+			x = zsl.tail
+		}
+		fn(strBytes(x.member()), x.score)
+		z.bigDelete(x)
+		return
+	}
+	off := 0
+	if max {
+		var stack [128]int
+		offs := z.zlpOffsets(stack[:0])
+		off = offs[len(offs)-1]
+	}
+	m, s, next := zlpDecode(z.lp, off)
+	fn(m, s)
+	z.zlpCut(off, next, 1)
+}
