@@ -221,6 +221,7 @@ func clientSubcommands() []*Spec {
 		{Name: "reply", Arity: 3, Flags: NoScript | Loading | Stale | cn, Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Run: clientReply},
 		{Name: "setinfo", Arity: 4, Flags: NoScript | Loading | Stale | cn, Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Run: clientSetinfo},
 		{Name: "setname", Arity: 3, Flags: NoScript | Loading | Stale | cn, Since: "2.6.9", Summary: "Sets the connection name.", Run: clientSetname},
+		{Name: "unblock", Arity: -3, Flags: adm | NoScript | Loading | Stale, Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Run: clientUnblock},
 		{Name: "unpause", Arity: 2, Flags: adm, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Run: clientUnpause},
 	}
 }

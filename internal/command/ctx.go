@@ -17,6 +17,11 @@ type Ctx struct {
 	Srv    Server
 	Rand   func() uint64 // the execution unit's seeded source (DESIGN.md §4.4)
 	Now    int64         // frozen Unix ms for the execution unit (equals KS.Now())
+	// NoBlock makes Block refuse: the command runs again after its timeout (or
+	// CLIENT UNBLOCK) and must reply as for an empty result.
+	NoBlock bool
+	// InExec is set while EXEC runs the queued commands (they may not block).
+	InExec bool
 	// FrozenUs, when not 0, is the time TIME reports (Unix µs): a script's
 	// start, so that TIME is constant inside a script, as in Redis 7.2+.
 	FrozenUs int64
@@ -141,6 +146,10 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
+	// Block parks the calling client (see Ctx.Block).
+	Block(c *Ctx, keys [][]byte, timeoutMs int64) bool
+	// UnblockClient is CLIENT UNBLOCK: 1 when the client was blocked.
+	UnblockClient(id int64, withError bool) int
 	// PubSub is the Pub/Sub registry.
 	PubSub() PubSubHub
 	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
@@ -168,4 +177,15 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 	if c.Srv != nil {
 		c.Srv.Notify(c.DB.ID, class, event, key)
 	}
+}
+
+// Block parks the client until one of keys is written, timeoutMs passes (0 =
+// never) or CLIENT UNBLOCK: a blocking command's handler calls it when it finds
+// nothing to serve, and returns without a reply. The handler then runs again
+// with the same arguments whenever a key changes, until it replies; after the
+// timeout it runs with NoBlock set. Block returns false when the client may not
+// block (a script, EXEC, NoBlock): the handler must then reply at once as it
+// does on timeout.
+func (c *Ctx) Block(keys [][]byte, timeoutMs int64) bool {
+	return c.Srv.Block(c, keys, timeoutMs)
 }

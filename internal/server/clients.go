@@ -126,9 +126,12 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = strconv.AppendInt(b, (now-cl.CreatedMs)/1000, 10)
 	b = append(b, " idle="...)
 	b = strconv.AppendInt(b, (now-cl.lastInteraction.Load())/1000, 10)
-	if cl.subscriptions() > 0 {
+	switch {
+	case cl.isBlocked.Load():
+		b = append(b, " flags=b db="...)
+	case cl.subscriptions() > 0:
 		b = append(b, " flags=P db="...)
-	} else {
+	default:
 		b = append(b, " flags=N db="...)
 	}
 	b = strconv.AppendInt(b, int64(cl.DB), 10)

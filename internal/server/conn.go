@@ -27,6 +27,10 @@ type client struct {
 	loop            *eventLoop // event-loop mode: the loop that owns the connection
 	srv             *Server
 	push            pushState // Pub/Sub messages and invalidations (pubsub.go)
+	block           blockedState // a parked blocking command (blocking.go)
+	isBlocked       atomic.Bool  // block.on, for the owner and CLIENT LIST
+	parked          bool         // event-loop mode: input not read while blocked
+	pending         [][][]byte   // goroutine mode: commands read while blocked
 	pushSoftSince   int64     // when queued messages first exceeded the soft limit
 	multi           multiState
 	killed          atomic.Bool
@@ -101,18 +105,30 @@ func (s *Server) serve(cl *client) {
 	defer s.wg.Done()
 	defer s.dropClient(cl)
 	for {
-		argv, err := cl.rd.ReadCommand()
-		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) {
-				// woken to deliver Pub/Sub messages (wakeForPush)
-				_ = cl.conn.SetReadDeadline(time.Time{})
-				if !s.flush(cl) {
-					return
+		var argv [][]byte
+		var err error
+		if len(cl.pending) > 0 && !cl.isBlocked.Load() {
+			argv, cl.pending = cl.pending[0], cl.pending[1:]
+		} else {
+			argv, err = cl.rd.ReadCommand()
+			if err != nil {
+				if errors.Is(err, os.ErrDeadlineExceeded) {
+					// woken to deliver messages or a blocked command's reply
+					_ = cl.conn.SetReadDeadline(time.Time{})
+					if !s.flush(cl) {
+						return
+					}
+					continue
 				}
+				s.readFailed(cl, err)
+				return
+			}
+			if cl.isBlocked.Load() || len(cl.pending) > 0 {
+				// parked by a blocking command: keep reading (to see a hang-up)
+				// but run nothing until it is released
+				cl.pending = append(cl.pending, copyArgv(argv))
 				continue
 			}
-			s.readFailed(cl, err)
-			return
 		}
 		cl.clockUs = s.clock.NowUs()
 		cl.lastInteraction.Store(cl.clockUs / 1000)
@@ -136,8 +152,12 @@ func (s *Server) serve(cl *client) {
 		}
 		for n := 0; ; n++ {
 			s.dispatch(cl, argv)
-			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch {
+			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch || cl.isBlocked.Load() {
 				break
+			}
+			if len(cl.pending) > 0 {
+				argv, cl.pending = cl.pending[0], cl.pending[1:]
+				continue
 			}
 			var ok bool
 			argv, ok, err = cl.rd.TryCommand()
@@ -201,6 +221,7 @@ func (s *Server) dropClient(cl *client) {
 	s.eng.Lock()
 	s.unwatchAll(cl)
 	s.unsubscribeAll(cl)
+	s.dropBlocked(cl)
 	s.eng.Unlock()
 	_ = cl.conn.Close()
 	s.mu.Lock()
@@ -209,3 +230,12 @@ func (s *Server) dropClient(cl *client) {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// copyArgv copies a command out of the reader's buffer.
+func copyArgv(argv [][]byte) [][]byte {
+	cp := make([][]byte, len(argv))
+	for i, a := range argv {
+		cp[i] = append([]byte(nil), a...)
+	}
+	return cp
+}

@@ -101,6 +101,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
+	if len(s.blocked.ready) > 0 { // the unit's writes may serve blocked clients
+		s.serveReady()
+	}
 	if !cl.Authenticated {
 		// still unauthenticated after this command: keep the reader's strict limits
 		cl.rd.SetUnauthenticated(true)

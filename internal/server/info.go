@@ -24,6 +24,7 @@ type stats struct {
 	dirty                    int64
 	errorReplies             int64
 	connectionsReceived      atomic.Int64
+	blockedClients           atomic.Int64
 	rejectedConnections      atomic.Int64
 	netInput                 atomic.Int64
 	netOutput                atomic.Int64
@@ -148,7 +149,7 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = kvi(b, "maxclients", s.cfg.Int("maxclients"))
 	b = kv(b, "client_recent_max_input_buffer", "0")
 	b = kv(b, "client_recent_max_output_buffer", "0")
-	b = kv(b, "blocked_clients", "0")
+	b = kvi(b, "blocked_clients", s.stats.blockedClients.Load())
 	b = kv(b, "tracking_clients", "0")
 	b = kv(b, "pubsub_clients", "0")
 	wc, wk := s.watchStats()

@@ -198,8 +198,8 @@ func (l *eventLoop) run() {
 				if cl == nil {
 					continue
 				}
-				if cl.held != nil && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-					l.close(cl) // hung up while paused: HUP cannot be masked, don't spin on it
+				if (cl.held != nil || cl.parked) && ev.Events&(unix.EPOLLHUP|unix.EPOLLERR|unix.EPOLLRDHUP) != 0 {
+					l.close(cl) // hung up while paused or blocked: HUP cannot be masked, don't spin on it
 					continue
 				}
 				if ev.Events&unix.EPOLLOUT != 0 {
@@ -323,8 +323,8 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		l.close(cl)
 		return
 	}
-	if cl.held != nil {
-		return // waiting for CLIENT PAUSE to end; its input stays in the socket
+	if cl.held != nil || cl.parked {
+		return // waiting for CLIENT PAUSE to end or a blocking command: input waits
 	}
 	var argv [][]byte
 	var ok bool
@@ -352,6 +352,11 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		for n := 0; ; n++ {
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
+				break
+			}
+			if cl.isBlocked.Load() {
+				cl.parked = true // stop reading until the command is released
+				l.interest(cl)
 				break
 			}
 			if cl.CloseAfterReply {
@@ -439,8 +444,10 @@ func (l *eventLoop) wantWrite(cl *client, on bool) {
 // forever), output while replies are pending.
 func (l *eventLoop) interest(cl *client) {
 	var ev uint32
-	if cl.held == nil {
+	if cl.held == nil && !cl.parked {
 		ev |= unix.EPOLLIN
+	} else if cl.parked {
+		ev |= unix.EPOLLRDHUP // a blocked client that hangs up is dropped at once
 	}
 	if cl.wantWrite {
 		ev |= unix.EPOLLOUT
@@ -518,6 +525,7 @@ func (l *eventLoop) close(cl *client) {
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)
 	l.s.unsubscribeAll(cl)
+	l.s.dropBlocked(cl)
 	l.s.eng.Unlock()
 	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
 	// shut down only registered clients, under the same lock, so they can never
@@ -583,7 +591,7 @@ func (s *Server) whileBlocked(st *scriptState) {
 			l.accept(fd)
 		default:
 			cl := l.conns[fd]
-			if cl == nil || cl == caller || cl.held != nil {
+			if cl == nil || cl == caller || cl.held != nil || cl.parked {
 				continue
 			}
 			if ev.Events&unix.EPOLLOUT != 0 {
@@ -629,8 +637,15 @@ func (l *eventLoop) servePushes() {
 	l.pushQ = nil
 	l.pushMu.Unlock()
 	for _, cl := range q {
-		if l.conns[cl.fd] == cl && cl.held == nil {
-			l.flush(cl)
+		if l.conns[cl.fd] != cl || cl.held != nil {
+			continue
+		}
+		l.flush(cl)
+		if cl.parked && !cl.isBlocked.Load() && l.conns[cl.fd] == cl {
+			// a blocking command was served: carry on with the pipeline
+			cl.parked = false
+			l.interest(cl)
+			l.serve(cl, false)
 		}
 	}
 }

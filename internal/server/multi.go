@@ -34,6 +34,7 @@ var _ keyspace.Observer = (*Server)(nil)
 // was already expired when watched and is now gone (deleted by lazy or active
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
+	s.keyChanged(db, key)
 	if len(s.watchers) == 0 {
 		return
 	}
@@ -226,9 +227,11 @@ func (s *Server) Exec(c *command.Ctx) {
 	discardQueue(cl)
 	c.W.ArrayLen(len(queue))
 	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
+	c.InExec = true // blocking commands do not block inside EXEC
 	for _, argv := range queue {
 		s.execute(cl, s.specFor(argv), argv, now) // one frozen now for the whole EXEC
 	}
+	c.InExec = false
 	// back to EXEC's own context: it succeeded, its commands' errors were counted
 	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty = execSpec, execArgv, "", now, 0
 	s.eng.BeginAt(now)

@@ -41,6 +41,7 @@ type Options struct {
 type Server struct {
 	scripts *scripting // Lua scripting (scripting.go)
 	hub     *pubsub.Hub[*client]
+	blocked *blocking
 	cfg     *config.Config
 	log     *slog.Logger
 	clock   clock.Clock
@@ -137,6 +138,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
+	s.blocked = newBlocking()
 	ks.Obs = s
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())

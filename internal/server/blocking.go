@@ -1,0 +1,263 @@
+package server
+
+import (
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// Blocking commands (BLPOP, BLMOVE, BZPOPMIN, BLMPOP...) park the connection,
+// never the engine (DESIGN.md §1), as Redis 7 does:
+//
+//   - A handler that finds nothing to serve calls Ctx.Block(keys, timeout). The
+//     client is recorded, in arrival order, under each key, and its connection
+//     stops reading until it is released.
+//   - Every change to a key (keyspace.Observer.Modified) marks the key ready if
+//     someone waits on it. When the execution unit that changed it ends (the
+//     command, the whole EXEC, the whole script), the clients waiting on ready
+//     keys run their command again, oldest first; one that is served leaves,
+//     one that still finds nothing stays in its place.
+//   - On timeout (a timer), CLIENT UNBLOCK or a disconnect, the client leaves;
+//     on timeout its command runs once more with Ctx.NoBlock set and replies as
+//     for an empty result.
+//
+// The reply of a released client is produced under the engine lock by whoever
+// released it and delivered through the client's push buffer (pubsub.go),
+// which also wakes its owner to flush it and carry on with its pipeline.
+
+// blockedState is a client's blocking state; touched under the engine lock.
+type blockedState struct {
+	on      bool
+	argv    [][]byte // the command, copied
+	db      int
+	keys    []string
+	timer   *time.Timer
+	started int64 // Unix ms
+}
+
+type blockKey struct {
+	db  int
+	key string
+}
+
+// blocking is the server's registry of blocked clients.
+type blocking struct {
+	waiting map[blockKey][]*client
+	ready   []blockKey
+	isReady map[blockKey]bool
+	count   int // blocked clients
+	w       resp.Writer
+}
+
+func newBlocking() *blocking {
+	return &blocking{waiting: map[blockKey][]*client{}, isReady: map[blockKey]bool{}}
+}
+
+// Block implements command.Server's Block: see the file comment.
+func (s *Server) Block(c *command.Ctx, keys [][]byte, timeoutMs int64) bool {
+	if c.NoBlock || c.Client.Script || c.InExec {
+		return false
+	}
+	cl := s.clientOf(c.Client)
+	if cl == nil {
+		return false
+	}
+	b := &cl.block
+	if b.on {
+		return true // its command ran again and still finds nothing: it keeps its place
+	}
+	b.on = true
+	cl.isBlocked.Store(true)
+	b.db = cl.DB
+	b.started = c.Now
+	b.argv = b.argv[:0]
+	for _, a := range c.Argv {
+		b.argv = append(b.argv, append([]byte(nil), a...))
+	}
+	b.keys = b.keys[:0]
+	seen := map[string]bool{}
+	for _, k := range keys {
+		if seen[string(k)] {
+			continue
+		}
+		seen[string(k)] = true
+		b.keys = append(b.keys, string(k))
+		bk := blockKey{cl.DB, string(k)}
+		s.blocked.waiting[bk] = append(s.blocked.waiting[bk], cl)
+	}
+	s.blocked.count++
+	s.stats.blockedClients.Add(1)
+	if timeoutMs > 0 {
+		b.timer = time.AfterFunc(time.Duration(timeoutMs)*time.Millisecond, func() { s.blockTimeout(cl) })
+	}
+	return true
+}
+
+
+
+// keyChanged marks key ready when clients wait on it (from Modified).
+func (s *Server) keyChanged(db int, key []byte) {
+	if s.blocked.count == 0 {
+		return
+	}
+	bk := blockKey{db, string(key)}
+	if len(s.blocked.waiting[bk]) == 0 || s.blocked.isReady[bk] {
+		return
+	}
+	s.blocked.isReady[bk] = true
+	s.blocked.ready = append(s.blocked.ready, bk)
+}
+
+// serveReady runs the commands of the clients waiting on ready keys, until no
+// key is ready (a served command may ready others, e.g. BLMOVE). Called with
+// the engine lock held, at the end of an execution unit.
+func (s *Server) serveReady() {
+	for len(s.blocked.ready) > 0 {
+		bk := s.blocked.ready[0]
+		s.blocked.ready = s.blocked.ready[1:]
+		delete(s.blocked.isReady, bk)
+		queue := append([]*client(nil), s.blocked.waiting[bk]...)
+		for _, cl := range queue {
+			if !cl.block.on {
+				continue
+			}
+			if present, _ := s.ks.DBs[bk.db].Present([]byte(bk.key)); !present {
+				break // consumed (or deleted): the rest keep waiting
+			}
+			s.rerunBlocked(cl, false)
+		}
+	}
+	s.blocked.ready = s.blocked.ready[:0]
+}
+
+// rerunBlocked runs a blocked client's command again. When it is served (it
+// replied) or noBlock (timeout, CLIENT UNBLOCK TIMEOUT: it replies as for an
+// empty result) the client is released with the reply; otherwise it called
+// Block again and keeps its place. Engine lock held.
+func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
+	b := &cl.block
+	spec := s.specFor(b.argv)
+	if spec == nil {
+		s.releaseBlocked(cl, nil)
+		return true
+	}
+	w := &s.blocked.w
+	w.Buf = w.Buf[:0]
+	w.Proto = cl.Proto
+	now := s.clock.NowMs()
+	s.eng.BeginAt(now)
+	db := s.ks.DBs[b.db]
+	c := command.Ctx{Argv: b.argv, Spec: spec, W: w, Client: &cl.Client, KS: s.ks, DB: db,
+		Srv: s, Rand: s.eng.Rand, Now: now, NoBlock: noBlock}
+	start := s.clock.NowUs()
+	s.run(&c, spec)
+	if len(w.Buf) == 0 {
+		return false
+	}
+	end := s.clock.NowUs()
+	st := &s.cmdStats[spec.ID]
+	st.calls++
+	st.usec += end - start
+	s.recordLatency(spec.ID, end-start)
+	s.stats.commands++
+	s.stats.dirty += int64(c.Dirty)
+	if c.ErrCode != "" {
+		st.failed++
+		s.countError(c.ErrCode)
+	}
+	s.releaseBlocked(cl, append([]byte(nil), w.Buf...))
+	return true
+}
+
+// unlinkBlocked removes cl from the queues of its keys.
+func (s *Server) unlinkBlocked(cl *client) {
+	b := &cl.block
+	if !b.on {
+		return
+	}
+	for _, k := range b.keys {
+		bk := blockKey{b.db, k}
+		q := s.blocked.waiting[bk]
+		for i, x := range q {
+			if x == cl {
+				q = append(q[:i], q[i+1:]...)
+				break
+			}
+		}
+		if len(q) == 0 {
+			delete(s.blocked.waiting, bk)
+		} else {
+			s.blocked.waiting[bk] = q
+		}
+	}
+	b.on = false
+	cl.isBlocked.Store(false)
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	s.blocked.count--
+	s.stats.blockedClients.Add(-1)
+}
+
+// releaseBlocked delivers reply (may be nil) and lets the owner read again.
+func (s *Server) releaseBlocked(cl *client, reply []byte) {
+	s.unlinkBlocked(cl)
+	if len(reply) > 0 {
+		cl.pushMsg(reply) // wakes the owner, which flushes and reads on
+	} else {
+		cl.wakeForPush()
+	}
+}
+
+// blockTimeout runs when a blocked client's timeout passes.
+func (s *Server) blockTimeout(cl *client) {
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if s.eng.Lent() { // a busy script lent the lock: not a command boundary
+		cl.block.timer = time.AfterFunc(10*time.Millisecond, func() { s.blockTimeout(cl) })
+		return
+	}
+	if !cl.block.on {
+		return
+	}
+	s.rerunBlocked(cl, true)
+	s.serveReady()
+}
+
+// unblockClient is CLIENT UNBLOCK: TIMEOUT replies as a timeout, ERROR with
+// Redis's UNBLOCKED error. Engine lock held. false when cl was not blocked.
+func (s *Server) unblockClient(cl *client, withError bool) bool {
+	if !cl.block.on {
+		return false
+	}
+	if withError {
+		var w resp.Writer
+		w.Proto = cl.Proto
+		w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
+		s.countError("UNBLOCKED")
+		s.releaseBlocked(cl, w.Buf)
+		return true
+	}
+	s.rerunBlocked(cl, true)
+	return true
+}
+
+// dropBlocked forgets a disconnecting client. Engine lock held.
+func (s *Server) dropBlocked(cl *client) {
+	if cl.block.on {
+		s.unlinkBlocked(cl)
+	}
+}
+
+// UnblockClient is CLIENT UNBLOCK id [TIMEOUT|ERROR].
+func (s *Server) UnblockClient(id int64, withError bool) int {
+	s.mu.Lock()
+	cl := s.clients[id]
+	s.mu.Unlock()
+	if cl == nil || !s.unblockClient(cl, withError) {
+		return 0
+	}
+	return 1
+}

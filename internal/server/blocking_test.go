@@ -1,0 +1,132 @@
+package server_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// Blocking commands park the connection, never the server: waiters are served
+// in the order they blocked, by pushes from a command, EXEC or a script; they
+// time out, are released by CLIENT UNBLOCK, leave when they disconnect; a
+// pipelined command after a blocking one waits for it; inside MULTI and
+// scripts they do not block.
+func TestBlockingCommands(t *testing.T) {
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		srv := hotkvtest.Start(t, opts...)
+		ctl := hotkvtest.Dial(t, srv.Addr)
+		blocked := func(n int) {
+			t.Helper()
+			waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
+		}
+
+		// two waiters, served first come first served, by ZADD
+		w1, w2 := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
+		w1.Write(hotkvtest.EncodeCommand("BZPOPMIN", "zq", "0"))
+		blocked(1)
+		w2.Write(hotkvtest.EncodeCommand("BZPOPMIN", "zq", "other", "0"))
+		blocked(2)
+		if r := ctl.Do("ZADD", "zq", "1", "a"); r != ":1\r\n" {
+			t.Fatal(r)
+		}
+		if r, err := w1.ReadReply(); err != nil || r != "*3\r\n$2\r\nzq\r\n$1\r\na\r\n$1\r\n1\r\n" {
+			t.Fatalf("first waiter: %q %v", r, err)
+		}
+		blocked(1)
+		// the second is served by EXEC, then by a script
+		ctl.Do("MULTI")
+		ctl.Do("ZADD", "other", "2", "b")
+		if r := ctl.Do("EXEC"); r != "*1\r\n:1\r\n" {
+			t.Fatal(r)
+		}
+		if r, err := w2.ReadReply(); err != nil || r != "*3\r\n$5\r\nother\r\n$1\r\nb\r\n$1\r\n2\r\n" {
+			t.Fatalf("second waiter: %q %v", r, err)
+		}
+		blocked(0)
+		w1.Write(hotkvtest.EncodeCommand("BZPOPMAX", "zs", "0"))
+		blocked(1)
+		ctl.Do("EVAL", "redis.call('zadd', KEYS[1], 3, 'c') return 1", "1", "zs")
+		if r, _ := w1.ReadReply(); r != "*3\r\n$2\r\nzs\r\n$1\r\nc\r\n$1\r\n3\r\n" {
+			t.Fatalf("woken by a script: %q", r)
+		}
+
+		// a pipelined command waits for the blocking one
+		w1.Write(append(hotkvtest.EncodeCommand("BZPOPMIN", "zp", "0"), hotkvtest.EncodeCommand("PING")...))
+		blocked(1)
+		ctl.Do("ZADD", "zp", "4", "d")
+		if r, _ := w1.ReadReply(); !strings.HasPrefix(r, "*3\r\n$2\r\nzp") {
+			t.Fatalf("pipelined BZPOPMIN: %q", r)
+		}
+		if r, _ := w1.ReadReply(); r != "+PONG\r\n" {
+			t.Fatalf("PING after it: %q", r)
+		}
+
+		// timeout: a null reply
+		start := time.Now()
+		if r := w1.Do("BZPOPMIN", "none", "0.05"); r != "*-1\r\n" {
+			t.Fatalf("timeout reply: %q", r)
+		}
+		if d := time.Since(start); d < 50*time.Millisecond {
+			t.Fatalf("returned after %v, before its timeout", d)
+		}
+
+		// CLIENT UNBLOCK
+		w1.Write(hotkvtest.EncodeCommand("BZPOPMIN", "none", "0"))
+		blocked(1)
+		id := clientID(t, ctl, "bzpopmin")
+		if r := ctl.Do("CLIENT", "UNBLOCK", id, "ERROR"); r != ":1\r\n" {
+			t.Fatal(r)
+		}
+		if r, _ := w1.ReadReply(); r != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
+			t.Fatalf("unblocked with an error: %q", r)
+		}
+		w1.Write(hotkvtest.EncodeCommand("BZPOPMIN", "none", "0"))
+		blocked(1)
+		if r := ctl.Do("CLIENT", "UNBLOCK", id, "TIMEOUT"); r != ":1\r\n" {
+			t.Fatal(r)
+		}
+		if r, _ := w1.ReadReply(); r != "*-1\r\n" {
+			t.Fatalf("unblocked as a timeout: %q", r)
+		}
+		if r := ctl.Do("CLIENT", "UNBLOCK", id); r != ":0\r\n" {
+			t.Fatalf("UNBLOCK of a client that is not blocked: %q", r)
+		}
+
+		// a blocked client that hangs up leaves the queue
+		w3 := hotkvtest.Dial(t, srv.Addr)
+		w3.Write(hotkvtest.EncodeCommand("BZPOPMIN", "gone", "0"))
+		blocked(1)
+		_ = w3.Net().Close()
+		blocked(0)
+		ctl.Do("ZADD", "gone", "1", "x")
+		if r := ctl.Do("ZCARD", "gone"); r != ":1\r\n" {
+			t.Fatalf("a departed waiter consumed the element: %q", r)
+		}
+
+		// no blocking inside MULTI or a script
+		ctl.Do("MULTI")
+		ctl.Do("BZPOPMIN", "none", "0")
+		if r := ctl.Do("EXEC"); r != "*1\r\n*-1\r\n" {
+			t.Fatalf("BZPOPMIN in EXEC: %q", r)
+		}
+		if r := ctl.Do("EVAL", "return redis.call('bzpopmin', 'none', 0)", "0"); r != "$-1\r\n" {
+			t.Fatalf("BZPOPMIN in a script: %q", r)
+		}
+	})
+}
+
+// clientID finds the id of the client whose last command was cmd.
+func clientID(t *testing.T, c *hotkvtest.Conn, cmd string) string {
+	t.Helper()
+	list := c.Do("CLIENT", "LIST")
+	for _, line := range strings.Split(list, "\n") {
+		if strings.Contains(line, "cmd="+cmd+" ") {
+			id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+			return strings.TrimPrefix(id, "$"+itoa(len(list))+"\r\nid=")
+		}
+	}
+	t.Fatalf("no client ran %s: %s", cmd, list)
+	return ""
+}
