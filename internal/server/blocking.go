@@ -94,8 +94,6 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, timeoutMs int64) bool {
 	return true
 }
 
-
-
 // keyChanged marks key ready when clients wait on it (from Modified).
 func (s *Server) keyChanged(db int, key []byte) {
 	if s.blocked.count == 0 {

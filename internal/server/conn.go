@@ -26,12 +26,12 @@ type client struct {
 	held            [][]byte   // event-loop mode: a command held back by CLIENT PAUSE
 	loop            *eventLoop // event-loop mode: the loop that owns the connection
 	srv             *Server
-	push            pushState // Pub/Sub messages and invalidations (pubsub.go)
+	push            pushState    // Pub/Sub messages and invalidations (pubsub.go)
 	block           blockedState // a parked blocking command (blocking.go)
 	isBlocked       atomic.Bool  // block.on, for the owner and CLIENT LIST
 	parked          bool         // event-loop mode: input not read while blocked
 	pending         [][][]byte   // goroutine mode: commands read while blocked
-	pushSoftSince   int64     // when queued messages first exceeded the soft limit
+	pushSoftSince   int64        // when queued messages first exceeded the soft limit
 	multi           multiState
 	killed          atomic.Bool
 	rd              *resp.Reader
