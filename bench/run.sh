@@ -33,6 +33,18 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
   echo "# HotKV $(git rev-parse --short HEAD 2>/dev/null || echo '?') vs $(redis-server --version | awk '{print $3}')"
   echo "# A = HotKV (port $HK_PORT), B = redis-server (port $RD_PORT); command: bench/run.sh $MODE (ROUNDS=${ROUNDS:-3})"
   bench/bench-vs.sh "$HK_PORT" "$RD_PORT" "$MODE"
+  # MULTI/EXEC of 10 INCRs (redis-benchmark cannot send transactions): txbench,
+  # interleaved A,B per round, medians and their ratio
+  echo; echo "# MULTI + 10 x INCR + EXEC, 50 clients, 5 s per run (bench/txbench)"
+  go build -o "$TMP/txbench" ./bench/txbench
+  A=(); B=()
+  for r in $(seq "${ROUNDS:-3}"); do
+    A+=("$("$TMP/txbench" -addr "127.0.0.1:$HK_PORT" -clients 50 -duration 5s | awk '{print $5}')")
+    B+=("$("$TMP/txbench" -addr "127.0.0.1:$RD_PORT" -clients 50 -duration 5s | awk '{print $5}')")
+  done
+  med() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
+  MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
+  echo "multi_exec_10 A_tx/s=$MA B_tx/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
   if [[ ${MEM:-0} == 1 ]]; then
     echo; echo "# memory per key, 1M keys of 32 bytes"
     echo "## HotKV"; bench/mem-per-key.sh "$HK_PORT" 1000000
