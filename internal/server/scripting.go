@@ -42,6 +42,7 @@ type scriptState struct {
 	name        string   // the function's name (FUNCTION STATS)
 	argv        [][]byte // the caller's command, copied (FUNCTION STATS)
 	lastPollUs  int64
+	allowOOM    bool // the script's allow-oom flag
 }
 
 func newScripting(s *Server) *scripting {
@@ -119,12 +120,18 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 		c.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if !compat && scr.Flags&(script.FlagAllowOOM|script.FlagNoWrites) == 0 && sc.s.preCommandOOM {
+		c.Error(errOOM) // such a script is a denyoom command
+		return
+	}
 	if !compat && scr.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
 		c.Error(errNoReplicas)
 		return
 	}
 	readOnly := ro || (!compat && scr.Flags&script.FlagNoWrites != 0)
+	allowOOM := !compat && scr.Flags&script.FlagAllowOOM != 0
 	sc.run(c, readOnly, true, func(run *script.Run) bool {
+		sc.cur.Load().allowOOM = allowOOM
 		run.Keys, run.Args, run.Name = keys, args, scr.SHA
 		return sc.vm.Eval(scr, run, c.W)
 	})
@@ -229,9 +236,14 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 		if !s.goodReplicas() {
 			return nil, "-" + errNoReplicas
 		}
-		if st != nil {
-			st.wrote.Store(true)
-		}
+	}
+	// scriptVerifyOOM: a denyoom command is refused while the script has not
+	// written yet, when the server was out of memory as the script started
+	if spec.Flags&command.DenyOOM != 0 && st != nil && !st.allowOOM && !st.wrote.Load() && s.preCommandOOM && s.maxmemory() > 0 {
+		return nil, "-" + errOOM
+	}
+	if spec.Flags&command.Write != 0 && st != nil {
+		st.wrote.Store(true)
 	}
 	c := &sc.ctx
 	sc.w.Buf = sc.w.Buf[:0]
@@ -378,6 +390,10 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 		c.Error("ERR Can not execute a script with write flag using *_ro command.")
 		return
 	}
+	if f.Flags&(script.FlagAllowOOM|script.FlagNoWrites) == 0 && sc.s.preCommandOOM {
+		c.Error(errOOM)
+		return
+	}
 	if f.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
 		c.Error(errNoReplicas)
 		return
@@ -386,6 +402,7 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 	sc.run(c, readOnly, false, func(run *script.Run) bool {
 		st := sc.cur.Load()
 		st.name = f.Name
+		st.allowOOM = f.Flags&script.FlagAllowOOM != 0
 		for _, a := range c.Argv {
 			st.argv = append(st.argv, append([]byte(nil), a...))
 		}

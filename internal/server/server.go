@@ -42,6 +42,10 @@ type Server struct {
 	scripts *scripting // Lua scripting (scripting.go)
 	hub     *pubsub.Hub[*client]
 	blocked *blocking
+	// maxmemory (maxmemory.go), under the engine lock
+	memSample     uint64
+	memSampleUs   int64
+	preCommandOOM bool
 	cfg     *config.Config
 	log     *slog.Logger
 	clock   clock.Clock
