@@ -46,13 +46,13 @@ type Server struct {
 	memSample     uint64
 	memSampleUs   int64
 	preCommandOOM bool
-	cfg     *config.Config
-	log     *slog.Logger
-	clock   clock.Clock
-	eng     *engine.Engine
-	ks      *keyspace.Keyspace
-	table   *command.Table
-	limits  *resp.Limits
+	cfg           *config.Config
+	log           *slog.Logger
+	clock         clock.Clock
+	eng           *engine.Engine
+	ks            *keyspace.Keyspace
+	table         *command.Table
+	limits        *resp.Limits
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
