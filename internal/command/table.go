@@ -143,6 +143,7 @@ func NewTable() *Table {
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},
 		family{"bitmap", bitmapCommands()},
+		family{"hyperloglog", hyperloglogCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
 		family{"pubsub", pubsubCommands()},
