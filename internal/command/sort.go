@@ -460,7 +460,8 @@ func sortScore(b []byte) (float64, bool) {
 	return f, true
 }
 
-// pqsort is Redis's pqsort (a Bentley-McIlroy quicksort from NetBSD's libc)
+// pqsort is Redis's pqsort (a Bentley-McIlroy quicksort from NetBSD's libc,
+// without the switch to insertion sort after a swapless pass, as Redis 7+ has it)
 // over n elements: it leaves [lrange, rrange] in sorted order, skipping the
 // partitions that lie entirely outside it. SORT uses it for BY with LIMIT, so
 // elements that compare equal come out in the order Redis gives them.
@@ -511,7 +512,6 @@ func pqsortRange(a, n int, cmp func(i, j int) int, swap func(i, j int), lrange, 
 		}
 	}
 	for {
-		swapped := false
 		if n < 7 {
 			insertion()
 			return
@@ -537,7 +537,6 @@ func pqsortRange(a, n int, cmp func(i, j int) int, swap func(i, j int), lrange, 
 					break
 				}
 				if r == 0 {
-					swapped = true
 					swap(pa, pb)
 					pa++
 				}
@@ -549,7 +548,6 @@ func pqsortRange(a, n int, cmp func(i, j int) int, swap func(i, j int), lrange, 
 					break
 				}
 				if r == 0 {
-					swapped = true
 					swap(pc, pd)
 					pd--
 				}
@@ -559,30 +557,28 @@ func pqsortRange(a, n int, cmp func(i, j int) int, swap func(i, j int), lrange, 
 				break
 			}
 			swap(pb, pc)
-			swapped = true
 			pb++
 			pc--
-		}
-		if !swapped {
-			insertion()
-			return
 		}
 		pn := a + n
 		r := min(pa-a, pb-pa)
 		vecswap(a, pb-r, r)
 		r = min(pd-pc, pn-pd-1)
 		vecswap(pb, pn-r, r)
-		if r = pb - pa; r > 1 {
-			if !(rrange < a || lrange > a+r-1) {
-				pqsortRange(a, r, cmp, swap, lrange, rrange)
-			}
+		// a partition is skipped when the range lies wholly before or after
+		// it (Redis compares both ends, which matters for an empty range)
+		outside := func(lo, k int) bool {
+			return (lrange < lo && rrange < lo) || (lrange >= lo+k && rrange >= lo+k)
+		}
+		if r = pb - pa; r > 1 && !outside(a, r) {
+			pqsortRange(a, r, cmp, swap, lrange, rrange)
 		}
 		r = pd - pc
 		if r <= 1 {
 			return
 		}
 		a, n = pn-r, r
-		if rrange < a || lrange > a+r-1 {
+		if outside(a, n) {
 			return
 		}
 	}
