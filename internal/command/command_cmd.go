@@ -65,6 +65,9 @@ func lookupFull(t *Table, name []byte) *Spec {
 // the order of Redis's ACL category table (keyspace, read, write, ..., dangerous,
 // connection).
 func aclCategories(s *Spec) []string {
+	if s.ACL != nil {
+		return s.ACL
+	}
 	var out []string
 	if s.Group == "generic" {
 		out = append(out, "@keyspace")
@@ -173,6 +176,18 @@ func writeKeySpecs(c *Ctx, s *Spec) {
 		w.BulkString("begin_search")
 		w.MapLen(2)
 		w.BulkString("type")
+		if ks.Unknown {
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.MapLen(0)
+			w.BulkString("find_keys")
+			w.MapLen(2)
+			w.BulkString("type")
+			w.BulkString("unknown")
+			w.BulkString("spec")
+			w.MapLen(0)
+			continue
+		}
 		w.BulkString("index")
 		w.BulkString("spec")
 		w.MapLen(1)

@@ -11,6 +11,10 @@ type KeySpec struct {
 	Step   int
 	Keynum bool   // keys follow a numkeys argument at Begin
 	Notes  string // Redis's notes on the spec, shown by COMMAND INFO
+	// Unknown marks a spec whose keys cannot be located from the arguments
+	// alone (SORT's BY/GET patterns and STORE): begin_search and find_keys
+	// are of type "unknown".
+	Unknown bool
 }
 
 // FlagList splits Flags.

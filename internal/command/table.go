@@ -87,6 +87,9 @@ type Spec struct {
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
+	// ACL lists the command's ACL categories when they cannot be derived from
+	// Group and Flags (SORT is in the generic group but not @keyspace).
+	ACL []string
 	// Tips are Redis's command tips as COMMAND INFO lists them (e.g.
 	// "nondeterministic_output").
 	Tips []string
@@ -137,12 +140,14 @@ func NewTable() *Table {
 	t, err := buildTable(
 		family{"string", stringCommands()},
 		family{"generic", genericCommands()},
+		family{"generic", sortCommands()},
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},
 		family{"bitmap", bitmapCommands()},
+		family{"hyperloglog", hyperloglogCommands()},
 		family{"scripting", scriptingCommands()},
 		family{"transactions", transactionCommands()},
 		family{"pubsub", pubsubCommands()},

@@ -15,6 +15,7 @@ type EncodingLimits struct {
 	SetMaxListpackValue    func() int64 // set-max-listpack-value (64)
 	ZSetMaxListpackEntries func() int64 // zset-max-listpack-entries (128)
 	ZSetMaxListpackValue   func() int64 // zset-max-listpack-value (64)
+	HLLSparseMaxBytes      func() int64 // hll-sparse-max-bytes (3000)
 }
 
 func constant(n int64) func() int64 { return func() int64 { return n } }
@@ -30,5 +31,6 @@ func DefaultEncodingLimits() *EncodingLimits {
 		SetMaxListpackValue:    constant(64),
 		ZSetMaxListpackEntries: constant(128),
 		ZSetMaxListpackValue:   constant(64),
+		HLLSparseMaxBytes:      constant(3000),
 	}
 }

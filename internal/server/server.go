@@ -124,6 +124,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		SetMaxListpackValue:    cfg.IntFunc("set-max-listpack-value"),
 		ZSetMaxListpackEntries: cfg.IntFunc("zset-max-listpack-entries"),
 		ZSetMaxListpackValue:   cfg.IntFunc("zset-max-listpack-value"),
+		HLLSparseMaxBytes:      cfg.IntFunc("hll-sparse-max-bytes"),
 	}
 	s := &Server{
 		cfg:      cfg,
