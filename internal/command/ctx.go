@@ -32,6 +32,9 @@ type Ctx struct {
 	// Rejected is set by Error when the command failed before doing anything
 	// (commandstats rejected_calls): set by dispatch, not by handlers.
 	Rejected bool
+	// FailedNoStats marks a failed call whose error was already counted in the
+	// error stats (a script returning an error raised by redis.call).
+	FailedNoStats bool
 	// Dirty counts the changes the command made (Redis's server.dirty delta).
 	Dirty int
 }

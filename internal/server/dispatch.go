@@ -140,7 +140,7 @@ func (s *Server) pauseSpec(cl *client, argv [][]byte) *command.Spec {
 // Called with the engine lock held.
 func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs int64) {
 	c := &cl.ctx
-	c.Spec, c.Argv, c.ErrCode, c.Dirty = spec, argv, "", 0
+	c.Spec, c.Argv, c.ErrCode, c.Dirty, c.FailedNoStats = spec, argv, "", 0, false
 	start := cl.clockUs
 	c.Now = nowMs
 	s.eng.BeginAt(c.Now)
@@ -159,6 +159,8 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	if c.ErrCode != "" {
 		st.failed++
 		s.countError(c.ErrCode)
+	} else if c.FailedNoStats {
+		st.failed++
 	}
 }
 

@@ -161,12 +161,16 @@ func (sc *scripting) run(c *command.Ctx, readOnly, eval bool, exec func(run *scr
 	if st.timedOut.Load() {
 		s.log.Warn("slow script finished", "ms", (s.clock.NowUs()-st.startUs)/1000)
 	}
-	if len(c.W.Buf) > mark && c.W.Buf[mark] == '-' && !noStats {
-		end := mark + 1
-		for end < len(c.W.Buf) && c.W.Buf[end] != ' ' && c.W.Buf[end] != '\r' {
-			end++
+	if len(c.W.Buf) > mark && c.W.Buf[mark] == '-' {
+		if noStats { // counted where it happened: only a failed call of the script
+			c.FailedNoStats = true
+		} else {
+			end := mark + 1
+			for end < len(c.W.Buf) && c.W.Buf[end] != ' ' && c.W.Buf[end] != '\r' {
+				end++
+			}
+			c.ErrCode = string(c.W.Buf[mark+1 : end])
 		}
-		c.ErrCode = string(c.W.Buf[mark+1 : end])
 	}
 }
 
@@ -221,26 +225,26 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	}
 	spec := s.specFor(argv)
 	if spec == nil || spec.Run == nil {
-		return nil, "Unknown Redis command called from script"
+		return nil, s.scriptRefusal(nil, "Unknown Redis command called from script")
 	}
 	if !command.CheckArity(spec.Arity, len(argv)) {
-		return nil, "Wrong number of args calling Redis command from script"
+		return nil, s.scriptRefusal(spec, "Wrong number of args calling Redis command from script")
 	}
 	if spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load() {
-		return nil, "This Redis command is not allowed from script"
+		return nil, s.scriptRefusal(spec, "This Redis command is not allowed from script")
 	}
 	if spec.Flags&command.Write != 0 {
 		if st != nil && st.readOnly {
-			return nil, "Write commands are not allowed from read-only scripts."
+			return nil, s.scriptRefusal(spec, "Write commands are not allowed from read-only scripts.")
 		}
 		if !s.goodReplicas() {
-			return nil, "-" + errNoReplicas
+			return nil, s.scriptRefusal(spec, "-"+errNoReplicas)
 		}
 	}
 	// scriptVerifyOOM: a denyoom command is refused while the script has not
 	// written yet, when the server was out of memory as the script started
 	if spec.Flags&command.DenyOOM != 0 && st != nil && !st.allowOOM && !st.wrote.Load() && s.preCommandOOM && s.maxmemory() > 0 {
-		return nil, "-" + errOOM
+		return nil, s.scriptRefusal(spec, "-"+errOOM)
 	}
 	if spec.Flags&command.Write != 0 && st != nil {
 		st.wrote.Store(true)
@@ -268,6 +272,23 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 		s.countError(c.ErrCode)
 	}
 	return sc.w.Buf, ""
+}
+
+// scriptRefusal counts a command a script may not run as Redis does (the
+// error in errorstats, a rejected call of the command) and returns the text.
+func (s *Server) scriptRefusal(spec *command.Spec, text string) string {
+	code := "ERR"
+	if strings.HasPrefix(text, "-") {
+		code = text[1:]
+		if i := strings.IndexByte(code, ' '); i >= 0 {
+			code = code[:i]
+		}
+	}
+	s.countError(code)
+	if spec != nil {
+		s.cmdStats[spec.ID].rejected++
+	}
+	return text
 }
 
 // SetDisableDenyScripts is DEBUG SET-DISABLE-DENY-SCRIPTS.
@@ -327,6 +348,11 @@ func (s *Server) dispatchBusy(cl *client, argv [][]byte, st *scriptState) {
 		c.Error(command.ErrArity(spec.FullName()))
 	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
 		c.Err(command.ErrNoAuth)
+	case spec.Flags&command.AllowBusy == 0 && spec.Name == "exec" && cl.InMulti():
+		// a refused EXEC ends the transaction (execCommandAbort)
+		c.Error("EXECABORT Transaction discarded because of: " + busyError(st))
+		discardQueue(cl)
+		s.unwatchAll(cl)
 	case spec.Flags&command.AllowBusy == 0:
 		c.Error(busyError(st))
 	}

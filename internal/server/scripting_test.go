@@ -114,9 +114,16 @@ func TestBusyScript(t *testing.T) {
 		if r := other.Do("SCRIPT", "KILL"); r != "-NOTBUSY No scripts in execution right now.\r\n" {
 			t.Fatalf("SCRIPT KILL with no script: %q", r)
 		}
+		tx := hotkvtest.Dial(t, srv.Addr)
+		tx.Do("MULTI")
+		tx.Do("GET", "k")
 		runner.Write(hotkvtest.EncodeCommand("EVAL", "local i = 0 while true do i = i + 1 end", "0"))
 		busy := "-BUSY Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.\r\n"
 		waitFor(t, func() bool { return other.Do("PING") == busy })
+		// an EXEC refused while busy ends its transaction (Redis's execCommandAbort)
+		if r := tx.Do("EXEC"); r != "-EXECABORT Transaction discarded because of: "+busy[1:] {
+			t.Fatalf("EXEC while busy: %q", r)
+		}
 		if r := other.Do("SET", "k", "v"); r != busy {
 			t.Fatalf("SET while busy: %q", r)
 		}
