@@ -35,7 +35,7 @@ func (c completer) Do(line []rune, pos int) ([][]rune, int) {
 	typed := string(line)
 	start := strings.LastIndexByte(typed, ' ') + 1
 	var out [][]rune
-	for _, cand := range c.s.help.Complete(typed) {
+	for _, cand := range c.s.help.Load().Complete(typed) {
 		if len(cand) >= len(typed) {
 			out = append(out, []rune(cand[len(typed):]))
 		}
@@ -52,10 +52,11 @@ type hintPainter struct {
 }
 
 func (p hintPainter) Paint(line []rune, pos int) []rune {
-	if !p.s.hints || p.s.help == nil || (len(line) > 0 && line[len(line)-1] == '\n') {
+	h := p.s.help.Load()
+	if !p.s.hints.Load() || h == nil || (len(line) > 0 && line[len(line)-1] == '\n') {
 		return line
 	}
-	hint, ok := p.s.help.Hint(string(line))
+	hint, ok := h.Hint(string(line))
 	if !ok || strings.TrimSpace(hint) == "" {
 		return line
 	}

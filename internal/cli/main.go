@@ -266,9 +266,9 @@ func (s *session) setPreference(argv []string) {
 	if strings.EqualFold(argv[0], ":set") && len(argv) >= 2 {
 		switch {
 		case strings.EqualFold(argv[1], "hints"):
-			s.hints = true
+			s.hints.Store(true)
 		case strings.EqualFold(argv[1], "nohints"):
-			s.hints = false
+			s.hints.Store(false)
 		default:
 			s.out.WriteString("unknown hotkv-cli preference '" + argv[1] + "'\n")
 		}

@@ -40,13 +40,16 @@ type session struct {
 	shutdown    bool
 	lastKind    Kind
 
-	help  *Help
-	hints bool
+	// help and hints are read by the line editor's goroutine too.
+	help  atomic.Pointer[Help]
+	hints atomic.Bool
 }
 
 func newSession(cfg *Config, env *Env) *session {
-	return &session{cfg: cfg, env: env, out: bufio.NewWriterSize(env.Stdout, 64<<10),
-		host: cfg.Host, port: cfg.Port, inputDB: cfg.DB, hints: true}
+	s := &session{cfg: cfg, env: env, out: bufio.NewWriterSize(env.Stdout, 64<<10),
+		host: cfg.Host, port: cfg.Port, inputDB: cfg.DB}
+	s.hints.Store(true)
+	return s
 }
 
 func (s *session) addr() string { return net.JoinHostPort(s.host, strconv.Itoa(s.port)) }
@@ -436,10 +439,10 @@ func (s *session) track(argv []string, r *Reply) {
 // reconnection first when the connection was lost (issueCommandRepeat).
 func (s *session) issue(argv []string, repeat int64) error {
 	if strings.EqualFold(argv[0], "help") || argv[0] == "?" {
-		if len(argv) > 1 && s.help == nil {
+		if len(argv) > 1 && s.help.Load() == nil {
 			s.loadHelp()
 		}
-		s.help.WriteHelp(s.out, argv[1:])
+		s.help.Load().WriteHelp(s.out, argv[1:])
 		s.out.Flush()
 		return nil
 	}
@@ -451,6 +454,9 @@ func (s *session) issue(argv []string, repeat int64) error {
 				s.setConn(nil)
 			}
 			return err
+		}
+		if s.interactive && s.env.StdinTTY && s.help.Load() == nil {
+			s.loadHelp() // completion and hints, now that there is a server
 		}
 	}
 	err := s.sendCommand(argv, repeat)
@@ -471,6 +477,6 @@ func (s *session) loadHelp() {
 		return
 	}
 	if h, err := LoadHelp(s.getConn()); err == nil {
-		s.help = h
+		s.help.Store(h)
 	}
 }
