@@ -51,6 +51,7 @@ type helpEntry struct {
 	params  string // the argument syntax, e.g. "key [key ...]"
 	args    []*cmdArg
 	hasArgs bool
+	hasSubs bool // a container command (CLIENT, OBJECT...)
 	summary string
 	since   string
 	grp     string
@@ -63,9 +64,9 @@ type Help struct {
 }
 
 // LoadHelp builds the help table from the server's COMMAND DOCS. When the
-// server documents no "arguments" for a command, the syntax shown is derived
-// from COMMAND's arity and key positions (as redis-cli does for servers
-// without COMMAND DOCS): "key arg ...options...".
+// server documents no "arguments" for any command, the syntax shown is
+// derived from COMMAND's arity and key positions (as redis-cli does for
+// servers without COMMAND DOCS): "key arg ...options...".
 func LoadHelp(c *Conn) (*Help, error) {
 	docs, err := c.Do("COMMAND", "DOCS")
 	if err != nil {
@@ -123,6 +124,7 @@ func (h *Help) addCommand(name, sub string, specs *Reply, groups map[string]bool
 			e.hasArgs = true
 			e.params = makeHint(nil, 0, e)
 		case "subcommands":
+			e.hasSubs = true
 			for k := 0; k+1 < len(v.Elems); k += 2 {
 				h.addCommand(name, string(v.Elems[k].Str), v.Elems[k+1], groups)
 			}
@@ -167,13 +169,15 @@ func makeArgs(list *Reply) []*cmdArg {
 	return args
 }
 
+// needsLegacy reports a server that documents no arguments at all (HotKV
+// today). A server that documents some has commands that take none.
 func (h *Help) needsLegacy() bool {
 	for _, e := range h.entries {
-		if !e.group && !e.hasArgs {
-			return true
+		if e.hasArgs {
+			return false
 		}
 	}
-	return false
+	return true
 }
 
 // addLegacyParams fills the syntax of undocumented commands from a COMMAND
@@ -192,7 +196,7 @@ func (h *Help) addLegacyParams(info *Reply) {
 				continue
 			}
 			name := strings.ToLower(string(ci.Elems[0].Str))
-			if e := byName[name]; e != nil && !e.hasArgs {
+			if e := byName[name]; e != nil && !e.hasArgs && !e.hasSubs {
 				arity := ci.Elems[1].Int
 				n := arity
 				if n < 0 {

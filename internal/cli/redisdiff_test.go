@@ -171,6 +171,11 @@ func TestRenderingMatchesRedisCLI(t *testing.T) {
 				o := runOpts{stdin: scripts[proto], tty: mode == "tty"}
 				want := redis.run(t, o, args...)
 				got := hotkv.run(t, o, args...)
+				// The modes really differ: terminal rendering or raw bytes.
+				styled := strings.Contains(want.stdout, "(integer) 1")
+				if styled != (mode != "raw") || (mode == "tty") != strings.Contains(want.stdout, "\r\n") {
+					t.Fatalf("redis-cli's %s output is not in the expected mode:\n%s", mode, want.stdout)
+				}
 				compareRuns(t, want, got)
 			})
 		}
