@@ -103,9 +103,6 @@ func (c *Conn) Read() (*Reply, error) {
 	return r, nil
 }
 
-// Buffered reports whether a reply (or part of one) is already buffered.
-func (c *Conn) Buffered() bool { return c.br.Buffered() > 0 }
-
 // Do sends one command and reads its reply, discarding any RESP3 push that
 // arrives first.
 func (c *Conn) Do(args ...string) (*Reply, error) {
@@ -120,9 +117,6 @@ func (c *Conn) Do(args ...string) (*Reply, error) {
 		}
 	}
 }
-
-// SetReadDeadline bounds the next reads.
-func (c *Conn) SetReadDeadline(t time.Time) { _ = c.nc.SetReadDeadline(t) }
 
 // ioError gives errors hiredis's wording.
 func ioError(err error) error {
