@@ -10,6 +10,9 @@ help: ## list the targets
 run: ## run the server on 127.0.0.1:$(PORT)
 	$(GO) run ./cmd/hotkv --port $(PORT)
 
+cli: ## run hotkv-cli against 127.0.0.1:$(PORT) (try: make cli ARGS="tour locks")
+	$(GO) run ./cmd/hotkv-cli -p $(PORT) $(ARGS)
+
 build: ## build bin/hotkv
 	$(GO) build -o bin/hotkv ./cmd/hotkv
 

@@ -4,7 +4,10 @@ go 1.26.8
 
 require (
 	github.com/bsm/redislock v0.9.4
+	github.com/chzyer/readline v1.5.1
+	github.com/creack/pty v1.1.24
 	github.com/go-redsync/redsync/v4 v4.18.1
+	github.com/mattn/go-isatty v0.0.24
 	github.com/redis/go-redis/v9 v9.23.0
 	github.com/yuin/gopher-lua v1.1.2
 	github.com/zeebo/xxh3 v1.1.0

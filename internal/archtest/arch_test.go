@@ -30,6 +30,8 @@ var allowed = map[string][]string{
 	"internal/hotkvtest":     {"internal/server", "internal/clock", "internal/config"},
 	"internal/difftest":      {"internal/hotkvtest"},
 	"cmd/hotkv":              {"internal/server", "internal/config"},
+	"internal/cli":           {},
+	"cmd/hotkv-cli":          {"internal/cli"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).
