@@ -42,6 +42,8 @@ func setbitCmd(c *Ctx) {
 	if !ok {
 		return
 	}
+	// dirty: the string was created or grew (lookupStringForBitCommand)
+	dirty := e == nil
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
 	}
@@ -50,20 +52,26 @@ func setbitCmd(c *Ctx) {
 		grown := make([]byte, byteIdx+1, max(byteIdx+1, 2*len(e.Str)))
 		copy(grown, e.Str)
 		e.Str = grown
+		dirty = true
 	}
 	mask := byte(1) << (7 - uint(off&7))
 	old := int64(0)
 	if e.Str[byteIdx]&mask != 0 {
 		old = 1
 	}
-	if arg[0] == '1' {
-		e.Str[byteIdx] |= mask
-	} else {
-		e.Str[byteIdx] &^= mask
-	}
 	e.Enc = keyspace.EncRaw
-	c.DB.Touch(key)
-	c.Dirty++
+	// a bit set to the value it has changes nothing: no signal, no event
+	// (Redis 7.0+ setbitCommand)
+	if on := int64(arg[0] - '0'); dirty || old != on {
+		if on == 1 {
+			e.Str[byteIdx] |= mask
+		} else {
+			e.Str[byteIdx] &^= mask
+		}
+		c.DB.Touch(key)
+		c.Notify('$', "setbit", key)
+		c.Dirty++
+	}
 	c.W.Int(old)
 }
 

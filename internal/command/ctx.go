@@ -163,3 +163,10 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 		c.Srv.Notify(c.DB.ID, class, event, key)
 	}
 }
+
+// NotifyIn is Notify for a key of another database (MOVE, COPY ... DB).
+func (c *Ctx) NotifyIn(db *keyspace.DB, class byte, event string, key []byte) {
+	if c.Srv != nil {
+		c.Srv.Notify(db.ID, class, event, key)
+	}
+}
