@@ -99,13 +99,16 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
+	s.finishReply(cl, mark, skipReply)
+	// messages the command produced for its own client follow its reply and,
+	// being pushes, survive CLIENT REPLY OFF|SKIP
+	cl.flushSelfPush()
 	if !cl.Authenticated {
 		// still unauthenticated after this command: keep the reader's strict limits
 		cl.rd.SetUnauthenticated(true)
 	} else {
 		cl.rd.SetUnauthenticated(false)
 	}
-	s.finishReply(cl, mark, skipReply)
 	return true
 }
 
@@ -138,9 +141,12 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	c.Now = nowMs
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
+	outer := !cl.push.running // EXEC runs its commands through execute too
 	cl.push.running = true
 	s.run(c, spec)
-	cl.push.running = false
+	if outer {
+		cl.push.running = false
+	}
 	end := s.clock.NowUs()
 	cl.clockUs = end
 	st := &s.cmdStats[spec.ID]
