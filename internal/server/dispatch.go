@@ -99,7 +99,11 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
-	s.finishReply(cl, mark, skipReply)
+	if !hasPushAsReply(spec) {
+		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
+		// keeps them, as Redis sends them with CLIENT_PUSHING set
+		s.finishReply(cl, mark, skipReply)
+	}
 	// messages the command produced for its own client follow its reply and,
 	// being pushes, survive CLIENT REPLY OFF|SKIP
 	cl.flushSelfPush()
@@ -168,6 +172,16 @@ func (s *Server) specFor(argv [][]byte) *command.Spec {
 		return spec.Sub(argv[1])
 	}
 	return spec
+}
+
+// hasPushAsReply reports the commands whose reply is the push confirmation of
+// each channel (Redis's cmdHasPushAsReply).
+func hasPushAsReply(spec *command.Spec) bool {
+	switch spec.FullName() {
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
+		return true
+	}
+	return false
 }
 
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.

@@ -229,3 +229,23 @@ func TestLockWaiterKeyspaceNotification(t *testing.T) {
 		})
 	}
 }
+
+// (UN)SUBSCRIBE confirmations are pushes: CLIENT REPLY OFF does not silence
+// them (unit/pubsub "PubSub messages with CLIENT REPLY OFF"), in RESP2 and RESP3.
+func TestSubscribeConfirmationsSurviveReplyOff(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	for _, proto := range []string{"2", "3"} {
+		c := hotkvtest.Dial(t, srv.Addr)
+		c.Do("HELLO", proto)
+		c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "OFF"))
+		c.Write(hotkvtest.EncodeCommand("SET", "k", "v")) // silenced
+		c.Write(hotkvtest.EncodeCommand("SUBSCRIBE", "ch"))
+		want := "*3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+		if proto == "3" {
+			want = ">3\r\n$9\r\nsubscribe\r\n$2\r\nch\r\n:1\r\n"
+		}
+		if r, err := c.ReadReply(); err != nil || r != want {
+			t.Fatalf("RESP%s: got %q (%v), want %q", proto, r, err, want)
+		}
+	}
+}
