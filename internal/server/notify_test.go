@@ -249,3 +249,31 @@ func TestSubscribeConfirmationsSurviveReplyOff(t *testing.T) {
 		}
 	}
 }
+
+// The active expiry of hash fields announces "hexpired", then "del" when the
+// hash was left empty (Redis's hashTypeActiveExpire), with no command on the key.
+func TestKeyspaceNotificationsActiveFieldExpiry(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithFakeClock(1_700_000_000_000))
+	ctx := context.Background()
+	c := client(t, srv.Addr, 3)
+	c.ConfigSet(ctx, "notify-keyspace-events", "Khg")
+	ps := c.PSubscribe(ctx, "__keyspace@0__:*")
+	defer ps.Close()
+	if _, err := ps.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.HSet(ctx, "h", "a", "1", "b", "2")
+	c.Do(ctx, "HPEXPIRE", "h", "100", "FIELDS", "1", "a")
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "hset")
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "hexpire")
+	srv.Clock.Advance(200 * time.Millisecond)
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "hexpired")
+	c.Do(ctx, "HPEXPIRE", "h", "100", "FIELDS", "1", "b")
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "hexpire")
+	srv.Clock.Advance(200 * time.Millisecond)
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "hexpired")
+	wantMsg(t, receive(t, ps), "__keyspace@0__:*", "__keyspace@0__:h", "del")
+	if n := c.Exists(ctx, "h").Val(); n != 0 {
+		t.Fatalf("EXISTS h = %d", n)
+	}
+}
