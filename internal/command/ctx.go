@@ -192,3 +192,10 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 func (c *Ctx) Block(keys [][]byte, timeoutMs int64) bool {
 	return c.Srv.Block(c, keys, timeoutMs)
 }
+
+// NotifyIn is Notify for a key of another database (MOVE, COPY ... DB).
+func (c *Ctx) NotifyIn(db *keyspace.DB, class byte, event string, key []byte) {
+	if c.Srv != nil {
+		c.Srv.Notify(db.ID, class, event, key)
+	}
+}

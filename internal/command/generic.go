@@ -41,6 +41,7 @@ func delCmd(c *Ctx) {
 	n := 0
 	for _, k := range c.Argv[1:] {
 		if c.DB.Delete(k) {
+			c.Notify('g', "del", k)
 			n++
 		}
 	}
@@ -150,9 +151,13 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 		return
 	}
 	if when <= c.Now {
+		// a deadline not in the future deletes the key, announced as "del"
+		// (and propagated as DEL) by Redis's expireGenericCommand
 		c.DB.Delete(key)
+		c.Notify('g', "del", key)
 	} else {
 		c.DB.SetExpire(key, e, when)
+		c.Notify('g', "expire", key)
 	}
 	c.Dirty++
 	c.W.Int(1)
@@ -192,6 +197,7 @@ func persistCmd(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
+	c.Notify('g', "persist", key)
 	c.Dirty++
 	c.W.Int(1)
 }
@@ -355,11 +361,25 @@ func renameGeneric(c *Ctx, nx bool) {
 		}
 		return
 	}
-	if nx && c.DB.LookupWrite(dst) != nil {
+	d := c.DB.LookupWrite(dst)
+	if nx && d != nil {
 		c.W.Int(0)
 		return
 	}
+	srcKind := c.DB.Lookup(src).Kind
+	overwritten, typeChanged := d != nil, d != nil && d.Kind != srcKind
+	// Redis's renameGenericCommand: dst is deleted and added ("new"), then
+	// "rename_from", "rename_to", and "overwritten"/"type_changed" for a
+	// replaced dst
 	c.DB.Rename(src, dst)
+	c.Notify('g', "rename_from", src)
+	c.Notify('g', "rename_to", dst)
+	if overwritten {
+		c.Notify('o', "overwritten", dst)
+		if typeChanged {
+			c.Notify('c', "type_changed", dst)
+		}
+	}
 	c.Dirty++
 	if nx {
 		c.W.Int(1)
@@ -405,7 +425,9 @@ func moveCmd(c *Ctx) {
 	}
 	v := *e
 	c.DB.Delete(key)
-	dst.Insert(key, v)
+	dst.Insert(key, v) // "new" in the destination database
+	c.Notify('g', "move_from", key)
+	c.NotifyIn(dst, 'g', "move_to", key)
 	c.Dirty++
 	c.W.Int(1)
 }
@@ -441,11 +463,22 @@ func copyCmd(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	if dst.LookupWrite(dstKey) != nil && !replace {
+	d := dst.LookupWrite(dstKey)
+	if d != nil && !replace {
 		c.W.Int(0)
 		return
 	}
+	overwritten, typeChanged := d != nil, d != nil && d.Kind != e.Kind
+	// Redis's copyCommand: "new" (dbAdd), "copy_to", then "overwritten" and
+	// "type_changed" for a replaced destination, all in the destination db
 	dst.Insert(dstKey, cloneEntry(e))
+	c.NotifyIn(dst, 'g', "copy_to", dstKey)
+	if overwritten {
+		c.NotifyIn(dst, 'o', "overwritten", dstKey)
+		if typeChanged {
+			c.NotifyIn(dst, 'c', "type_changed", dstKey)
+		}
+	}
 	c.Dirty++
 	c.W.Int(1)
 }

@@ -82,7 +82,14 @@ func setCmd(c *Ctx) {
 		return
 	}
 	key, val := c.Argv[1], c.Argv[2]
-	e := c.DB.LookupWrite(key)
+	var e *keyspace.Entry
+	if o.flags&optGet != 0 {
+		// GET reads the key as GET does (getGenericCommand): a miss counts and
+		// announces "keymiss"
+		e = c.DB.LookupRead(key, c.Client.NoTouch)
+	} else {
+		e = c.DB.LookupWrite(key)
+	}
 	if o.flags&optGet != 0 && e != nil && e.Kind != keyspace.KindString {
 		c.Err(ErrWrongType)
 		return
@@ -113,22 +120,32 @@ func setCmd(c *Ctx) {
 		return
 	}
 	setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
+	notifySetExpire(c, key, at)
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
 	}
 }
 
-// setWithExpire stores a string and applies an absolute deadline (0: none). A
-// deadline already in the past leaves the key absent, as Redis does.
+// setWithExpire stores a string and applies an absolute deadline (0: none), as
+// Redis's setGenericCommand: a deadline already in the past is stored too, so
+// the key is absent for every command from now on and expires (lazily or
+// actively, announcing "expired") like any other. The keyspace announces
+// "new" or "overwritten"/"type_changed"; the caller announces "set" and
+// "expire" (notifySetExpire) in the order its command uses.
 func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) {
 	ne := c.DB.SetString(key, val, keepTTL)
 	c.Dirty++
 	if at != 0 {
-		if at <= c.Now {
-			c.DB.Delete(key)
-			return
-		}
 		c.DB.SetExpire(key, ne, at)
+	}
+}
+
+// notifySetExpire announces what the SET family announces after storing the
+// value: "set", then "expire" when a deadline was given.
+func notifySetExpire(c *Ctx, key []byte, at int64) {
+	c.Notify('$', "set", key)
+	if at != 0 {
+		c.Notify('g', "expire", key)
 	}
 }
 
@@ -197,6 +214,7 @@ func setnxCmd(c *Ctx) {
 	}
 	c.DB.SetString(c.Argv[1], c.Argv[2], false)
 	c.Dirty++
+	c.Notify('$', "set", c.Argv[1])
 	c.W.Int(1)
 }
 
@@ -210,13 +228,15 @@ func setexGeneric(c *Ctx, seconds bool, name string) {
 		return
 	}
 	setWithExpire(c, c.Argv[1], c.Argv[3], false, at)
+	notifySetExpire(c, c.Argv[1], at)
 	c.W.SimpleString("OK")
 }
 
+// getsetCmd reads the key as GET does (a miss announces "keymiss"), then sets it.
 func getsetCmd(c *Ctx) {
 	key := c.Argv[1]
-	e, ok := lookupKind(c, key, keyspace.KindString, true)
-	if !ok {
+	e, wt := lookupString(c, key)
+	if wt {
 		return
 	}
 	if e == nil {
@@ -225,6 +245,7 @@ func getsetCmd(c *Ctx) {
 		c.W.Bulk(e.Str)
 	}
 	c.DB.SetString(key, c.Argv[2], false)
+	c.Notify('$', "set", key)
 	c.Dirty++
 }
 
@@ -239,6 +260,7 @@ func getdelCmd(c *Ctx) {
 	}
 	c.W.Bulk(e.Str)
 	c.DB.Delete(c.Argv[1])
+	c.Notify('g', "del", c.Argv[1])
 	c.Dirty++
 }
 
@@ -269,12 +291,15 @@ func getexCmd(c *Ctx) {
 	switch {
 	case at != 0 && at <= c.Now:
 		c.DB.Delete(key)
+		c.Notify('g', "del", key)
 		c.Dirty++
 	case at != 0:
 		c.DB.SetExpire(key, e, at)
+		c.Notify('g', "expire", key)
 		c.Dirty++
 	case o.flags&optPersist != 0:
 		if c.DB.Persist(key, e) {
+			c.Notify('g', "persist", key)
 			c.Dirty++
 		}
 	}
@@ -351,6 +376,7 @@ func appendCmd(c *Ctx) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
 		c.DB.SetString(key, add, false)
+		c.Notify('$', "append", key)
 		c.Dirty++
 		c.W.Int(int64(len(add)))
 		return
@@ -365,6 +391,7 @@ func appendCmd(c *Ctx) {
 	e.Str = append(e.Str, add...)
 	e.Enc = keyspace.EncRaw
 	c.DB.Touch(key)
+	c.Notify('$', "append", key)
 	c.Dirty++
 	c.W.Int(int64(len(e.Str)))
 }
@@ -413,6 +440,7 @@ func setrangeCmd(c *Ctx) {
 	copy(e.Str[off:], val)
 	e.Enc = keyspace.EncRaw
 	c.DB.Touch(key)
+	c.Notify('$', "setrange", key)
 	c.Dirty++
 	c.W.Int(int64(len(e.Str)))
 }
@@ -473,6 +501,7 @@ func incrBy(c *Ctx, n int64) {
 		e.Enc = keyspace.EncInt
 		c.DB.Touch(key)
 	}
+	c.Notify('$', "incrby", key)
 	c.Dirty++
 	c.W.Int(cur)
 }
@@ -504,12 +533,21 @@ func incrbyfloatCmd(c *Ctx) {
 		return
 	}
 	out := sum.AppendText(nil)
-	// the result is stored as text, never int-encoded (createStringObjectFromLongDouble)
-	ne := c.DB.SetString(key, out, e != nil)
+	// the result is stored as text, never int-encoded (createStringObjectFromLongDouble);
+	// an existing key's value is replaced in place, keeping its TTL and announcing
+	// nothing but "incrbyfloat" (dbReplaceValue); a missing key is created ("new")
+	ne := e
+	if ne == nil {
+		ne = c.DB.SetString(key, out, false)
+	} else {
+		ne.Str = out
+		c.DB.Touch(key)
+	}
 	ne.Enc = keyspace.EncEmbstr
 	if len(out) > 44 {
 		ne.Enc = keyspace.EncRaw
 	}
+	c.Notify('$', "incrbyfloat", key)
 	c.Dirty++
 	c.W.Bulk(out)
 }
@@ -533,6 +571,7 @@ func msetCmd(c *Ctx) {
 	}
 	for i := 1; i < len(c.Argv); i += 2 {
 		c.DB.SetString(c.Argv[i], c.Argv[i+1], false)
+		c.Notify('$', "set", c.Argv[i])
 		c.Dirty++
 	}
 	c.W.SimpleString("OK")
@@ -551,6 +590,7 @@ func msetnxCmd(c *Ctx) {
 	}
 	for i := 1; i < len(c.Argv); i += 2 {
 		c.DB.SetString(c.Argv[i], c.Argv[i+1], false)
+		c.Notify('$', "set", c.Argv[i])
 		c.Dirty++
 	}
 	c.W.Int(1)
@@ -611,6 +651,10 @@ func msetexCmd(c *Ctx) {
 	}
 	for i := 2; i < end; i += 2 {
 		setWithExpire(c, c.Argv[i], c.Argv[i+1], o.flags&optKeepTTL != 0, at)
+		if at != 0 {
+			c.Notify('g', "expire", c.Argv[i])
+		}
+		c.Notify('$', "set", c.Argv[i])
 	}
 	c.W.Int(1)
 }
@@ -663,6 +707,7 @@ func delexCmd(c *Ctx) {
 		}
 	}
 	c.DB.Delete(key)
+	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
 }

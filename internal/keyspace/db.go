@@ -59,11 +59,15 @@ func (db *DB) Peek(key []byte) *Entry {
 }
 
 // LookupRead is Lookup for a command that reads the key: it counts a keyspace hit
-// or miss and updates the access time unless noTouch.
+// or miss (a miss is also reported to Events.KeyMiss: Redis's "keymiss") and
+// updates the access time unless noTouch.
 func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
 	e := db.Lookup(key)
 	if e == nil {
 		db.ks.Stats.KeyspaceMisses++
+		if db.ks.Events != nil {
+			db.ks.Events.KeyMiss(db.ID, key)
+		}
 		return nil
 	}
 	db.ks.Stats.KeyspaceHits++
@@ -87,14 +91,22 @@ func (db *DB) Exists(key []byte) bool { return db.Lookup(key) != nil }
 
 // SetString stores val (copied) under key as a string, replacing any value of any
 // kind. The TTL is cleared unless keepTTL. It returns the stored entry.
+//
+// Events: a new key is reported as added ("new"), the replacement of a live
+// key as overwritten ("overwritten", "type_changed" unless it held a string),
+// as Redis's setKey does. Callers that update a string in place (INCR, APPEND)
+// change the entry instead, as Redis's dbReplaceValue announces nothing.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	e, existed := db.dict.Upsert(key)
+	live := existed
 	if existed && db.isExpired(e) {
 		// the old value is logically gone: it must not lend its TTL to KEEPTTL
 		db.ks.Stats.ExpiredKeys++
 		db.clearTTL(e)
 		db.ks.expired(db.ID, key)
+		live = false
 	}
+	oldKind := e.Kind
 	if existed {
 		db.dropHashReg(e)
 	}
@@ -111,14 +123,26 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		db.clearTTL(e)
 	}
 	db.ks.modified(db.ID, key)
+	if live {
+		db.ks.overwritten(db.ID, key, oldKind != KindString)
+	} else {
+		db.ks.added(db.ID, key)
+	}
 	return e
 }
 
 // SetObject stores a non-string value under key, replacing any existing value and
-// clearing its TTL.
+// clearing its TTL. Events as SetString: "new", or "overwritten" (and
+// "type_changed" when the old value was of another kind) for a live key.
 func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	e, existed := db.dict.Upsert(key)
+	live, oldKind := existed, e.Kind
 	if existed {
+		if db.isExpired(e) {
+			db.ks.Stats.ExpiredKeys++
+			db.ks.expired(db.ID, key)
+			live = false
+		}
 		if e.ExpireAt != 0 {
 			db.clearTTL(e)
 		}
@@ -126,6 +150,11 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	}
 	*e = Entry{Kind: kind, Obj: obj, Access: db.ks.lruClock()}
 	db.ks.modified(db.ID, key)
+	if live {
+		db.ks.overwritten(db.ID, key, oldKind != kind)
+	} else {
+		db.ks.added(db.ID, key)
+	}
 	return e
 }
 
@@ -279,6 +308,9 @@ func (db *DB) Flush() {
 }
 
 // Rename moves the live entry of src to dst (replacing dst). It keeps the TTL.
+// As Redis's RENAME (dbDelete, then dbAdd), dst is reported as added ("new")
+// even when it replaced a key: the command announces "overwritten" itself,
+// after its own events.
 func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
 	moved := *e
@@ -294,12 +326,15 @@ func (db *DB) Rename(src, dst []byte) {
 		db.SetExpire(dst, ne, moved.ExpireAt)
 	}
 	db.trackHash(dst, ne)
+	db.ks.added(db.ID, dst)
 	db.ks.modified(db.ID, src)
 	db.ks.modified(db.ID, dst)
 }
 
 // Insert stores a copy of entry content v under key in db, replacing any value, with
 // v's deadline (used by COPY and MOVE). v.Str/v.Obj must already be owned by the caller.
+// The key is reported as added ("new"), as Redis's dbDelete then dbAdd; COPY
+// REPLACE announces "overwritten" itself, after "copy_to".
 func (db *DB) Insert(key []byte, v Entry) *Entry {
 	if db.Lookup(key) != nil {
 		db.remove(key)
@@ -313,8 +348,25 @@ func (db *DB) Insert(key []byte, v Entry) *Entry {
 		db.SetExpire(key, ne, at)
 	}
 	db.trackHash(key, ne)
+	db.ks.added(db.ID, key)
 	db.ks.modified(db.ID, key)
 	return ne
+}
+
+// Evict removes key on behalf of the eviction policy and reports it to
+// Events.KeyEvicted ("evicted", Redis's deleteEvictedKeyAndPropagate). No
+// maxmemory policy evicts yet: this is the hook it will call. It reports
+// whether key was in the table.
+func (db *DB) Evict(key []byte) bool {
+	if _, ok := db.dict.Get(key); !ok {
+		return false
+	}
+	db.remove(key)
+	if db.ks.Events != nil {
+		db.ks.Events.KeyEvicted(db.ID, key)
+	}
+	db.ks.modified(db.ID, key)
+	return true
 }
 
 // Touch signals that the value of key was modified in place (Redis's

@@ -32,12 +32,36 @@ type Observer interface {
 	Swapping(a, b int)
 }
 
+// EventObserver hears of the key events that Redis announces from its
+// keyspace layer (db.c) rather than from the commands: the creation of a key
+// (dbAdd: "new"), the replacement of a live key's value by a set (setKey:
+// "overwritten", then "type_changed" when the kind differs), a read lookup
+// that finds no key (lookupKey: "keymiss") and an eviction ("evicted"). The
+// DB methods below are the one place these happen, so no command can forget
+// them. Calls happen under the engine's serialisation point, at the moment of
+// the change (before the command announces its own event, as in Redis);
+// implementations must not call back into the keyspace.
+type EventObserver interface {
+	// KeyAdded: key was created (SetString, SetObject, Insert, Rename).
+	KeyAdded(db int, key []byte)
+	// KeyOverwritten: SetString or SetObject replaced the value of a live key;
+	// typeChanged reports that the new value is of another kind.
+	KeyOverwritten(db int, key []byte, typeChanged bool)
+	// KeyMiss: LookupRead found no live key.
+	KeyMiss(db int, key []byte)
+	// KeyEvicted: Evict removed key.
+	KeyEvicted(db int, key []byte)
+}
+
 // Keyspace is the set of databases.
 type Keyspace struct {
 	DBs   []*DB
 	Stats Stats
 	// Obs, when set, is told of every modification and expiry.
 	Obs Observer
+	// Events, when set, is told of key creation, overwrites, read misses and
+	// evictions (keyspace notifications).
+	Events EventObserver
 	// Limits are the compact-encoding thresholds (never nil).
 	Limits *EncodingLimits
 	now    int64
@@ -82,6 +106,18 @@ func (ks *Keyspace) modified(db int, key []byte) {
 func (ks *Keyspace) expired(db int, key []byte) {
 	if ks.Obs != nil {
 		ks.Obs.Expired(db, key)
+	}
+}
+
+func (ks *Keyspace) added(db int, key []byte) {
+	if ks.Events != nil {
+		ks.Events.KeyAdded(db, key)
+	}
+}
+
+func (ks *Keyspace) overwritten(db int, key []byte, typeChanged bool) {
+	if ks.Events != nil {
+		ks.Events.KeyOverwritten(db, key, typeChanged)
 	}
 }
 

@@ -103,6 +103,14 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
+	if !hasPushAsReply(spec) {
+		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
+		// keeps them, as Redis sends them with CLIENT_PUSHING set
+		s.finishReply(cl, mark, skipReply)
+	}
+	// messages the command produced for its own client follow its reply and,
+	// being pushes, survive CLIENT REPLY OFF|SKIP
+	cl.flushSelfPush()
 	if len(s.blocked.ready) > 0 { // the unit's writes may serve blocked clients
 		s.serveReady()
 	}
@@ -112,7 +120,6 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	} else {
 		cl.rd.SetUnauthenticated(false)
 	}
-	s.finishReply(cl, mark, skipReply)
 	return true
 }
 
@@ -145,9 +152,12 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	c.Now = nowMs
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
+	outer := !cl.push.running // EXEC runs its commands through execute too
 	cl.push.running = true
 	s.run(c, spec)
-	cl.push.running = false
+	if outer {
+		cl.push.running = false
+	}
 	end := s.clock.NowUs()
 	cl.clockUs = end
 	st := &s.cmdStats[spec.ID]
@@ -171,6 +181,16 @@ func (s *Server) specFor(argv [][]byte) *command.Spec {
 		return spec.Sub(argv[1])
 	}
 	return spec
+}
+
+// hasPushAsReply reports the commands whose reply is the push confirmation of
+// each channel (Redis's cmdHasPushAsReply).
+func hasPushAsReply(spec *command.Spec) bool {
+	switch spec.FullName() {
+	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
+		return true
+	}
+	return false
 }
 
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.

@@ -50,9 +50,10 @@ func (s *Server) Modified(db int, key []byte) {
 	}
 }
 
-// Expired needs nothing for WATCH: the keyspace calls Modified for the same
+// Expired publishes "expired" (class x) for a key deleted by lazy or active
+// expiry. WATCH needs nothing here: the keyspace calls Modified for the same
 // deletion right after (touching twice would undo the stale-key rule above).
-func (s *Server) Expired(int, []byte) {}
+func (s *Server) Expired(db int, key []byte) { s.Notify(db, 'x', "expired", key) }
 
 // Flushing touches the watched keys of db that exist.
 func (s *Server) Flushing(db int) { s.touchAllInDB(db, -1) }

@@ -18,8 +18,10 @@ import (
 // moves it into the reply buffer before its next command and when woken: the
 // event loop through its wake fd, a goroutine-mode connection by a read
 // deadline in the past that interrupts its blocking read. A message for the
-// client whose command is running (it published to itself) goes straight into
-// its reply buffer, before the command's reply, as in Redis.
+// client whose command is running (it published to itself, or its command
+// raised a keyspace event it listens to) waits in push.self and follows the
+// command's reply (the whole EXEC or script reply included), as Redis 7.2+
+// does with server.pending_push_messages.
 
 // pushState is a client's side of message delivery.
 type pushState struct {
@@ -32,6 +34,9 @@ type pushState struct {
 	counts [3]atomic.Int32
 	// running is true while one of the client's own commands runs (engine lock)
 	running bool
+	// self holds the messages for the client produced by its running command,
+	// written after the command's reply (engine lock)
+	self []byte
 }
 
 // Deliver implements pubsub.Subscriber.
@@ -43,7 +48,7 @@ func (cl *client) Deliver(m *pubsub.Message) {
 // Called under the engine lock.
 func (cl *client) pushMsg(b []byte) {
 	if cl.push.running {
-		cl.w.Buf = append(cl.w.Buf, b...)
+		cl.push.self = append(cl.push.self, b...)
 		return
 	}
 	cl.push.mu.Lock()
@@ -66,6 +71,20 @@ func (cl *client) wakeForPush() {
 		cl.loop.queuePush(cl)
 	case cl.conn != nil:
 		_ = cl.conn.SetReadDeadline(time.Unix(1, 0)) // interrupts the blocking read
+	}
+}
+
+// flushSelfPush writes the messages the client's own command produced, after
+// the command's reply. Engine lock held.
+func (cl *client) flushSelfPush() {
+	if len(cl.push.self) == 0 {
+		return
+	}
+	cl.w.Buf = append(cl.w.Buf, cl.push.self...)
+	if cap(cl.push.self) > 64<<10 {
+		cl.push.self = nil
+	} else {
+		cl.push.self = cl.push.self[:0]
 	}
 }
 

@@ -80,7 +80,8 @@ type Server struct {
 	memPeak     uint64        // guarded by the engine lock
 	memPeakTime int64         // Unix seconds
 
-	latencyTracking atomic.Bool // latency-tracking
+	latencyTracking atomic.Bool   // latency-tracking
+	notifyFlags     atomic.Uint32 // notify-keyspace-events, parsed (notify.go)
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
 	errStats        map[string]int64
@@ -145,6 +146,8 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.hub = pubsub.New[*client]()
 	s.blocked = newBlocking()
 	ks.Obs = s
+	ks.Events = s
+	s.watchNotifyConfig()
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())
 	s.latencyTracking.Store(cfg.Bool("latency-tracking"))

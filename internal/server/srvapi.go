@@ -92,7 +92,3 @@ func (s *Server) NowUs() int64 { return s.clock.NowUs() }
 
 // SetActiveExpire implements DEBUG SET-ACTIVE-EXPIRE.
 func (s *Server) SetActiveExpire(on bool) { s.eng.SetActiveExpire(on) }
-
-// Notify publishes a keyspace event. Keyspace notifications are not served yet
-// (pub/sub lands with its own issue); handlers already report their events here.
-func (s *Server) Notify(db int, class byte, event string, key []byte) {}
