@@ -89,7 +89,11 @@ type Client struct {
 	// Script marks the client a Lua script's commands run as: blocking commands
 	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
 	Script bool
-	Flags  string
+	// DenyBlocking is set by the server while it runs the commands of an EXEC
+	// block: blocking commands then answer at once, as on timeout (Redis's
+	// CLIENT_DENY_BLOCKING, which a script's client has too; see Ctx.MayBlock).
+	DenyBlocking bool
+	Flags        string
 }
 
 // Server is what connection and server commands need from the server plumbing.
@@ -141,6 +145,9 @@ type Server interface {
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).
 	Notify(db int, class byte, event string, key []byte)
+	// Block parks c's client for a blocking command; see Ctx.Block for the
+	// contract. It runs with the engine's serialisation point held.
+	Block(c *Ctx, keys [][]byte, timeout int64, retry func(rc *Ctx) bool)
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).

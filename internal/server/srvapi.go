@@ -96,3 +96,9 @@ func (s *Server) SetActiveExpire(on bool) { s.eng.SetActiveExpire(on) }
 // Notify publishes a keyspace event. Keyspace notifications are not served yet
 // (pub/sub lands with its own issue); handlers already report their events here.
 func (s *Server) Notify(db int, class byte, event string, key []byte) {}
+
+// Block implements command.Server. Parking clients is not there yet: every
+// blocking command that finds nothing to serve gets Redis's timeout reply at once.
+func (s *Server) Block(c *command.Ctx, keys [][]byte, timeout int64, retry func(rc *command.Ctx) bool) {
+	c.W.NullArray()
+}
