@@ -1,6 +1,7 @@
 package command
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -91,6 +92,20 @@ func debugCmd(c *Ctx) {
 		default:
 			c.W.SimpleString("Listpack structure printed on stdout")
 		}
+	case "quicklist-packed-threshold":
+		// the size from which a list element gets a plain quicklist node (a
+		// test-suite knob; 0 restores the default)
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		sz, ok := memToUll(args[0])
+		if !ok || sz > 1<<32-1<<20 {
+			c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		c.KS.ListPackedThreshold = sz
+		c.W.SimpleString("OK")
 	case "protocol":
 		if len(args) != 1 {
 			debugUnknown(c)
@@ -160,6 +175,42 @@ func debugProtocol(c *Ctx, typ string) {
 	default:
 		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
+}
+
+// memToUll is Redis's memtoull: digits and an optional unit (b, k, kb, m, mb,
+// g, gb in any case; k, m, g are powers of 1000, kb, mb, gb of 1024).
+func memToUll(b []byte) (uint64, bool) {
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	mul := uint64(0)
+	switch u := strings.ToLower(string(b[i:])); u {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if i == 0 {
+		return 0, true // strtoull of no digits: 0
+	}
+	v, err := strconv.ParseUint(string(b[:i]), 10, 64)
+	if err != nil || v > math.MaxUint64/mul {
+		return 0, false
+	}
+	return v * mul, true
 }
 
 // debugUnknown is Redis's reply for an unknown DEBUG subcommand or a wrong count.
