@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
 )
 
 // debugCmd serves the DEBUG subcommands that Redis's own test suite and operators
@@ -75,7 +77,7 @@ func debugCmd(c *Ctx) {
 		c.W.SimpleString("Value at:0x0 refcount:1 encoding:" + e.EncodingName() +
 			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
-			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
+			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10) + debugObjectExtra(c, e))
 	case "listpack":
 		// DEBUG LISTPACK key: Redis dumps the listpack to its stdout; HotKV's
 		// compact encodings have no listpack to dump, so only the checks remain
@@ -175,6 +177,33 @@ func debugProtocol(c *Ctx, typ string) {
 	default:
 		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
+}
+
+// debugObjectExtra is the quicklist part of DEBUG OBJECT (debug.c): nodes,
+// average elements per node, the fill, whether list-compress-depth is set (read
+// live; Redis keeps the depth the quicklist was created with) and the sum of the
+// nodes' sizes.
+func debugObjectExtra(c *Ctx, e *keyspace.Entry) string {
+	l, ok := e.Obj.(*keyspace.List)
+	if !ok || !l.Quicklist() {
+		return ""
+	}
+	nodes, size := l.NodeStats()
+	compressed := "0"
+	if c.Srv != nil {
+		if kv := c.Srv.ConfigGet([]string{"list-compress-depth"}); len(kv) == 1 && kv[0][1] != "0" {
+			compressed = "1"
+		}
+	}
+	avg := 0.0
+	if nodes > 0 {
+		avg = float64(l.Len()) / float64(nodes)
+	}
+	return " ql_nodes:" + strconv.Itoa(nodes) +
+		" ql_avg_node:" + strconv.FormatFloat(avg, 'f', 2, 64) +
+		" ql_listpack_max:" + strconv.Itoa(l.Fill()) +
+		" ql_compressed:" + compressed +
+		" ql_uncompressed_size:" + strconv.Itoa(size)
 }
 
 // memToUll is Redis's memtoull: digits and an optional unit (b, k, kb, m, mb,

@@ -152,3 +152,98 @@ func TestDiffListRandom(t *testing.T) {
 		t.Errorf("the longest list seen had %d elements: the stream does not exercise quicklists", longest)
 	}
 }
+
+// TestDiffListNodes checks HotKV's quicklist node structure against Redis's,
+// through DEBUG OBJECT's ql_nodes and ql_uncompressed_size (the nodes' listpack
+// bytes), after every write of a random stream. Redis 7.0 sizes its nodes by a
+// different estimate than 8.x when list-max-listpack-size is a byte size, and
+// keeps every list a quicklist; with an entry-count fill and small elements the
+// two agree node for node, so the stream uses counts 0 to 5 and short
+// elements. Where HotKV holds a listpack (8.x's encoding for a list within the
+// limit), 7.0 must hold a single node.
+func TestDiffListNodes(t *testing.T) {
+	p := newPair(t)
+	p.same("FLUSHALL")
+	rng := rand.New(rand.NewPCG(11, 2026))
+	keys := []string{"n1", "n2", "n3"}
+	key := func() string { return keys[rng.IntN(len(keys))] }
+	elem := func() string {
+		switch rng.IntN(4) {
+		case 0:
+			return strconv.Itoa(rng.IntN(100000) - 50000)
+		case 1:
+			return strings.Repeat("s", rng.IntN(70))
+		}
+		return "e" + strconv.Itoa(rng.IntN(6))
+	}
+	elems := func(a []string) []string {
+		for n := 1 + rng.IntN(6); n > 0; n-- {
+			a = append(a, elem())
+		}
+		return a
+	}
+	idx := func() string { return strconv.Itoa(rng.IntN(30) - 15) }
+	side := func() string { return []string{"LEFT", "RIGHT"}[rng.IntN(2)] }
+	writes := []func() []string{
+		func() []string { return elems([]string{"LPUSH", key()}) },
+		func() []string { return elems([]string{"RPUSH", key()}) },
+		func() []string { return elems([]string{"RPUSH", key()}) },
+		func() []string { return []string{"LPOP", key(), strconv.Itoa(1 + rng.IntN(3))} },
+		func() []string { return []string{"RPOP", key(), strconv.Itoa(1 + rng.IntN(3))} },
+		func() []string {
+			return []string{"LINSERT", key(), []string{"BEFORE", "AFTER"}[rng.IntN(2)], elem(), elem()}
+		},
+		func() []string {
+			return []string{"LINSERT", key(), []string{"BEFORE", "AFTER"}[rng.IntN(2)], elem(), elem()}
+		},
+		func() []string { return []string{"LSET", key(), idx(), elem()} },
+		func() []string { return []string{"LREM", key(), strconv.Itoa(rng.IntN(5) - 2), elem()} },
+		func() []string { return []string{"LTRIM", key(), idx(), idx()} },
+		func() []string { return []string{"LMOVE", key(), key(), side(), side()} },
+	}
+	nodes := func(obj string) (string, string) {
+		f := map[string]string{}
+		for _, w := range strings.Fields(strings.TrimSpace(strings.TrimPrefix(obj, "+"))) {
+			if k, v, ok := strings.Cut(w, ":"); ok {
+				f[k] = v
+			}
+		}
+		if f["encoding"] == "listpack" {
+			return "1", "listpack"
+		}
+		return f["ql_nodes"], f["ql_uncompressed_size"]
+	}
+	checked, multi := 0, 0 // comparisons, and those of lists of more than 2 nodes
+	for round := range 12 {
+		fill := strconv.Itoa(round % 6)
+		p.same("CONFIG", "SET", "list-max-listpack-size", fill)
+		p.same("DEL", "n1", "n2", "n3")
+		for i := 0; i < 400 && !t.Failed(); i++ {
+			args := writes[rng.IntN(len(writes))]()
+			p.same(args...)
+			for _, k := range keys {
+				hk, rd := p.do("DEBUG", "OBJECT", k)
+				if strings.HasPrefix(hk, "-") || strings.HasPrefix(rd, "-") {
+					if hk[:1] != rd[:1] {
+						t.Fatalf("fill %s, after %q: DEBUG OBJECT %s: hotkv %q redis %q", fill, args, k, hk, rd)
+					}
+					continue
+				}
+				hn, hs := nodes(hk)
+				rn, rs := nodes(rd)
+				if hn != rn || (hs != "listpack" && hs != rs) {
+					t.Fatalf("fill %s, after %q: %s has %s nodes of %s bytes, redis %s nodes of %s bytes\n hotkv %s\n redis %s",
+						fill, args, k, hn, hs, rn, rs, hk, rd)
+				}
+				checked++
+				if n, _ := strconv.Atoi(rn); n > 2 {
+					multi++
+				}
+			}
+		}
+	}
+	t.Logf("%d node structures compared, %d of more than 2 nodes", checked, multi)
+	if checked < 5000 || multi < 1000 {
+		t.Errorf("only %d node structures compared, %d of more than 2 nodes", checked, multi)
+	}
+}

@@ -108,6 +108,7 @@ func (l *List) insertNode(i int, n qnode) {
 	nb[lo+i] = n
 	copy(nb[lo+i+1:], l.buf[int(l.lo)+i:])
 	l.buf, l.lo = nb[:lo+k+1], int32(lo)
+	l.one[0] = qnode{} // the nodes left the inline slot: let its buffer go
 }
 
 // removeNode deletes node i.
