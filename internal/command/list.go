@@ -340,7 +340,8 @@ func lsetCmd(c *Ctx) {
 	}
 	l := listOf(e)
 	l.TryGrow(len(c.Argv[3]), 1) // even when the index is out of range
-	if !l.Set(int(i), c.Argv[3]) {
+	// listTypeReplaceAtIndex takes an int: Redis 7.2+ cuts the index to 32 bits
+	if !l.Set(int(int32(i)), c.Argv[3]) {
 		c.Error("ERR index out of range")
 		return
 	}
