@@ -1,40 +1,10 @@
 package command
 
-import (
-	"math"
-
-	"github.com/hotkv/hotkv/internal/resp"
-)
-
-// blockTimeoutArg parses a blocking command's timeout, in seconds with
-// decimals, as Redis's getTimeoutFromObjectOrReply: the result is in
-// milliseconds, rounded up, 0 meaning forever.
-func blockTimeoutArg(c *Ctx, arg []byte) (ms int64, ok bool) {
-	f, isFloat := resp.ParseFloat(arg)
-	if !isFloat || math.IsNaN(f) {
-		c.Error("ERR timeout is not a float or out of range")
-		return 0, false
-	}
-	f *= 1000
-	if f > math.MaxInt64 {
-		c.Error("ERR timeout is out of range")
-		return 0, false
-	}
-	ms = int64(math.Ceil(f))
-	if f < 0 {
-		c.Error("ERR timeout is negative")
-		return 0, false
-	}
-	if ms > math.MaxInt64-c.Now {
-		c.Error("ERR timeout is out of range")
-		return 0, false
-	}
-	return ms, true
-}
+import "github.com/hotkv/hotkv/internal/resp"
 
 // bzpopGeneric: BZPOPMIN|BZPOPMAX key [key ...] timeout.
 func bzpopGeneric(c *Ctx, max bool) {
-	timeout, ok := blockTimeoutArg(c, c.Argv[len(c.Argv)-1])
+	timeout, ok := parseTimeout(c, c.Argv[len(c.Argv)-1])
 	if !ok {
 		return
 	}
@@ -58,7 +28,7 @@ func bzpopmaxCmd(c *Ctx) { bzpopGeneric(c, true) }
 
 // bzmpopCmd: BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count].
 func bzmpopCmd(c *Ctx) {
-	timeout, ok := blockTimeoutArg(c, c.Argv[1])
+	timeout, ok := parseTimeout(c, c.Argv[1])
 	if !ok {
 		return
 	}

@@ -20,8 +20,6 @@ type Ctx struct {
 	// NoBlock makes Block refuse: the command runs again after its timeout (or
 	// CLIENT UNBLOCK) and must reply as for an empty result.
 	NoBlock bool
-	// InExec is set while EXEC runs the queued commands (they may not block).
-	InExec bool
 	// FrozenUs, when not 0, is the time TIME reports (Unix µs): a script's
 	// start, so that TIME is constant inside a script, as in Redis 7.2+.
 	FrozenUs int64
@@ -100,7 +98,11 @@ type Client struct {
 	// Script marks the client a Lua script's commands run as: blocking commands
 	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
 	Script bool
-	Flags  string
+	// DenyBlocking is set by the server while it runs the commands of an EXEC
+	// block: blocking commands then answer at once, as on timeout (Redis's
+	// CLIENT_DENY_BLOCKING, which a script's client has too; see Ctx.MayBlock).
+	DenyBlocking bool
+	Flags        string
 }
 
 // Server is what connection and server commands need from the server plumbing.
@@ -149,8 +151,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
-	// Block parks the calling client (see Ctx.Block).
-	Block(c *Ctx, keys [][]byte, timeoutMs int64) bool
+	// Block parks the calling client (see Ctx.Block); deadline is absolute Unix ms.
+	Block(c *Ctx, keys [][]byte, deadline int64) bool
 	// UnblockClient is CLIENT UNBLOCK: 1 when the client was blocked.
 	UnblockClient(id int64, withError bool) int
 	// PubSub is the Pub/Sub registry.
@@ -182,15 +184,19 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 	}
 }
 
-// Block parks the client until one of keys is written, timeoutMs passes (0 =
-// never) or CLIENT UNBLOCK: a blocking command's handler calls it when it finds
-// nothing to serve, and returns without a reply. The handler then runs again
-// with the same arguments whenever a key changes, until it replies; after the
-// timeout it runs with NoBlock set. Block returns false when the client may not
-// block (a script, EXEC, NoBlock): the handler must then reply at once as it
-// does on timeout.
-func (c *Ctx) Block(keys [][]byte, timeoutMs int64) bool {
-	return c.Srv.Block(c, keys, timeoutMs)
+// Block parks the client until one of keys is written, the deadline passes
+// (absolute Unix ms from parseTimeout; 0 = never) or CLIENT UNBLOCK: a blocking
+// command's handler calls it when it finds nothing to serve, and returns
+// without a reply. The handler then runs again, whole, with the same arguments
+// whenever a key changes, until it replies (a second Block call while still
+// waiting keeps the client's place and deadline); after the deadline it runs
+// with NoBlock set. Block returns false when the client may not block
+// (MayBlock): the handler must then reply at once as it does on timeout.
+func (c *Ctx) Block(keys [][]byte, deadline int64) bool {
+	if !c.MayBlock() || c.Srv == nil {
+		return false
+	}
+	return c.Srv.Block(c, keys, deadline)
 }
 
 // NotifyIn is Notify for a key of another database (MOVE, COPY ... DB).

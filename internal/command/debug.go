@@ -1,9 +1,12 @@
 package command
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
 )
 
 // debugCmd serves the DEBUG subcommands that Redis's own test suite and operators
@@ -84,7 +87,7 @@ func debugCmd(c *Ctx) {
 		c.W.SimpleString("Value at:0x0 refcount:1 encoding:" + e.EncodingName() +
 			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
-			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10))
+			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10) + debugObjectExtra(c, e))
 	case "listpack":
 		// DEBUG LISTPACK key: Redis dumps the listpack to its stdout; HotKV's
 		// compact encodings have no listpack to dump, so only the checks remain
@@ -101,6 +104,20 @@ func debugCmd(c *Ctx) {
 		default:
 			c.W.SimpleString("Listpack structure printed on stdout")
 		}
+	case "quicklist-packed-threshold":
+		// the size from which a list element gets a plain quicklist node (a
+		// test-suite knob; 0 restores the default)
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		sz, ok := memToUll(args[0])
+		if !ok || sz > 1<<32-1<<20 {
+			c.Error("ERR argument must be a memory value bigger than 1 and smaller than 4gb")
+			return
+		}
+		c.KS.ListPackedThreshold = sz
+		c.W.SimpleString("OK")
 	case "protocol":
 		if len(args) != 1 {
 			debugUnknown(c)
@@ -170,6 +187,69 @@ func debugProtocol(c *Ctx, typ string) {
 	default:
 		c.Error("ERR Wrong protocol type name. Please use one of the following: string|integer|double|bignum|null|array|set|map|attrib|push|verbatim|true|false")
 	}
+}
+
+// debugObjectExtra is the quicklist part of DEBUG OBJECT (debug.c): nodes,
+// average elements per node, the fill, whether list-compress-depth is set (read
+// live; Redis keeps the depth the quicklist was created with) and the sum of the
+// nodes' sizes.
+func debugObjectExtra(c *Ctx, e *keyspace.Entry) string {
+	l, ok := e.Obj.(*keyspace.List)
+	if !ok || !l.Quicklist() {
+		return ""
+	}
+	nodes, size := l.NodeStats()
+	compressed := "0"
+	if c.Srv != nil {
+		if kv := c.Srv.ConfigGet([]string{"list-compress-depth"}); len(kv) == 1 && kv[0][1] != "0" {
+			compressed = "1"
+		}
+	}
+	avg := 0.0
+	if nodes > 0 {
+		avg = float64(l.Len()) / float64(nodes)
+	}
+	return " ql_nodes:" + strconv.Itoa(nodes) +
+		" ql_avg_node:" + strconv.FormatFloat(avg, 'f', 2, 64) +
+		" ql_listpack_max:" + strconv.Itoa(l.Fill()) +
+		" ql_compressed:" + compressed +
+		" ql_uncompressed_size:" + strconv.Itoa(size)
+}
+
+// memToUll is Redis's memtoull: digits and an optional unit (b, k, kb, m, mb,
+// g, gb in any case; k, m, g are powers of 1000, kb, mb, gb of 1024).
+func memToUll(b []byte) (uint64, bool) {
+	i := 0
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	mul := uint64(0)
+	switch u := strings.ToLower(string(b[i:])); u {
+	case "", "b":
+		mul = 1
+	case "k":
+		mul = 1000
+	case "kb":
+		mul = 1024
+	case "m":
+		mul = 1000 * 1000
+	case "mb":
+		mul = 1024 * 1024
+	case "g":
+		mul = 1000 * 1000 * 1000
+	case "gb":
+		mul = 1024 * 1024 * 1024
+	default:
+		return 0, false
+	}
+	if i == 0 {
+		return 0, true // strtoull of no digits: 0
+	}
+	v, err := strconv.ParseUint(string(b[:i]), 10, 64)
+	if err != nil || v > math.MaxUint64/mul {
+		return 0, false
+	}
+	return v * mul, true
 }
 
 // debugUnknown is Redis's reply for an unknown DEBUG subcommand or a wrong count.

@@ -53,10 +53,11 @@ func xorEntryDigest(d *digest, e *keyspace.Entry) {
 	case keyspace.KindString:
 		d.mix(e.Str)
 	case keyspace.KindList:
-		l := e.Obj.(*keyspace.List)
-		for i := 0; i < l.Len(); i++ {
-			d.mix(l.Index(i))
-		}
+		// each element mixed in, head to tail: the digest follows the order
+		e.Obj.(*keyspace.List).Range(func(v []byte) bool {
+			d.mix(v)
+			return true
+		})
 	case keyspace.KindSet:
 		// each member is xored in: the digest ignores the set's order
 		e.Obj.(*keyspace.Set).Range(func(m []byte) bool {

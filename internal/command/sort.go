@@ -180,7 +180,8 @@ func sortGeneric(c *Ctx, readonly bool) {
 					if desc {
 						idx = l.Len() - 1 - int(start) - i
 					}
-					vec = append(vec, sortItem{obj: l.Index(idx)})
+					v, _ := l.Index(idx)
+					vec = append(vec, sortItem{obj: v})
 				}
 			} else {
 				zs.RangeByRank(int(start), int(end), desc, func(m []byte, _ float64) {
@@ -193,9 +194,12 @@ func sortGeneric(c *Ctx, readonly bool) {
 	case kind == keyspace.KindList:
 		l := e.Obj.(*keyspace.List)
 		vec = make([]sortItem, l.Len())
-		for i := range vec {
-			vec[i].obj = l.Index(i)
-		}
+		i := 0
+		l.Range(func(v []byte) bool {
+			vec[i].obj = v
+			i++
+			return true
+		})
 	case kind == keyspace.KindSet:
 		members := e.Obj.(*keyspace.Set).Members(make([][]byte, 0, vectorlen))
 		vec = make([]sortItem, len(members))
@@ -264,14 +268,16 @@ func sortGeneric(c *Ctx, readonly bool) {
 		}
 		return
 	}
-	l := &keyspace.List{}
+	l := c.KS.NewList()
 	for j := start; j <= end; j++ {
 		if len(gets) == 0 {
-			l.PushBack(vec[j].obj)
+			l.TryGrow(len(vec[j].obj), 1)
+			l.Push(vec[j].obj, false)
 		}
 		for _, g := range gets {
 			v, _ := lookupByPattern(c, g, vec[j].obj)
-			l.PushBack(v)
+			l.TryGrow(len(v), 1)
+			l.Push(v, false)
 		}
 	}
 	if outputlen > 0 {

@@ -64,8 +64,12 @@ type Keyspace struct {
 	Events EventObserver
 	// Limits are the compact-encoding thresholds (never nil).
 	Limits *EncodingLimits
-	now    int64
-	seed   uint64
+	// ListPackedThreshold is DEBUG QUICKLIST-PACKED-THRESHOLD: when nonzero, a
+	// list element of at least this many bytes gets a plain quicklist node
+	// (quicklist.c's packed_threshold, a test-suite knob; 0 is Redis's default).
+	ListPackedThreshold uint64
+	now                 int64
+	seed                uint64
 }
 
 // New returns a keyspace of n empty databases; seed keys the hash tables.

@@ -180,6 +180,10 @@ func (x LongDouble) Add(y LongDouble) LongDouble {
 	return LongDouble{f: z}
 }
 
+// Big returns a copy of x as a big.Float of long double precision (NaN, which
+// big.Float cannot hold, gives zero: check IsNaN first).
+func (x LongDouble) Big() *big.Float { return new(big.Float).Copy(x.big()) }
+
 func (x LongDouble) big() *big.Float {
 	if x.f == nil {
 		return new(big.Float)

@@ -55,8 +55,8 @@ func newBlocking() *blocking {
 }
 
 // Block implements command.Server's Block: see the file comment.
-func (s *Server) Block(c *command.Ctx, keys [][]byte, timeoutMs int64) bool {
-	if c.NoBlock || c.Client.Script || c.InExec {
+func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
+	if !c.MayBlock() {
 		return false
 	}
 	cl := s.clientOf(c.Client)
@@ -88,8 +88,9 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, timeoutMs int64) bool {
 	}
 	s.blocked.count++
 	s.stats.blockedClients.Add(1)
-	if timeoutMs > 0 {
-		b.timer = time.AfterFunc(time.Duration(timeoutMs)*time.Millisecond, func() { s.blockTimeout(cl) })
+	if deadline > 0 {
+		wait := max(deadline-c.Now, 0)
+		b.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { s.blockTimeout(cl) })
 	}
 	return true
 }

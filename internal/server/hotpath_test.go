@@ -62,6 +62,23 @@ var hotCases = []struct {
 	{"HSET", [][]string{{"HSET", "myhash", "element:000000000001", "xxx", "element:2", "yyy"}}, []string{"HSET", "myhash", "element:000000000001", "xxx"}},
 	{"HSET_table", [][]string{{"CONFIG", "SET", "hash-max-listpack-entries", "1"}, {"HSET", "myhash", "a", "1", "b", "2"}}, []string{"HSET", "myhash", "a", "xxx"}},
 	{"HGET", [][]string{{"HSET", "myhash", "element:000000000001", "xxx"}}, []string{"HGET", "myhash", "element:000000000001"}},
+	// redis-benchmark's list workloads: pushes and pops at the ends of a long list
+	// (a quicklist), LRANGE_100 and LRANGE_600 on a list of 600 elements
+	{"LPUSH", [][]string{{"RPUSH", "mylist", "xxx"}}, []string{"LPUSH", "mylist", "xxx"}},
+	{"RPUSH", [][]string{{"RPUSH", "mylist", "xxx"}}, []string{"RPUSH", "mylist", "xxx"}},
+	{"LPOP", [][]string{listOf("RPUSH", 3000)}, []string{"LPOP", "mylist"}},
+	{"RPOP", [][]string{listOf("RPUSH", 3000)}, []string{"RPOP", "mylist"}},
+	{"LRANGE_100", [][]string{listOf("LPUSH", 600)}, []string{"LRANGE", "mylist", "0", "99"}},
+	{"LRANGE_600", [][]string{listOf("LPUSH", 600)}, []string{"LRANGE", "mylist", "0", "599"}},
+}
+
+// listOf is a push of n "xxx" elements to mylist.
+func listOf(cmd string, n int) []string {
+	a := []string{cmd, "mylist"}
+	for range n {
+		a = append(a, "xxx")
+	}
+	return a
 }
 
 // DESIGN.md §6: zero allocations per command on the hot path.

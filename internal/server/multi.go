@@ -228,11 +228,11 @@ func (s *Server) Exec(c *command.Ctx) {
 	discardQueue(cl)
 	c.W.ArrayLen(len(queue))
 	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
-	c.InExec = true // blocking commands do not block inside EXEC
+	c.Client.DenyBlocking = true // blocking commands answer at once inside EXEC
 	for _, argv := range queue {
 		s.execute(cl, s.specFor(argv), argv, now) // one frozen now for the whole EXEC
 	}
-	c.InExec = false
+	c.Client.DenyBlocking = false
 	// back to EXEC's own context: it succeeded, its commands' errors were counted
 	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty = execSpec, execArgv, "", now, 0
 	s.eng.BeginAt(now)
