@@ -110,7 +110,7 @@ func writeDoc(c *Ctx, s *Spec) {
 	}
 	if len(d.History) > 0 {
 		w.BulkString("history")
-		w.ArrayLen(len(d.History))
+		w.SetLen(len(d.History)) // a set in RESP3, as Redis's addReplyCommandHistory
 		for _, h := range d.History {
 			w.ArrayLen(2)
 			w.BulkString(h[0])
