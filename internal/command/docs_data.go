@@ -4,7 +4,7 @@ package command
 
 // docsTable is COMMAND DOCS's data (Redis 8.x), by full command name.
 var docsTable = map[string]*CommandDoc{
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"append": {
 		Summary:    "Appends a string to the value of a key. Creates the key if it doesn't exist.",
 		Since:      "2.0.0",
@@ -15,7 +15,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"auth": {
 		Summary:    "Authenticates the connection.",
 		Since:      "1.0.0",
@@ -29,7 +29,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "password", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitcount": {
 		Summary:    "Counts the number of set bits (population counting) in a string.",
 		Since:      "2.6.0",
@@ -50,7 +50,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitfield": {
 		Summary:    "Performs arbitrary bitfield integer operations on strings.",
 		Since:      "3.2.0",
@@ -85,7 +85,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitfield_ro": {
 		Summary:    "Performs arbitrary read-only bitfield integer operations on strings.",
 		Since:      "6.0.0",
@@ -99,7 +99,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitop": {
 		Summary:    "Performs bitwise operations on multiple strings, and stores the result.",
 		Since:      "2.6.0",
@@ -120,7 +120,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitpos": {
 		Summary:    "Finds the first set (1) or clear (0) bit in a string.",
 		Since:      "2.8.7",
@@ -144,7 +144,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bzmpop": {
 		Summary:    "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
 		Since:      "7.0.0",
@@ -161,7 +161,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bzpopmax": {
 		Summary:    "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
 		Since:      "5.0.0",
@@ -175,7 +175,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "timeout", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bzpopmin": {
 		Summary:    "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
 		Since:      "5.0.0",
@@ -189,42 +189,42 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "timeout", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client": {
 		Summary:    "A container for client connection commands.",
 		Since:      "2.4.0",
 		Group:      "connection",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|getname": {
 		Summary:    "Returns the name of the connection.",
 		Since:      "2.6.9",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|id": {
 		Summary:    "Returns the unique client ID of the connection.",
 		Since:      "5.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|info": {
 		Summary:    "Returns information about the connection.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|kill": {
 		Summary:    "Terminates open connections.",
 		Since:      "2.4.0",
@@ -262,7 +262,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|list": {
 		Summary:    "Lists open connections.",
 		Since:      "2.4.0",
@@ -289,7 +289,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "ID", Since: "6.2.0", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|no-evict": {
 		Summary:    "Sets the client eviction mode of the connection.",
 		Since:      "7.0.0",
@@ -302,7 +302,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|no-touch": {
 		Summary:    "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
 		Since:      "7.2.0",
@@ -315,7 +315,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|pause": {
 		Summary:    "Suspends commands processing.",
 		Since:      "3.0.0",
@@ -332,7 +332,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|reply": {
 		Summary:    "Instructs the server whether to reply to commands.",
 		Since:      "3.2.0",
@@ -346,7 +346,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|setinfo": {
 		Summary:    "Sets information specific to the client or connection.",
 		Since:      "7.2.0",
@@ -359,7 +359,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|setname": {
 		Summary:    "Sets the connection name.",
 		Since:      "2.6.9",
@@ -369,7 +369,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "connection-name", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|unblock": {
 		Summary:    "Unblocks a client blocked by a blocking command from a different connection.",
 		Since:      "5.0.0",
@@ -383,28 +383,28 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|unpause": {
 		Summary:    "Resumes processing commands from paused clients.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(N) Where N is the number of paused clients",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command": {
 		Summary:    "Returns detailed information about all commands.",
 		Since:      "2.8.13",
 		Group:      "server",
 		Complexity: "O(N) where N is the total number of Redis commands",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|count": {
 		Summary:    "Returns a count of commands.",
 		Since:      "2.8.13",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|docs": {
 		Summary:    "Returns documentary information about one, multiple or all commands.",
 		Since:      "7.0.0",
@@ -414,7 +414,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "command-name", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|getkeys": {
 		Summary:    "Extracts the key names from an arbitrary command.",
 		Since:      "2.8.13",
@@ -425,7 +425,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|getkeysandflags": {
 		Summary:    "Extracts the key names and access flags for an arbitrary command.",
 		Since:      "7.0.0",
@@ -436,14 +436,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|info": {
 		Summary:    "Returns information about one, multiple or all commands.",
 		Since:      "2.8.13",
@@ -456,7 +456,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "command-name", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"command|list": {
 		Summary:    "Returns a list of command names.",
 		Since:      "7.0.0",
@@ -470,14 +470,14 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config": {
 		Summary:    "A container for server configuration commands.",
 		Since:      "2.0.0",
 		Group:      "server",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config|get": {
 		Summary:    "Returns the effective values of configuration parameters.",
 		Since:      "2.0.0",
@@ -490,28 +490,28 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "parameter", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config|resetstat": {
 		Summary:    "Resets the server's statistics.",
 		Since:      "2.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config|rewrite": {
 		Summary:    "Persists the effective configuration to file.",
 		Since:      "2.8.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"config|set": {
 		Summary:    "Sets configuration parameters in-flight.",
 		Since:      "2.0.0",
@@ -527,7 +527,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"copy": {
 		Summary:    "Copies the value of a key to a new key.",
 		Since:      "6.2.0",
@@ -540,14 +540,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"dbsize": {
 		Summary:    "Returns the number of keys in the database.",
 		Since:      "1.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"debug": {
 		Summary:    "A container for debugging commands.",
 		Since:      "1.0.0",
@@ -555,7 +555,7 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "Depends on subcommand.",
 		DocFlags:   []string{"syscmd"},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"decr": {
 		Summary:    "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
@@ -565,7 +565,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"decrby": {
 		Summary:    "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
@@ -576,7 +576,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "decrement", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"del": {
 		Summary:    "Deletes one or more keys.",
 		Since:      "1.0.0",
@@ -612,14 +612,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"discard": {
 		Summary:    "Discards a transaction.",
 		Since:      "2.0.0",
 		Group:      "transactions",
 		Complexity: "O(N), when N is the number of queued commands",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"echo": {
 		Summary:    "Returns the given string.",
 		Since:      "1.0.0",
@@ -629,7 +629,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "message", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"eval": {
 		Summary:    "Executes a server-side Lua script.",
 		Since:      "2.6.0",
@@ -642,7 +642,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"eval_ro": {
 		Summary:    "Executes a read-only server-side Lua script.",
 		Since:      "7.0.0",
@@ -655,7 +655,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"evalsha": {
 		Summary:    "Executes a server-side Lua script by SHA1 digest.",
 		Since:      "2.6.0",
@@ -668,7 +668,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"evalsha_ro": {
 		Summary:    "Executes a read-only server-side Lua script by SHA1 digest.",
 		Since:      "7.0.0",
@@ -681,14 +681,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"exec": {
 		Summary:    "Executes all commands in a transaction.",
 		Since:      "1.2.0",
 		Group:      "transactions",
 		Complexity: "Depends on commands in the transaction",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"exists": {
 		Summary:    "Determines whether one or more keys exist.",
 		Since:      "1.0.0",
@@ -701,7 +701,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"expire": {
 		Summary:    "Sets the expiration time of a key in seconds.",
 		Since:      "1.0.0",
@@ -721,7 +721,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"expireat": {
 		Summary:    "Sets the expiration time of a key to a Unix timestamp.",
 		Since:      "1.2.0",
@@ -741,7 +741,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"expiretime": {
 		Summary:    "Returns the expiration time of a key as a Unix timestamp.",
 		Since:      "7.0.0",
@@ -751,7 +751,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"fcall": {
 		Summary:    "Invokes a function.",
 		Since:      "7.0.0",
@@ -764,7 +764,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"fcall_ro": {
 		Summary:    "Invokes a read-only function.",
 		Since:      "7.0.0",
@@ -777,7 +777,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"flushall": {
 		Summary:    "Removes all keys from all databases.",
 		Since:      "1.0.0",
@@ -794,7 +794,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"flushdb": {
 		Summary:    "Remove all keys from the current database.",
 		Since:      "1.0.0",
@@ -811,14 +811,14 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function": {
 		Summary:    "A container for function commands.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|delete": {
 		Summary:    "Deletes a library and its functions.",
 		Since:      "7.0.0",
@@ -828,14 +828,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "library-name", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|dump": {
 		Summary:    "Dumps all libraries into a serialized binary payload.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(N) where N is the number of functions",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|flush": {
 		Summary:    "Deletes all libraries and functions.",
 		Since:      "7.0.0",
@@ -848,21 +848,21 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|kill": {
 		Summary:    "Terminates a function during execution.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|list": {
 		Summary:    "Returns information about all libraries.",
 		Since:      "7.0.0",
@@ -873,7 +873,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withcode", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCODE", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|load": {
 		Summary:    "Creates a library.",
 		Since:      "7.0.0",
@@ -884,7 +884,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "function-code", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|restore": {
 		Summary:    "Restores all libraries from a payload.",
 		Since:      "7.0.0",
@@ -899,14 +899,14 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"function|stats": {
 		Summary:    "Returns information about a function during execution.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"get": {
 		Summary:    "Returns the string value of a key.",
 		Since:      "1.0.0",
@@ -916,7 +916,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"getbit": {
 		Summary:    "Returns a bit value by offset.",
 		Since:      "2.2.0",
@@ -927,7 +927,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "offset", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"getdel": {
 		Summary:    "Returns the string value of a key after deleting the key.",
 		Since:      "6.2.0",
@@ -937,7 +937,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"getex": {
 		Summary:    "Returns the string value of a key after setting its expiration time.",
 		Since:      "6.2.0",
@@ -954,7 +954,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"getrange": {
 		Summary:    "Returns a substring of the string stored at a key.",
 		Since:      "2.4.0",
@@ -966,7 +966,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "end", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"getset": {
 		Summary:         "Returns the previous string value of a key after setting it to a new value.",
 		Since:           "1.0.0",
@@ -980,7 +980,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hdel": {
 		Summary:    "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.",
 		Since:      "2.0.0",
@@ -994,7 +994,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hello": {
 		Summary:    "Handshakes with the Redis server.",
 		Since:      "6.0.0",
@@ -1014,7 +1014,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hexists": {
 		Summary:    "Determines whether a field exists in a hash.",
 		Since:      "2.0.0",
@@ -1025,7 +1025,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "field", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hexpire": {
 		Summary:    "Set expiry for hash field using relative time to expire (seconds)",
 		Since:      "7.4.0",
@@ -1046,7 +1046,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hexpireat": {
 		Summary:    "Set expiry for hash field using an absolute Unix timestamp (seconds)",
 		Since:      "7.4.0",
@@ -1067,7 +1067,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hexpiretime": {
 		Summary:    "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
 		Since:      "7.4.0",
@@ -1081,7 +1081,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hget": {
 		Summary:    "Returns the value of a field in a hash.",
 		Since:      "2.0.0",
@@ -1092,7 +1092,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "field", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hgetall": {
 		Summary:    "Returns all fields and values in a hash.",
 		Since:      "2.0.0",
@@ -1102,7 +1102,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hgetdel": {
 		Summary:    "Returns the value of a field and deletes it from the hash.",
 		Since:      "8.0.0",
@@ -1116,7 +1116,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hgetex": {
 		Summary:    "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
 		Since:      "8.0.0",
@@ -1137,7 +1137,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hincrby": {
 		Summary:    "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.",
 		Since:      "2.0.0",
@@ -1149,7 +1149,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "increment", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hincrbyfloat": {
 		Summary:    "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.",
 		Since:      "2.6.0",
@@ -1161,7 +1161,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "increment", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hkeys": {
 		Summary:    "Returns all fields in a hash.",
 		Since:      "2.0.0",
@@ -1171,7 +1171,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hlen": {
 		Summary:    "Returns the number of fields in a hash.",
 		Since:      "2.0.0",
@@ -1181,7 +1181,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hmget": {
 		Summary:    "Returns the values of all fields in a hash.",
 		Since:      "2.0.0",
@@ -1192,7 +1192,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hmset": {
 		Summary:         "Sets the values of multiple fields.",
 		Since:           "2.0.0",
@@ -1209,7 +1209,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hpersist": {
 		Summary:    "Removes the expiration time for each specified field",
 		Since:      "7.4.0",
@@ -1223,7 +1223,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hpexpire": {
 		Summary:    "Set expiry for hash field using relative time to expire (milliseconds)",
 		Since:      "7.4.0",
@@ -1244,7 +1244,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hpexpireat": {
 		Summary:    "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
 		Since:      "7.4.0",
@@ -1265,7 +1265,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hpexpiretime": {
 		Summary:    "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
 		Since:      "7.4.0",
@@ -1279,7 +1279,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hpttl": {
 		Summary:    "Returns the TTL in milliseconds of a hash field.",
 		Since:      "7.4.0",
@@ -1293,7 +1293,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hrandfield": {
 		Summary:    "Returns one or more random fields from a hash.",
 		Since:      "6.2.0",
@@ -1307,7 +1307,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hscan": {
 		Summary:    "Iterates over fields and values of a hash.",
 		Since:      "2.8.0",
@@ -1321,7 +1321,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "novalues", Type: "pure-token", KeySpecIndex: -1, Token: "NOVALUES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hset": {
 		Summary:    "Creates or modifies the value of a field in a hash.",
 		Since:      "2.0.0",
@@ -1338,7 +1338,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hsetex": {
 		Summary:    "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
 		Since:      "8.0.0",
@@ -1366,7 +1366,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hsetnx": {
 		Summary:    "Sets the value of a field in a hash only when the field doesn't exist.",
 		Since:      "2.0.0",
@@ -1378,7 +1378,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hstrlen": {
 		Summary:    "Returns the length of the value of a field.",
 		Since:      "3.2.0",
@@ -1389,7 +1389,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "field", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"httl": {
 		Summary:    "Returns the TTL in seconds of a hash field.",
 		Since:      "7.4.0",
@@ -1403,7 +1403,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"hvals": {
 		Summary:    "Returns all values in a hash.",
 		Since:      "2.0.0",
@@ -1413,7 +1413,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"incr": {
 		Summary:    "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
@@ -1423,7 +1423,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"incrby": {
 		Summary:    "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
@@ -1434,7 +1434,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "increment", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"incrbyfloat": {
 		Summary:    "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "2.6.0",
@@ -1445,7 +1445,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "increment", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"info": {
 		Summary:    "Returns information and statistics about the server.",
 		Since:      "1.0.0",
@@ -1458,7 +1458,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "section", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"keys": {
 		Summary:    "Returns all key names that match a pattern.",
 		Since:      "1.0.0",
@@ -1468,14 +1468,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lastsave": {
 		Summary:    "Returns the Unix timestamp of the last successful save to disk.",
 		Since:      "1.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lcs": {
 		Summary:    "Finds the longest common substring.",
 		Since:      "7.0.0",
@@ -1490,7 +1490,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withmatchlen", Type: "pure-token", KeySpecIndex: -1, Token: "WITHMATCHLEN", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lindex": {
 		Summary:    "Returns an element from a list by its index.",
 		Since:      "1.0.0",
@@ -1501,7 +1501,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "index", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"llen": {
 		Summary:    "Returns the length of a list.",
 		Since:      "1.0.0",
@@ -1511,7 +1511,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lpop": {
 		Summary:    "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
 		Since:      "1.0.0",
@@ -1525,7 +1525,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lpush": {
 		Summary:    "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -1539,7 +1539,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lrange": {
 		Summary:    "Returns a range of elements from a list.",
 		Since:      "1.0.0",
@@ -1551,7 +1551,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "stop", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"mget": {
 		Summary:    "Atomically returns the string values of one or more keys.",
 		Since:      "1.0.0",
@@ -1561,7 +1561,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"move": {
 		Summary:    "Moves a key to another database.",
 		Since:      "1.0.0",
@@ -1572,7 +1572,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "db", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"mset": {
 		Summary:    "Atomically creates or modifies the string values of one or more keys.",
 		Since:      "1.0.1",
@@ -1610,7 +1610,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"msetnx": {
 		Summary:    "Atomically modifies the string values of one or more keys only when all keys don't exist.",
 		Since:      "1.0.1",
@@ -1623,21 +1623,21 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"multi": {
 		Summary:    "Starts a transaction.",
 		Since:      "1.2.0",
 		Group:      "transactions",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object": {
 		Summary:    "A container for object introspection commands.",
 		Since:      "2.2.3",
 		Group:      "generic",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object|encoding": {
 		Summary:    "Returns the internal encoding of a Redis object.",
 		Since:      "2.2.3",
@@ -1647,7 +1647,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object|freq": {
 		Summary:    "Returns the logarithmic access frequency counter of a Redis object.",
 		Since:      "4.0.0",
@@ -1657,14 +1657,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "6.2.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object|idletime": {
 		Summary:    "Returns the time since the last access to a Redis object.",
 		Since:      "2.2.3",
@@ -1674,7 +1674,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"object|refcount": {
 		Summary:    "Returns the reference count of a value of a key.",
 		Since:      "2.2.3",
@@ -1684,7 +1684,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"persist": {
 		Summary:    "Removes the expiration time of a key.",
 		Since:      "2.2.0",
@@ -1694,7 +1694,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pexpire": {
 		Summary:    "Sets the expiration time of a key in milliseconds.",
 		Since:      "2.6.0",
@@ -1714,7 +1714,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pexpireat": {
 		Summary:    "Sets the expiration time of a key to a Unix milliseconds timestamp.",
 		Since:      "2.6.0",
@@ -1734,7 +1734,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pexpiretime": {
 		Summary:    "Returns the expiration time of a key as a Unix milliseconds timestamp.",
 		Since:      "7.0.0",
@@ -1744,7 +1744,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pfadd": {
 		Summary:    "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
 		Since:      "2.8.9",
@@ -1755,7 +1755,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pfcount": {
 		Summary:    "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
 		Since:      "2.8.9",
@@ -1765,7 +1765,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pfdebug": {
 		Summary:    "Internal commands for debugging HyperLogLog values.",
 		Since:      "2.8.9",
@@ -1777,7 +1777,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pfmerge": {
 		Summary:    "Merges one or more HyperLogLog values into a single key.",
 		Since:      "2.8.9",
@@ -1788,7 +1788,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "sourcekey", Type: "key", KeySpecIndex: 1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pfselftest": {
 		Summary:    "An internal command for testing HyperLogLog values.",
 		Since:      "2.8.9",
@@ -1796,7 +1796,7 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "N/A",
 		DocFlags:   []string{"syscmd"},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"ping": {
 		Summary:    "Returns the server's liveliness response.",
 		Since:      "1.0.0",
@@ -1806,7 +1806,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "message", Type: "string", KeySpecIndex: -1, Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"psetex": {
 		Summary:         "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
 		Since:           "2.6.0",
@@ -1821,7 +1821,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"psubscribe": {
 		Summary:    "Listens for messages published to channels that match one or more patterns.",
 		Since:      "2.0.0",
@@ -1831,7 +1831,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pttl": {
 		Summary:    "Returns the expiration time in milliseconds of a key.",
 		Since:      "2.6.0",
@@ -1844,7 +1844,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"publish": {
 		Summary:    "Posts a message to a channel.",
 		Since:      "2.0.0",
@@ -1855,14 +1855,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "message", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub": {
 		Summary:    "A container for Pub/Sub commands.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|channels": {
 		Summary:    "Returns the active channels.",
 		Since:      "2.8.0",
@@ -1872,21 +1872,21 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "6.2.0",
 		Group:      "pubsub",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|numpat": {
 		Summary:    "Returns a count of unique pattern subscriptions.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|numsub": {
 		Summary:    "Returns a count of subscribers to channels.",
 		Since:      "2.8.0",
@@ -1896,7 +1896,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|shardchannels": {
 		Summary:    "Returns the active shard channels.",
 		Since:      "7.0.0",
@@ -1906,7 +1906,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pubsub|shardnumsub": {
 		Summary:    "Returns the count of subscribers of shard channels.",
 		Since:      "7.0.0",
@@ -1916,7 +1916,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"punsubscribe": {
 		Summary:    "Stops listening to messages published to channels that match one or more patterns.",
 		Since:      "2.0.0",
@@ -1926,7 +1926,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"quit": {
 		Summary:         "Closes the connection.",
 		Since:           "1.0.0",
@@ -1936,14 +1936,14 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "7.2.0",
 		ReplacedBy:      "just closing the connection",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"randomkey": {
 		Summary:    "Returns a random key name from the database.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rename": {
 		Summary:    "Renames a key and overwrites the destination.",
 		Since:      "1.0.0",
@@ -1954,7 +1954,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "newkey", Type: "key", KeySpecIndex: 1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"renamenx": {
 		Summary:    "Renames a key only when the target key name doesn't exist.",
 		Since:      "1.0.0",
@@ -1968,14 +1968,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "newkey", Type: "key", KeySpecIndex: 1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"reset": {
 		Summary:    "Resets the connection.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rpop": {
 		Summary:    "Returns and removes the last elements of a list. Deletes the list if the last element was popped.",
 		Since:      "1.0.0",
@@ -1989,7 +1989,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rpush": {
 		Summary:    "Appends one or more elements to a list. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2003,7 +2003,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sadd": {
 		Summary:    "Adds one or more members to a set. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2017,7 +2017,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"scan": {
 		Summary:    "Iterates over the key names in the database.",
 		Since:      "2.8.0",
@@ -2033,7 +2033,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "type", Type: "string", KeySpecIndex: -1, Token: "TYPE", Since: "6.0.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"scard": {
 		Summary:    "Returns the number of members in a set.",
 		Since:      "1.0.0",
@@ -2043,14 +2043,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script": {
 		Summary:    "A container for Lua scripts management commands.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|debug": {
 		Summary:    "Sets the debug mode of server-side Lua scripts.",
 		Since:      "3.2.0",
@@ -2064,7 +2064,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|exists": {
 		Summary:    "Determines whether server-side Lua scripts exist in the script cache.",
 		Since:      "2.6.0",
@@ -2074,7 +2074,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "sha1", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|flush": {
 		Summary:    "Removes all server-side Lua scripts from the script cache.",
 		Since:      "2.6.0",
@@ -2090,21 +2090,21 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|kill": {
 		Summary:    "Terminates a server-side Lua script during execution.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"script|load": {
 		Summary:    "Loads a server-side Lua script to the script cache.",
 		Since:      "2.6.0",
@@ -2114,7 +2114,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "script", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sdiff": {
 		Summary:    "Returns the difference of multiple sets.",
 		Since:      "1.0.0",
@@ -2124,7 +2124,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sdiffstore": {
 		Summary:    "Stores the difference of multiple sets in a key.",
 		Since:      "1.0.0",
@@ -2135,7 +2135,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"select": {
 		Summary:    "Changes the selected database.",
 		Since:      "1.0.0",
@@ -2145,7 +2145,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "index", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def; 8.4: COMMAND DOCS SET reply in redis/docs content/commands/command-docs.md
+	// source: 8.2: redis/redis src/commands.def @da13ede; 8.4: COMMAND DOCS SET reply in redis/docs content/commands/command-docs.md
 	"set": {
 		Summary:    "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2179,7 +2179,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"setbit": {
 		Summary:    "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
 		Since:      "2.2.0",
@@ -2191,7 +2191,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"setex": {
 		Summary:         "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
 		Since:           "2.0.0",
@@ -2206,7 +2206,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"setnx": {
 		Summary:         "Set the string value of a key only when the key doesn't exist.",
 		Since:           "1.0.0",
@@ -2220,7 +2220,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"setrange": {
 		Summary:    "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
 		Since:      "2.2.0",
@@ -2232,7 +2232,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "value", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"shutdown": {
 		Summary:    "Synchronously saves the database(s) to disk and shuts down the Redis server.",
 		Since:      "1.0.0",
@@ -2251,7 +2251,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "abort", Type: "pure-token", KeySpecIndex: -1, Token: "ABORT", Since: "7.0.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sinter": {
 		Summary:    "Returns the intersect of multiple sets.",
 		Since:      "1.0.0",
@@ -2261,7 +2261,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sintercard": {
 		Summary:    "Returns the number of members of the intersect of multiple sets.",
 		Since:      "7.0.0",
@@ -2273,7 +2273,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sinterstore": {
 		Summary:    "Stores the intersect of multiple sets in a key.",
 		Since:      "1.0.0",
@@ -2284,7 +2284,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sismember": {
 		Summary:    "Determines whether a member belongs to a set.",
 		Since:      "1.0.0",
@@ -2295,7 +2295,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"smembers": {
 		Summary:    "Returns all members of a set.",
 		Since:      "1.0.0",
@@ -2305,7 +2305,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"smismember": {
 		Summary:    "Determines whether multiple members belong to a set.",
 		Since:      "6.2.0",
@@ -2316,7 +2316,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"smove": {
 		Summary:    "Moves a member from one set to another.",
 		Since:      "1.0.0",
@@ -2328,7 +2328,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sort": {
 		Summary:    "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
 		Since:      "1.0.0",
@@ -2350,7 +2350,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "destination", Type: "key", KeySpecIndex: 2, Token: "STORE", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sort_ro": {
 		Summary:    "Returns the sorted elements of a list, a set, or a sorted set.",
 		Since:      "7.0.0",
@@ -2371,7 +2371,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "sorting", Type: "pure-token", KeySpecIndex: -1, Token: "ALPHA", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"spop": {
 		Summary:    "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.",
 		Since:      "1.0.0",
@@ -2385,7 +2385,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "3.2.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"spublish": {
 		Summary:    "Post a message to a shard channel",
 		Since:      "7.0.0",
@@ -2396,7 +2396,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "message", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"srandmember": {
 		Summary:    "Get one or multiple random members from a set",
 		Since:      "1.0.0",
@@ -2410,7 +2410,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "2.6.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"srem": {
 		Summary:    "Removes one or more members from a set. Deletes the set if the last member was removed.",
 		Since:      "1.0.0",
@@ -2424,7 +2424,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sscan": {
 		Summary:    "Iterates over members of a set.",
 		Since:      "2.8.0",
@@ -2437,7 +2437,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"ssubscribe": {
 		Summary:    "Listens for messages published to shard channels.",
 		Since:      "7.0.0",
@@ -2447,7 +2447,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"strlen": {
 		Summary:    "Returns the length of a string value.",
 		Since:      "2.2.0",
@@ -2457,7 +2457,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"subscribe": {
 		Summary:    "Listens for messages published to channels.",
 		Since:      "2.0.0",
@@ -2467,7 +2467,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"substr": {
 		Summary:         "Returns a substring from a string value.",
 		Since:           "1.0.0",
@@ -2482,7 +2482,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "end", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sunion": {
 		Summary:    "Returns the union of multiple sets.",
 		Since:      "1.0.0",
@@ -2492,7 +2492,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sunionstore": {
 		Summary:    "Stores the union of multiple sets in a key.",
 		Since:      "1.0.0",
@@ -2503,7 +2503,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"sunsubscribe": {
 		Summary:    "Stops listening to messages posted to shard channels.",
 		Since:      "7.0.0",
@@ -2513,7 +2513,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"swapdb": {
 		Summary:    "Swaps two Redis databases.",
 		Since:      "4.0.0",
@@ -2524,14 +2524,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "index2", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"time": {
 		Summary:    "Returns the server time.",
 		Since:      "2.6.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"touch": {
 		Summary:    "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
 		Since:      "3.2.1",
@@ -2541,7 +2541,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"ttl": {
 		Summary:    "Returns the expiration time in seconds of a key.",
 		Since:      "1.0.0",
@@ -2554,7 +2554,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"type": {
 		Summary:    "Determines the type of value stored at a key.",
 		Since:      "1.0.0",
@@ -2564,7 +2564,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"unlink": {
 		Summary:    "Asynchronously deletes one or more keys.",
 		Since:      "4.0.0",
@@ -2574,7 +2574,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"unsubscribe": {
 		Summary:    "Stops listening to messages posted to channels.",
 		Since:      "2.0.0",
@@ -2584,14 +2584,14 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"unwatch": {
 		Summary:    "Forgets about watched keys of a transaction.",
 		Since:      "2.2.0",
 		Group:      "transactions",
 		Complexity: "O(1)",
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"wait": {
 		Summary:    "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
 		Since:      "3.0.0",
@@ -2602,7 +2602,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "timeout", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"watch": {
 		Summary:    "Monitors changes to keys to determine the execution of a transaction.",
 		Since:      "2.2.0",
@@ -2612,7 +2612,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zadd": {
 		Summary:    "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
 		Since:      "1.2.0",
@@ -2641,7 +2641,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zcard": {
 		Summary:    "Returns the number of members in a sorted set.",
 		Since:      "1.2.0",
@@ -2651,7 +2651,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zcount": {
 		Summary:    "Returns the count of members in a sorted set that have scores within a range.",
 		Since:      "2.0.0",
@@ -2663,7 +2663,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "max", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zdiff": {
 		Summary:    "Returns the difference between multiple sorted sets.",
 		Since:      "6.2.0",
@@ -2675,7 +2675,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zdiffstore": {
 		Summary:    "Stores the difference of multiple sorted sets in a key.",
 		Since:      "6.2.0",
@@ -2687,7 +2687,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zincrby": {
 		Summary:    "Increments the score of a member in a sorted set.",
 		Since:      "1.2.0",
@@ -2699,7 +2699,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zinter": {
 		Summary:    "Returns the intersect of multiple sorted sets.",
 		Since:      "6.2.0",
@@ -2717,7 +2717,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zintercard": {
 		Summary:    "Returns the number of members of the intersect of multiple sorted sets.",
 		Since:      "7.0.0",
@@ -2729,7 +2729,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zinterstore": {
 		Summary:    "Stores the intersect of multiple sorted sets in a key.",
 		Since:      "2.0.0",
@@ -2747,7 +2747,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zlexcount": {
 		Summary:    "Returns the number of members in a sorted set within a lexicographical range.",
 		Since:      "2.8.9",
@@ -2759,7 +2759,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "max", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zmpop": {
 		Summary:    "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "7.0.0",
@@ -2775,7 +2775,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zmscore": {
 		Summary:    "Returns the score of one or more members in a sorted set.",
 		Since:      "6.2.0",
@@ -2786,7 +2786,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zpopmax": {
 		Summary:    "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "5.0.0",
@@ -2797,7 +2797,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zpopmin": {
 		Summary:    "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "5.0.0",
@@ -2808,7 +2808,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrandmember": {
 		Summary:    "Returns one or more random members from a sorted set.",
 		Since:      "6.2.0",
@@ -2822,7 +2822,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrange": {
 		Summary:    "Returns members in a sorted set within a range of indexes.",
 		Since:      "1.2.0",
@@ -2847,7 +2847,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrangebylex": {
 		Summary:         "Returns members in a sorted set within a lexicographical range.",
 		Since:           "2.8.9",
@@ -2866,7 +2866,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrangebyscore": {
 		Summary:         "Returns members in a sorted set within a range of scores.",
 		Since:           "1.0.5",
@@ -2889,7 +2889,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrangestore": {
 		Summary:    "Stores a range of members from sorted set in a key.",
 		Since:      "6.2.0",
@@ -2911,7 +2911,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrank": {
 		Summary:    "Returns the index of a member in a sorted set ordered by ascending scores.",
 		Since:      "2.0.0",
@@ -2926,7 +2926,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrem": {
 		Summary:    "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
 		Since:      "1.2.0",
@@ -2940,7 +2940,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zremrangebylex": {
 		Summary:    "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
 		Since:      "2.8.9",
@@ -2952,7 +2952,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "max", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zremrangebyrank": {
 		Summary:    "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
 		Since:      "2.0.0",
@@ -2964,7 +2964,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "stop", Type: "integer", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zremrangebyscore": {
 		Summary:    "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
 		Since:      "1.2.0",
@@ -2976,7 +2976,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "max", Type: "double", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrevrange": {
 		Summary:         "Returns members in a sorted set within a range of indexes in reverse order.",
 		Since:           "1.2.0",
@@ -2992,7 +2992,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrevrangebylex": {
 		Summary:         "Returns members in a sorted set within a lexicographical range in reverse order.",
 		Since:           "2.8.9",
@@ -3011,7 +3011,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrevrangebyscore": {
 		Summary:         "Returns members in a sorted set within a range of scores in reverse order.",
 		Since:           "2.2.0",
@@ -3034,7 +3034,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zrevrank": {
 		Summary:    "Returns the index of a member in a sorted set ordered by descending scores.",
 		Since:      "2.0.0",
@@ -3049,7 +3049,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zscan": {
 		Summary:    "Iterates over members and scores of a sorted set.",
 		Since:      "2.8.0",
@@ -3062,7 +3062,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zscore": {
 		Summary:    "Returns the score of a member in a sorted set.",
 		Since:      "1.2.0",
@@ -3073,7 +3073,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "member", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zunion": {
 		Summary:    "Returns the union of multiple sorted sets.",
 		Since:      "6.2.0",
@@ -3091,7 +3091,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2 commands.def
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zunionstore": {
 		Summary:    "Stores the union of multiple sorted sets in a key.",
 		Since:      "2.0.0",
