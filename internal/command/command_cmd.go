@@ -239,28 +239,6 @@ func commandDocs(c *Ctx) {
 	}
 }
 
-func writeDoc(c *Ctx, s *Spec) {
-	n := 3
-	if len(s.Subs) > 0 {
-		n++
-	}
-	c.W.MapLen(n)
-	c.W.BulkString("summary")
-	c.W.BulkString(s.Summary)
-	c.W.BulkString("since")
-	c.W.BulkString(s.Since)
-	c.W.BulkString("group")
-	c.W.BulkString(s.Group)
-	if len(s.Subs) > 0 {
-		c.W.BulkString("subcommands")
-		c.W.MapLen(len(s.Subs))
-		for _, sub := range s.Subs {
-			c.W.BulkString(sub.FullName())
-			writeDoc(c, sub)
-		}
-	}
-}
-
 // commandList: COMMAND LIST [FILTERBY MODULE name|ACLCAT cat|PATTERN pattern].
 func commandList(c *Ctx) {
 	var filter func(s *Spec) bool
