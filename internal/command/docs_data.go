@@ -144,6 +144,89 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"blmove": {
+		Summary:    "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
+		Since:      "6.2.0",
+		Group:      "list",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "source", Type: "key", KeySpecIndex: 0},
+			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "wherefrom", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+			{Name: "whereto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"blmpop": {
+		Summary:    "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+		Since:      "7.0.0",
+		Group:      "list",
+		Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+		Args: []ArgDoc{
+			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"blpop": {
+		Summary:    "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+		Since:      "2.0.0",
+		Group:      "list",
+		Complexity: "O(N) where N is the number of provided keys.",
+		History: [][2]string{
+			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"brpop": {
+		Summary:    "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
+		Since:      "2.0.0",
+		Group:      "list",
+		Complexity: "O(N) where N is the number of provided keys.",
+		History: [][2]string{
+			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"brpoplpush": {
+		Summary:         "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
+		Since:           "2.2.0",
+		Group:           "list",
+		Complexity:      "O(1)",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`BLMOVE` with the `RIGHT` and `LEFT` arguments",
+		History: [][2]string{
+			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
+		},
+		Args: []ArgDoc{
+			{Name: "source", Type: "key", KeySpecIndex: 0},
+			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bzmpop": {
 		Summary:    "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
@@ -1501,6 +1584,22 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "index", Type: "integer", KeySpecIndex: -1},
 		},
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"linsert": {
+		Summary:    "Inserts an element before or after another element in a list.",
+		Since:      "2.2.0",
+		Group:      "list",
+		Complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "before", Type: "pure-token", KeySpecIndex: -1, Token: "BEFORE"},
+				{Name: "after", Type: "pure-token", KeySpecIndex: -1, Token: "AFTER"},
+			}},
+			{Name: "pivot", Type: "string", KeySpecIndex: -1},
+			{Name: "element", Type: "string", KeySpecIndex: -1},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"llen": {
 		Summary:    "Returns the length of a list.",
@@ -1509,6 +1608,41 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lmove": {
+		Summary:    "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.",
+		Since:      "6.2.0",
+		Group:      "list",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "source", Type: "key", KeySpecIndex: 0},
+			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "wherefrom", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+			{Name: "whereto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lmpop": {
+		Summary:    "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.",
+		Since:      "7.0.0",
+		Group:      "list",
+		Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
+		Args: []ArgDoc{
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+			}},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
@@ -1525,6 +1659,20 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
 		},
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lpos": {
+		Summary:    "Returns the index of matching elements in a list.",
+		Since:      "6.0.6",
+		Group:      "list",
+		Complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "element", Type: "string", KeySpecIndex: -1},
+			{Name: "rank", Type: "integer", KeySpecIndex: -1, Token: "RANK", Flags: ArgOptional},
+			{Name: "num-matches", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "len", Type: "integer", KeySpecIndex: -1, Token: "MAXLEN", Flags: ArgOptional},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lpush": {
 		Summary:    "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
@@ -1539,12 +1687,62 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lpushx": {
+		Summary:    "Prepends one or more elements to a list only when the list exists.",
+		Since:      "2.2.0",
+		Group:      "list",
+		Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		History: [][2]string{
+			{"4.0.0", "Accepts multiple `element` arguments."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"lrange": {
 		Summary:    "Returns a range of elements from a list.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "start", Type: "integer", KeySpecIndex: -1},
+			{Name: "stop", Type: "integer", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lrem": {
+		Summary:    "Removes elements from a list. Deletes the list if the last element was removed.",
+		Since:      "1.0.0",
+		Group:      "list",
+		Complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "count", Type: "integer", KeySpecIndex: -1},
+			{Name: "element", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"lset": {
+		Summary:    "Sets the value of an element in a list by its index.",
+		Since:      "1.0.0",
+		Group:      "list",
+		Complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "index", Type: "integer", KeySpecIndex: -1},
+			{Name: "element", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"ltrim": {
+		Summary:    "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
+		Since:      "1.0.0",
+		Group:      "list",
+		Complexity: "O(N) where N is the number of elements to be removed by the operation.",
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 			{Name: "start", Type: "integer", KeySpecIndex: -1},
@@ -1989,6 +2187,20 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
 		},
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"rpoplpush": {
+		Summary:         "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
+		Since:           "1.2.0",
+		Group:           "list",
+		Complexity:      "O(1)",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`LMOVE` with the `RIGHT` and `LEFT` arguments",
+		Args: []ArgDoc{
+			{Name: "source", Type: "key", KeySpecIndex: 0},
+			{Name: "destination", Type: "key", KeySpecIndex: 1},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rpush": {
 		Summary:    "Appends one or more elements to a list. Creates the key if it doesn't exist.",
@@ -1997,6 +2209,20 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
 		History: [][2]string{
 			{"2.4.0", "Accepts multiple `element` arguments."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	"rpushx": {
+		Summary:    "Appends an element to a list only when the list exists.",
+		Since:      "2.2.0",
+		Group:      "list",
+		Complexity: "O(1) for each element added, so O(N) to add N elements when the command is called with multiple arguments.",
+		History: [][2]string{
+			{"4.0.0", "Accepts multiple `element` arguments."},
 		},
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
