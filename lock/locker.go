@@ -236,7 +236,7 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 			return nil, ErrNotObtained
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return nil, ErrNotObtained
+			return nil, fmt.Errorf("%w: %w", ErrNotObtained, context.DeadlineExceeded)
 		}
 		if !sleep(ctx, d) {
 			return nil, notObtained(ctx)
