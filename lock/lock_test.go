@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time")
+	"time"
+)
 
 func TestObtainRelease(t *testing.T) {
 	eachServer(t, func(t *testing.T, s server) {

@@ -255,7 +255,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 			t.Fatal(err)
 		}
 		waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 }) // back
-		time.Sleep(1100 * time.Millisecond)                                         // past the wake-up the drop caused
+		time.Sleep(1100 * time.Millisecond)                                       // past the wake-up the drop caused
 		released := time.Now()
 		c.Del(ctx, "drop")
 		if err := <-got; err != nil {
