@@ -202,14 +202,21 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	fk := l.fenceKey(key)
 	var ws *waitSet
 	defer func() { ws.close() }()
+	var lastErr error // the servers' errors behind the last failed attempt (Redlock)
+	notObtained := func(cause error) error {
+		if lastErr != nil {
+			return fmt.Errorf("%w: %w (%w)", ErrNotObtained, cause, lastErr)
+		}
+		return fmt.Errorf("%w: %w", ErrNotObtained, cause)
+	}
 	for failures := 0; ; {
 		if ctx.Err() != nil {
-			return nil, notObtained(ctx)
+			return nil, notObtained(context.Cause(ctx))
 		}
 		res, err := l.attempt(ctx, key, fk, token, ttl)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, notObtained(ctx)
+				return nil, notObtained(context.Cause(ctx))
 			}
 			return nil, err
 		}
@@ -217,6 +224,7 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 			return newLock(l, key, token, res.fence, ttl, res.deadline, opt.AutoRefresh), nil
 		}
 		failures++
+		lastErr = res.errs
 		if opt.WaitForRelease {
 			if ws == nil {
 				ws = l.subscribe(ctx, key)
@@ -226,26 +234,25 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 			}
 			if ws.active() {
 				if !ws.wait(ctx, res.holderTTL) {
-					return nil, notObtained(ctx)
+					return nil, notObtained(context.Cause(ctx))
 				}
 				continue
 			}
 		}
 		d := retry.Backoff(failures)
 		if d < 0 {
+			if lastErr != nil {
+				return nil, fmt.Errorf("%w: %w", ErrNotObtained, lastErr)
+			}
 			return nil, ErrNotObtained
 		}
 		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return nil, fmt.Errorf("%w: %w", ErrNotObtained, context.DeadlineExceeded)
+			return nil, notObtained(context.DeadlineExceeded)
 		}
 		if !sleep(ctx, d) {
-			return nil, notObtained(ctx)
+			return nil, notObtained(context.Cause(ctx))
 		}
 	}
-}
-
-func notObtained(ctx context.Context) error {
-	return fmt.Errorf("%w: %w", ErrNotObtained, context.Cause(ctx))
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
@@ -267,6 +274,7 @@ type attemptResult struct {
 	fence     int64
 	deadline  time.Time     // the end of the validity
 	holderTTL time.Duration // when not obtained: the holder's remaining TTL (<= 0: unknown)
+	errs      error         // Redlock: server errors that made the attempt fail
 }
 
 // attempt makes one try on every server. The validity counts from before the
@@ -331,9 +339,11 @@ func (l *Locker) attempt(ctx context.Context, key, fk, token string, ttl time.Du
 		// larger: its majority shares a server with this one.
 		acks := 0
 		var mu sync.Mutex
+		cctx, cancel := context.WithTimeout(ctx, l.roundTimeout(ttl))
+		defer cancel()
 		for _, n := range l.nodes {
 			wg.Go(func() {
-				if n.catchUp(rctx, fk, maxFence) == nil {
+				if n.catchUp(cctx, fk, maxFence) == nil {
 					mu.Lock()
 					acks++
 					mu.Unlock()
@@ -347,10 +357,13 @@ func (l *Locker) attempt(ctx context.Context, key, fk, token string, ttl time.Du
 		}
 	}
 	l.cleanup(ctx, key, token, ttl)
+	res := attemptResult{holderTTL: time.Duration(holder) * time.Millisecond}
 	if len(errs) > len(l.nodes)-l.quorum {
-		return attemptResult{}, fmt.Errorf("lock: no majority of servers answered: %w", errors.Join(errs...))
+		// Servers down or slow are what a Redlock is for: a failed attempt, to
+		// retry; the errors go with ErrNotObtained if Obtain gives up.
+		res.errs = fmt.Errorf("no majority of servers answered: %w", errors.Join(errs...))
 	}
-	return attemptResult{holderTTL: time.Duration(holder) * time.Millisecond}, nil
+	return res, nil
 }
 
 // cleanup releases token everywhere after a failed attempt, even where the
