@@ -32,12 +32,17 @@ type Options struct {
 
 	// WaitForRelease sleeps until the holder's key is deleted, expires or is
 	// evicted, woken by a keyspace notification (SUBSCRIBE __keyspace@<db>__:<key>)
-	// instead of polling, until the context ends. It needs the server to publish
-	// these events (notify-keyspace-events with K, g and x, or KA): the Locker
-	// checks with CONFIG GET and, if they are off, waits with RetryStrategy
-	// instead, unless the Locker was made with EnableKeyspaceNotifications.
-	// A waiter also wakes when the holder's TTL has run out, and at least once a
-	// second, so a lost event (a reconnection, FLUSHALL, a cluster) only delays it.
+	// instead of polling. It needs the server to publish these events
+	// (notify-keyspace-events with K, g and x, or KA): the Locker checks with
+	// CONFIG GET (cached for a second) and, when they are off, never turns them on
+	// unless it was made with EnableKeyspaceNotifications.
+	//
+	// With events and no RetryStrategy, Obtain sleeps between attempts until an
+	// event, the holder's TTL has run out, or a second has passed (lost events:
+	// a reconnection, FLUSHALL, a cluster), until the context ends. With a
+	// RetryStrategy, the strategy still decides the pauses and when to give up,
+	// and an event cuts a pause short. Without events, Obtain just follows the
+	// RetryStrategy (nil: one attempt).
 	WaitForRelease bool
 
 	// AutoRefresh starts a watchdog that refreshes the lock every ttl/3 until it
@@ -225,31 +230,33 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 		}
 		failures++
 		lastErr = res.errs
-		if opt.WaitForRelease {
-			if ws == nil {
-				ws = l.subscribe(ctx, key)
-				if ws.active() {
-					continue // listening now: try again, then sleep until an event
-				}
-			}
+		if opt.WaitForRelease && ws == nil {
+			ws = l.subscribe(ctx, key)
 			if ws.active() {
-				if !ws.wait(ctx, res.holderTTL) {
-					return nil, notObtained(context.Cause(ctx))
+				continue // listening now: try again, then sleep until an event
+			}
+		}
+		events := ws.active()
+		pause := time.Duration(-1) // -1: events only, no pause limit
+		if opt.RetryStrategy != nil || !events {
+			pause = retry.Backoff(failures)
+			if pause < 0 {
+				if lastErr != nil {
+					return nil, fmt.Errorf("%w: %w", ErrNotObtained, lastErr)
 				}
-				continue
+				return nil, ErrNotObtained
+			}
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) < pause && !events {
+				return nil, notObtained(context.DeadlineExceeded)
 			}
 		}
-		d := retry.Backoff(failures)
-		if d < 0 {
-			if lastErr != nil {
-				return nil, fmt.Errorf("%w: %w", ErrNotObtained, lastErr)
-			}
-			return nil, ErrNotObtained
+		var awake bool
+		if events {
+			awake = ws.wait(ctx, res.holderTTL, pause)
+		} else {
+			awake = sleep(ctx, pause)
 		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < d {
-			return nil, notObtained(context.DeadlineExceeded)
-		}
-		if !sleep(ctx, d) {
+		if !awake {
 			return nil, notObtained(context.Cause(ctx))
 		}
 	}

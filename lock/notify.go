@@ -290,12 +290,18 @@ func (ws *waitSet) close() {
 	}
 }
 
-// wait sleeps until a release event, the holder's TTL has run out, maxEventWait
-// or the end of ctx (false).
-func (ws *waitSet) wait(ctx context.Context, holderTTL time.Duration) bool {
+// wait sleeps until a release event, the holder's TTL has run out,
+// maxEventWait, limit (if >= 0) or the end of ctx (false).
+func (ws *waitSet) wait(ctx context.Context, holderTTL, limit time.Duration) bool {
 	d := maxEventWait
-	if holderTTL > 0 && holderTTL+time.Millisecond < d {
-		d = holderTTL + time.Millisecond
+	if holderTTL > 0 {
+		d = min(d, holderTTL+time.Millisecond)
+	}
+	if limit >= 0 {
+		d = min(d, limit)
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()

@@ -25,14 +25,35 @@ func TestWaitForReleaseRedis(t *testing.T) {
 func TestWaitForReleaseHotKV(t *testing.T) {
 	c := hotkv(t)
 	if !deliversKeyspaceEvents(t, c) {
-		t.Skip("HotKV on this branch does not publish keyspace notifications yet (server.Notify is a stub): " +
-			"the notification wait is tested against redis-server; this test runs once notifications land")
+		t.Skip("HotKV did not deliver a keyspace event within 500ms (keyspace notifications are not implemented in this build): " +
+			"the notification wait is tested against redis-server (TestWaitForReleaseRedis); this test runs once HotKV publishes them")
 	}
 	testWaitForRelease(t, c, func(db int) *redis.Client {
 		o := *c.Options()
 		o.DB = db
 		return redis.NewClient(&o)
 	})
+}
+
+// A server whose configuration says that it publishes keyspace events but that
+// does not deliver them (HotKV before notifications; a cluster node other than
+// the subscribed one): the strategy's pauses bound each sleep, so a waiter is
+// not stuck until the holder's TTL.
+func TestWaitForReleaseStrategyBoundsSleep(t *testing.T) {
+	c := hotkv(t)
+	ctx := ctxT(t, 10*time.Second)
+	c.ConfigSet(ctx, "notify-keyspace-events", "KA")
+	l := New(c)
+	defer l.Close()
+	c.Set(ctx, "k", "another-owner", 10*time.Second)
+	time.AfterFunc(100*time.Millisecond, func() { c.Del(context.Background(), "k") })
+	start := time.Now()
+	if _, err := l.Obtain(ctx, "k", time.Second, &Options{WaitForRelease: true, RetryStrategy: LinearBackoff(10 * time.Millisecond)}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 500*time.Millisecond {
+		t.Fatalf("obtained after %v: slept past the strategy's 10ms pauses", d)
+	}
 }
 
 // deliversKeyspaceEvents turns notifications on, deletes a key and waits half a
@@ -263,6 +284,27 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		}
 		if d := time.Since(released); d > 300*time.Millisecond {
 			t.Fatalf("obtained %v after the release: not resubscribed?", d)
+		}
+	})
+
+	t.Run("a strategy still paces and limits the attempts", func(t *testing.T) {
+		setFlags("KA")
+		l := New(c)
+		defer l.Close()
+		c.Set(ctx, "paced", "another-owner", 10*time.Second)
+		before := evalCalls(t, c)
+		start := time.Now()
+		_, err := l.Obtain(ctx, "paced", time.Second, &Options{WaitForRelease: true,
+			RetryStrategy: LimitRetry(LinearBackoff(30*time.Millisecond), 3)})
+		if !errors.Is(err, ErrNotObtained) {
+			t.Fatalf("got %v", err)
+		}
+		// 4 attempts: the first, after subscribing, then 2 more after 30ms pauses.
+		if n := evalCalls(t, c) - before; n != 4 {
+			t.Fatalf("%d attempts, want 4", n)
+		}
+		if d := time.Since(start); d < 60*time.Millisecond || d > time.Second {
+			t.Fatalf("gave up after %v", d)
 		}
 	})
 
