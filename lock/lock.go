@@ -197,9 +197,15 @@ func (lk *Lock) Release(ctx context.Context) error {
 
 // TTL is the lock's remaining time to live on the server (with a Redlock, the
 // time a majority of servers will still hold it), or ErrExpired/ErrNotHeld (which
-// finish the lock). A negative duration means that the key has no TTL (someone
+// finish the lock), or ErrReleased. A negative duration means that the key has no TTL (someone
 // removed it: the lock would then never expire by itself).
 func (lk *Lock) TTL(ctx context.Context) (time.Duration, error) {
+	lk.mu.Lock()
+	released := lk.released
+	lk.mu.Unlock()
+	if released {
+		return 0, ErrReleased
+	}
 	l := lk.l
 	rctx := ctx
 	if len(l.nodes) > 1 {

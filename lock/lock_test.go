@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestObtainRelease(t *testing.T) {
@@ -441,5 +443,49 @@ func TestDefaultFenceKey(t *testing.T) {
 		if got := DefaultFenceKey(key); got != want {
 			t.Errorf("DefaultFenceKey(%q) = %q, want %q", key, got, want)
 		}
+	}
+}
+
+func TestLockerOptions(t *testing.T) {
+	ctx := ctxT(t, 5*time.Second)
+	c := hotkv(t)
+	if n := New(c).nodes[0]; n.db != 0 || n.sub == nil {
+		t.Fatalf("db %d, subscriber %v", n.db, n.sub != nil)
+	}
+	c3 := redis.NewClient(&redis.Options{Addr: c.Options().Addr, DB: 3})
+	defer c3.Close()
+	if n := New(c3).nodes[0]; n.db != 3 {
+		t.Fatalf("db from the client's options: %d", n.db)
+	}
+	if n := New(c3, WithDB(5)).nodes[0]; n.db != 5 {
+		t.Fatalf("WithDB: %d", n.db)
+	}
+	if n := New(&fake{}).nodes[0]; n.db != 0 || n.sub != nil {
+		t.Fatal("a plain Client: db 0, no subscriber")
+	}
+
+	start := time.Now()
+	lk, err := New(c, WithDriftFactor(0.5)).Obtain(ctx, "drift", time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := lk.Deadline().Sub(start); d > 499*time.Millisecond || d < 400*time.Millisecond {
+		t.Fatalf("validity %v with drift factor 0.5, want 1s - 500ms - 2ms", d)
+	}
+	_ = lk.Release(ctx)
+	if _, err := lk.TTL(ctx); !errors.Is(err, ErrReleased) {
+		t.Fatalf("TTL after Release: %v", err)
+	}
+
+	l := New(c, WithFenceKey(func(k string) string { return "fences:" + k }))
+	for i := int64(1); i <= 2; i++ {
+		lk, err := l.Obtain(ctx, "fk", time.Second, nil)
+		if err != nil || lk.Fence() != i {
+			t.Fatalf("fence %d %v", lk.Fence(), err)
+		}
+		_ = lk.Release(ctx)
+	}
+	if v := c.Get(ctx, "fences:fk").Val(); v != "2" {
+		t.Fatalf("custom fence key holds %q", v)
 	}
 }
