@@ -337,11 +337,11 @@ func TestUnexpectedReplies(t *testing.T) {
 func TestWatchdogUnreachable(t *testing.T) {
 	ctx := ctxT(t, 5*time.Second)
 	f := &fake{next: hotkv(t)}
-	lk, err := New(f).Obtain(ctx, "k", 90*time.Millisecond, &Options{AutoRefresh: true})
+	lk, err := New(f).Obtain(ctx, "k", slow*90*time.Millisecond, &Options{AutoRefresh: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // refreshed a few times
+	time.Sleep(slow * 100 * time.Millisecond) // refreshed a few times
 	if lk.Err() != nil {
 		t.Fatal(lk.Err())
 	}
@@ -352,7 +352,7 @@ func TestWatchdogUnreachable(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("loss never reported")
 	}
-	if d := time.Since(dl); d < 0 || d > 40*time.Millisecond {
+	if d := time.Since(dl); d < 0 || d > slow*40*time.Millisecond {
 		t.Fatalf("loss reported %v after the deadline", d)
 	}
 	if !errors.Is(lk.Err(), ErrExpired) {

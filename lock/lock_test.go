@@ -293,7 +293,7 @@ func TestObtainGivesUp(t *testing.T) {
 	defer cancel()
 	start = time.Now()
 	_, err = l.Obtain(cctx, "held", time.Second, &Options{RetryStrategy: LinearBackoff(time.Second)})
-	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 40*time.Millisecond {
+	if !errors.Is(err, ErrNotObtained) || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > slow*40*time.Millisecond {
 		t.Fatalf("got %v after %v", err, time.Since(start))
 	}
 	// A context already canceled: no attempt.
@@ -333,7 +333,7 @@ func TestDoneAtDeadline(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("Done never closed")
 	}
-	if late := time.Since(dl); late < 0 || late > 50*time.Millisecond {
+	if late := time.Since(dl); late < 0 || late > slow*50*time.Millisecond {
 		t.Fatalf("Done closed %v after the deadline", late)
 	}
 	if !errors.Is(lk.Err(), ErrExpired) || !errors.Is(context.Cause(lk.Context()), ErrExpired) {
@@ -348,11 +348,16 @@ func TestWatchdog(t *testing.T) {
 	eachServer(t, func(t *testing.T, s server) {
 		ctx := ctxT(t, 10*time.Second)
 		l := s.locker()
-		lk, err := l.Obtain(ctx, "w", 60*time.Millisecond, &Options{AutoRefresh: true})
+		// A refresh every 100ms: room for a loaded machine under -race.
+		const ttl = slow * 300 * time.Millisecond
+		lk, err := l.Obtain(ctx, "w", ttl, &Options{AutoRefresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(300 * time.Millisecond) // five TTLs
+		time.Sleep(2 * ttl)
+		if d := time.Until(lk.Deadline()); d < ttl/2 {
+			t.Fatalf("deadline in %v after five refreshes", d)
+		}
 		if lk.Err() != nil || s.c.Get(ctx, "w").Val() != lk.Token() {
 			t.Fatalf("watchdog did not keep the lock: %v", lk.Err())
 		}
@@ -364,8 +369,8 @@ func TestWatchdog(t *testing.T) {
 		case <-time.After(time.Second):
 			t.Fatal("loss not reported")
 		}
-		if el := time.Since(start); el > 60*time.Millisecond {
-			t.Fatalf("loss reported after %v (refresh every 20ms)", el)
+		if el := time.Since(start); el > ttl {
+			t.Fatalf("loss reported after %v (refresh every %v)", el, ttl/3)
 		}
 		if !errors.Is(lk.Err(), ErrNotHeld) {
 			t.Fatalf("Err %v, want ErrNotHeld", lk.Err())
@@ -374,7 +379,7 @@ func TestWatchdog(t *testing.T) {
 			t.Fatal("watchdog touched the new owner's key")
 		}
 
-		lk, err = l.Obtain(ctx, "w2", 60*time.Millisecond, &Options{AutoRefresh: true})
+		lk, err = l.Obtain(ctx, "w2", ttl, &Options{AutoRefresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -389,15 +394,15 @@ func TestWatchdog(t *testing.T) {
 		}
 
 		// Released: the watchdog stops and never recreates the key.
-		lk, err = l.Obtain(ctx, "w3", 30*time.Millisecond, &Options{AutoRefresh: true})
+		lk, err = l.Obtain(ctx, "w3", ttl, &Options{AutoRefresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(25 * time.Millisecond)
+		time.Sleep(ttl / 2)
 		if err := lk.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(60 * time.Millisecond)
+		time.Sleep(ttl / 2)
 		if s.c.Exists(ctx, "w3").Val() != 0 {
 			t.Fatal("key back after Release")
 		}

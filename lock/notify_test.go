@@ -51,7 +51,7 @@ func TestWaitForReleaseStrategyBoundsSleep(t *testing.T) {
 	if _, err := l.Obtain(ctx, "k", time.Second, &Options{WaitForRelease: true, RetryStrategy: LinearBackoff(10 * time.Millisecond)}); err != nil {
 		t.Fatal(err)
 	}
-	if d := time.Since(start); d > 500*time.Millisecond {
+	if d := time.Since(start); d > slow*500*time.Millisecond {
 		t.Fatalf("obtained after %v: slept past the strategy's 10ms pauses", d)
 	}
 }
@@ -165,7 +165,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		}
 		// The holder's TTL is 10s and the fallback timer a second: only the
 		// event explains a quick wake-up.
-		if d := time.Since(released); d > 300*time.Millisecond {
+		if d := time.Since(released); d > slow*300*time.Millisecond {
 			t.Fatalf("waiter obtained %v after the release", d)
 		}
 		// Three attempts: the first, the one after subscribing, the one after
@@ -188,7 +188,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d > 700*time.Millisecond {
+		if d := time.Since(start); d > slow*700*time.Millisecond {
 			t.Fatalf("obtained after %v; the holder's TTL was 200ms", d)
 		}
 		_ = lk.Release(ctx)
@@ -208,7 +208,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d > 600*time.Millisecond {
+		if d := time.Since(start); d > slow*600*time.Millisecond {
 			t.Fatalf("obtained after %v", d)
 		}
 		_ = lk.Release(ctx)
@@ -254,7 +254,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 			t.Fatalf("%d of %d waiters got the lock", len(fences), n)
 		}
 		// Each release wakes the others: ten hand-overs, no TTL waits.
-		if d := time.Since(start); d > 2*time.Second {
+		if d := time.Since(start); d > slow*2*time.Second {
 			t.Fatalf("ten hand-overs took %v", d)
 		}
 		waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 0 })
@@ -282,7 +282,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		if err := <-got; err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(released); d > 300*time.Millisecond {
+		if d := time.Since(released); d > slow*300*time.Millisecond {
 			t.Fatalf("obtained %v after the release: not resubscribed?", d)
 		}
 	})
@@ -323,7 +323,7 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		if _, err := l.Obtain(ctx, "db", time.Second, &Options{WaitForRelease: true}); err != nil {
 			t.Fatal(err)
 		}
-		if d := time.Since(start); d > 600*time.Millisecond {
+		if d := time.Since(start); d > slow*600*time.Millisecond {
 			t.Fatalf("obtained after %v: listening on the wrong database?", d)
 		}
 	})

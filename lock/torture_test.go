@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -44,7 +45,7 @@ func TestTorture(t *testing.T) {
 		for _, v := range r.violations {
 			t.Error(v)
 		}
-		if r.acquired < 15 {
+		if r.acquired < 10 {
 			t.Fatalf("only %d acquisitions: the test proves little", r.acquired)
 		}
 	})
@@ -135,14 +136,21 @@ func torture(t *testing.T, l *Locker, c *redis.Client, dur time.Duration,
 		res.violations = append(res.violations, fmt.Sprintf(format, args...))
 		mu.Unlock()
 	}
-	stop := time.Now().Add(dur)
+	// Run for dur, longer (up to 4*dur) on a machine so loaded that fewer than
+	// 40 acquisitions happened by then.
+	begin := time.Now()
+	var count atomic.Int64
+	running := func() bool {
+		el := time.Since(begin)
+		return el < dur || (el < 4*dur && count.Load() < 40)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
-			for time.Now().Before(stop) {
+			for running() {
 				ttl := minTTL + time.Duration(rng.Int64N(int64(minTTL)*3/2))
-				ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				start := time.Now()
 				lk, err := l.Obtain(ctx, key, ttl, &Options{RetryStrategy: ExponentialBackoff(time.Millisecond, 8*time.Millisecond)})
 				cancel()
@@ -154,6 +162,7 @@ func torture(t *testing.T, l *Locker, c *redis.Client, dur time.Duration,
 					return
 				}
 				h := holding{fence: lk.Fence(), acquired: time.Now(), end: lk.Deadline()}
+				count.Add(1)
 				ctx = context.Background()
 				sleeper := rng.IntN(4) == 0
 				// Work within the validity, checking the key is still ours.
