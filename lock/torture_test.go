@@ -137,12 +137,12 @@ func torture(t *testing.T, l *Locker, c *redis.Client, dur time.Duration,
 		mu.Unlock()
 	}
 	// Run for dur, longer (up to 4*dur) on a machine so loaded that fewer than
-	// 40 acquisitions happened by then.
+	// 30 acquisitions happened by then.
 	begin := time.Now()
 	var count atomic.Int64
 	running := func() bool {
 		el := time.Since(begin)
-		return el < dur || (el < 4*dur && count.Load() < 40)
+		return el < dur || (el < 4*dur && count.Load() < 30)
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -166,7 +166,7 @@ func torture(t *testing.T, l *Locker, c *redis.Client, dur time.Duration,
 				ctx = context.Background()
 				sleeper := rng.IntN(4) == 0
 				// Work within the validity, checking the key is still ours.
-				work := time.Until(lk.Deadline()) / 2
+				work := time.Until(lk.Deadline()) / 4
 				if work > 0 {
 					work = time.Duration(rng.Int64N(int64(work)))
 				}
