@@ -85,13 +85,18 @@ func BenchmarkObtainRelease(b *testing.B) {
 	}
 }
 
-// BenchmarkSideBySide interleaves the three libraries in rounds of 50 cycles
+// BenchmarkSideBySide interleaves the three libraries in rounds of 10 cycles
 // on one key, so that the noise of a shared machine falls on all of them alike,
-// and reports each one's cycles per second (serial, one goroutine).
+// and reports each one's cycles per second (serial, one goroutine), against an
+// in-process HotKV and against redis-server when it is on PATH.
 //
-//	go test ./lock -run '^$' -bench SideBySide -benchtime 40x
+//	go test ./lock -run '^$' -bench SideBySide -benchtime 300x
 func BenchmarkSideBySide(b *testing.B) {
-	c := hotkv(b)
+	b.Run("hotkv", func(b *testing.B) { sideBySide(b, hotkv(b)) })
+	b.Run("redis7", func(b *testing.B) { sideBySide(b, redis7(b)) })
+}
+
+func sideBySide(b *testing.B, c *redis.Client) {
 	ctx := context.Background()
 	const ttl = 10 * time.Second
 	rs := redsync.New(goredis.NewPool(c))
@@ -119,17 +124,17 @@ func BenchmarkSideBySide(b *testing.B) {
 	}
 	spent := make([]time.Duration, len(libs))
 	cycles := 0
-	for b.Loop() { // one round: 50 cycles of each library
+	for b.Loop() { // one round: 10 cycles of each library
 		for i, lib := range libs {
 			start := time.Now()
-			for j := 0; j < 50; j++ {
+			for j := 0; j < 10; j++ {
 				if err := lib.cycle("side"); err != nil {
 					b.Fatal(err)
 				}
 			}
 			spent[i] += time.Since(start)
 		}
-		cycles += 50
+		cycles += 10
 	}
 	for i, lib := range libs {
 		b.ReportMetric(float64(cycles)/spent[i].Seconds(), lib.name+"-cycles/s")

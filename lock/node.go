@@ -89,18 +89,21 @@ func newScript(src string) *script {
 // and on HotKV.
 var (
 	// obtain: KEYS = lock, fence counter; ARGV = token, ttl in ms. The lock
-	// (SET NX PX) and the fence number (INCR) are granted together; the INCR runs
-	// first so that a fence key of the wrong type fails the script before it
-	// writes anything. A key already holding our token is an earlier attempt of
-	// this same Obtain whose reply was lost: it is ours, with the current fence.
-	// Not obtained: {0, PTTL of the holder}.
-	obtainScript = newScript(`local v = redis.call('GET', KEYS[1])
-if not v then
-  local f = redis.call('INCR', KEYS[2])
-  redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])
+	// (SET NX PX) and the fence number (INCR) are granted together. If the INCR
+	// fails (a fence key that is not a counter), the lock just set is deleted
+	// again and the error returned: scripts do not roll back by themselves. A key
+	// already holding our token is an earlier attempt of this same Obtain whose
+	// reply was lost: it is ours, with the current fence. Not obtained:
+	// {0, PTTL of the holder}.
+	obtainScript = newScript(`if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then
+  local f = redis.pcall('INCR', KEYS[2])
+  if type(f) == 'table' and f.err then
+    redis.call('DEL', KEYS[1])
+    return f
+  end
   return {1, f}
 end
-if v == ARGV[1] then
+if redis.call('GET', KEYS[1]) == ARGV[1] then
   redis.call('PEXPIRE', KEYS[1], ARGV[2])
   return {1, tonumber(redis.call('GET', KEYS[2]) or '0')}
 end
