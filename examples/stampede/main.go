@@ -132,7 +132,12 @@ func run(ctx context.Context, cfg config, out io.Writer) ([]round, error) {
 	if err := burst("fresh cache:"); err != nil {
 		return rounds, err
 	}
-	time.Sleep(cfg.fresh) // the value goes stale
+	// Wait until the value goes stale.
+	until, err := c.HGet(ctx, ch.key, "fresh_until").Int64()
+	if err != nil {
+		return rounds, err
+	}
+	time.Sleep(time.Until(time.UnixMilli(until + 1)))
 	if err := burst("stale cache:"); err != nil {
 		return rounds, err
 	}
