@@ -40,7 +40,7 @@ func TestPayments(t *testing.T) {
 	if res.staleRejected != 1 {
 		t.Fatalf("%d stale writes rejected, want 1 (the paused holder)", res.staleRejected)
 	}
-	for _, want := range []string{"captured 50.00", "already captured", "refunded 10.00", "rejected by the store"} {
+	for _, want := range []string{"captured 50.00", "capture again: already", "refunded 10.00", "rejected by the store"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q", want)
 		}
