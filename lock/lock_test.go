@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -317,31 +318,35 @@ func TestObtainGivesUp(t *testing.T) {
 // the deadline.
 func TestDoneAtDeadline(t *testing.T) {
 	s := server{c: hotkv(t)}
-	ctx := ctxT(t, 10*time.Second)
+	ctx := ctxT(t, 20*time.Second)
 	l := s.locker()
-	lk, err := l.Obtain(ctx, "d", 80*time.Millisecond, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(40 * time.Millisecond)
-	if err := lk.Refresh(ctx, 80*time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	dl := lk.Deadline()
-	select {
-	case <-lk.Done():
-	case <-time.After(2 * time.Second):
-		t.Fatal("Done never closed")
-	}
-	if late := time.Since(dl); late < 0 || late > slow*50*time.Millisecond {
-		t.Fatalf("Done closed %v after the deadline", late)
-	}
-	if !errors.Is(lk.Err(), ErrExpired) || !errors.Is(context.Cause(lk.Context()), ErrExpired) {
-		t.Fatalf("Err %v", lk.Err())
-	}
-	if err := lk.Refresh(ctx, time.Second); !errors.Is(err, ErrExpired) {
-		t.Fatalf("Refresh after the deadline: %v", err)
-	}
+	tries(t, 3, func() error {
+		lk, err := l.Obtain(ctx, "d", 80*time.Millisecond, nil)
+		if err != nil {
+			return err
+		}
+		defer lk.Release(ctx)
+		time.Sleep(40 * time.Millisecond)
+		if err := lk.Refresh(ctx, 80*time.Millisecond); err != nil {
+			return fmt.Errorf("Refresh: %w", err)
+		}
+		dl := lk.Deadline()
+		select {
+		case <-lk.Done():
+		case <-time.After(2 * time.Second):
+			return errors.New("Done never closed")
+		}
+		if late := time.Since(dl); late < 0 || late > slow*50*time.Millisecond {
+			return fmt.Errorf("Done closed %v after the deadline", late)
+		}
+		if !errors.Is(lk.Err(), ErrExpired) || !errors.Is(context.Cause(lk.Context()), ErrExpired) {
+			return fmt.Errorf("Err %v", lk.Err())
+		}
+		if err := lk.Refresh(ctx, time.Second); !errors.Is(err, ErrExpired) {
+			return fmt.Errorf("Refresh after the deadline: %v", err)
+		}
+		return nil
+	})
 }
 
 func TestWatchdog(t *testing.T) {
@@ -350,17 +355,24 @@ func TestWatchdog(t *testing.T) {
 		l := s.locker()
 		// A refresh every 100ms: room for a loaded machine under -race.
 		const ttl = slow * 300 * time.Millisecond
-		lk, err := l.Obtain(ctx, "w", ttl, &Options{AutoRefresh: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		time.Sleep(2 * ttl)
-		if d := time.Until(lk.Deadline()); d < ttl/2 {
-			t.Fatalf("deadline in %v after five refreshes", d)
-		}
-		if lk.Err() != nil || s.c.Get(ctx, "w").Val() != lk.Token() {
-			t.Fatalf("watchdog did not keep the lock: %v", lk.Err())
-		}
+		var lk *Lock
+		tries(t, 3, func() error {
+			var err error
+			lk, err = l.Obtain(ctx, "w", ttl, &Options{AutoRefresh: true})
+			if err != nil {
+				return err
+			}
+			time.Sleep(2 * ttl)
+			if d := time.Until(lk.Deadline()); d < ttl/2 {
+				_ = lk.Release(ctx)
+				return fmt.Errorf("deadline in %v after five refreshes (%v)", d, lk.Err())
+			}
+			if lk.Err() != nil || s.c.Get(ctx, "w").Val() != lk.Token() {
+				_ = lk.Release(ctx)
+				return fmt.Errorf("watchdog did not keep the lock: %v", lk.Err())
+			}
+			return nil
+		})
 		// Taken behind its back: the next refresh reports it.
 		s.c.Set(ctx, "w", "thief", time.Minute)
 		start := time.Now()
@@ -379,7 +391,7 @@ func TestWatchdog(t *testing.T) {
 			t.Fatal("watchdog touched the new owner's key")
 		}
 
-		lk, err = l.Obtain(ctx, "w2", ttl, &Options{AutoRefresh: true})
+		lk, err := l.Obtain(ctx, "w2", ttl, &Options{AutoRefresh: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,6 +3,7 @@ package lock
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -146,34 +147,36 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		setFlags("Kgx")
 		l := New(c)
 		defer l.Close()
-		c.Set(ctx, "on", "another-owner", 10*time.Second) // held by a process we only see as a key
-		before := evalCalls(t, c)
-		got := make(chan *Lock, 1)
-		go func() {
-			lk, err := l.Obtain(ctx, "on", time.Second, &Options{WaitForRelease: true})
-			if err != nil {
-				t.Error(err)
+		tries(t, 3, func() error {
+			c.Set(ctx, "on", "another-owner", 10*time.Second) // held by a process we only see as a key
+			before := evalCalls(t, c)
+			got := make(chan *Lock, 1)
+			errc := make(chan error, 1)
+			go func() {
+				lk, err := l.Obtain(ctx, "on", time.Second, &Options{WaitForRelease: true})
+				errc <- err
+				got <- lk
+			}()
+			time.Sleep(300 * time.Millisecond)
+			released := time.Now()
+			c.Del(ctx, "on")
+			if err := <-errc; err != nil {
+				return err
 			}
-			got <- lk
-		}()
-		time.Sleep(300 * time.Millisecond)
-		released := time.Now()
-		c.Del(ctx, "on")
-		lk := <-got
-		if lk == nil {
-			return
-		}
-		// The holder's TTL is 10s and the fallback timer a second: only the
-		// event explains a quick wake-up.
-		if d := time.Since(released); d > slow*300*time.Millisecond {
-			t.Fatalf("waiter obtained %v after the release", d)
-		}
-		// Three attempts: the first, the one after subscribing, the one after
-		// the event.
-		if n := evalCalls(t, c) - before; n != 3 {
-			t.Fatalf("%d attempts while waiting 300ms, want 3 (polling?)", n)
-		}
-		_ = lk.Release(ctx)
+			lk := <-got
+			defer lk.Release(ctx)
+			// The holder's TTL is 10s and the fallback timer a second: only the
+			// event explains a quick wake-up.
+			if d := time.Since(released); d > slow*300*time.Millisecond {
+				return fmt.Errorf("waiter obtained %v after the release", d)
+			}
+			// Three attempts: the first, the one after subscribing, the one
+			// after the event.
+			if n := evalCalls(t, c) - before; n != 3 {
+				return fmt.Errorf("%d attempts while waiting 300ms, want 3 (polling?)", n)
+			}
+			return nil
+		})
 	})
 
 	t.Run("on: woken by the expiry", func(t *testing.T) {
@@ -264,27 +267,33 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 		setFlags("KA")
 		l := New(c)
 		defer l.Close()
-		c.Set(ctx, "drop", "another-owner", 10*time.Second)
-		got := make(chan error, 1)
-		go func() {
-			_, err := l.Obtain(ctx, "drop", time.Second, &Options{WaitForRelease: true})
-			got <- err
-		}()
 		ch := keyspaceChannel(0, "drop")
-		waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 })
-		if err := c.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
-			t.Fatal(err)
-		}
-		waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 }) // back
-		time.Sleep(1100 * time.Millisecond)                                       // past the wake-up the drop caused
-		released := time.Now()
-		c.Del(ctx, "drop")
-		if err := <-got; err != nil {
-			t.Fatal(err)
-		}
-		if d := time.Since(released); d > slow*300*time.Millisecond {
-			t.Fatalf("obtained %v after the release: not resubscribed?", d)
-		}
+		tries(t, 3, func() error {
+			c.Set(ctx, "drop", "another-owner", 10*time.Second)
+			got := make(chan error, 1)
+			go func() {
+				lk, err := l.Obtain(ctx, "drop", time.Second, &Options{WaitForRelease: true})
+				if err == nil {
+					defer lk.Release(ctx)
+				}
+				got <- err
+			}()
+			waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 })
+			if err := c.Do(ctx, "client", "kill", "type", "pubsub").Err(); err != nil {
+				return err
+			}
+			waitFor(t, func() bool { return c.PubSubNumSub(ctx, ch).Val()[ch] == 1 }) // back
+			time.Sleep(1100 * time.Millisecond)                                       // past the wake-up the drop caused
+			released := time.Now()
+			c.Del(ctx, "drop")
+			if err := <-got; err != nil {
+				return err
+			}
+			if d := time.Since(released); d > slow*300*time.Millisecond {
+				return fmt.Errorf("obtained %v after the release: not resubscribed?", d)
+			}
+			return nil
+		})
 	})
 
 	t.Run("a strategy still paces and limits the attempts", func(t *testing.T) {
