@@ -45,13 +45,13 @@ func TestCron(t *testing.T) {
 	}
 }
 
-// A run three times longer than the lock's TTL keeps the lock (the watchdog),
+// A run twice as long as the lock's TTL keeps the lock (the watchdog),
 // and the instances that arrive meanwhile skip: no second run, no lost lock.
 func TestCronSlowRun(t *testing.T) {
 	srv := hotkvtest.Start(t)
 	var out bytes.Buffer
 	cfg := config{addr: srv.Addr, name: "s", instances: 4, ticks: 2,
-		every: 500 * time.Millisecond, work: 300 * time.Millisecond, ttl: 100 * time.Millisecond, skew: 200 * time.Millisecond}
+		every: 800 * time.Millisecond, work: 500 * time.Millisecond, ttl: 250 * time.Millisecond, skew: 300 * time.Millisecond}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	rep, err := run(ctx, cfg, &out)
