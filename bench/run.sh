@@ -5,6 +5,9 @@
 #   bench/run.sh [quick|full]        (default: full)
 #   ROUNDS=5 bench/run.sh full       more rounds per workload
 #   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
+#   ONLY=lock_release_evalsha bench/run.sh full    one workload (see bench-vs.sh)
+# After redis-benchmark's workloads it runs bench/txbench (MULTI/EXEC) and
+# bench/pubbench (PUBLISH to 1 and 1,000 subscribers) on both servers.
 #
 # Output goes to stdout and to bench/results/<date>-<mode>.txt. Needs
 # redis-server, redis-benchmark and redis-cli on PATH.
@@ -45,6 +48,18 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
   med() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
   MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
   echo "multi_exec_10 A_tx/s=$MA B_tx/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
+  # PUBLISH fan-out (redis-benchmark cannot subscribe): pubbench, 10 publishers,
+  # 1 and 1,000 subscribers, interleaved A,B per round; delivered messages/s
+  go build -o "$TMP/pubbench" ./bench/pubbench
+  for subs in 1 1000; do
+    A=(); B=()
+    for r in $(seq "${ROUNDS:-3}"); do
+      A+=("$("$TMP/pubbench" -addr "127.0.0.1:$HK_PORT" -subs "$subs" -duration 5s | awk '{print $10}')")
+      B+=("$("$TMP/pubbench" -addr "127.0.0.1:$RD_PORT" -subs "$subs" -duration 5s | awk '{print $10}')")
+    done
+    MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
+    echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
+  done
   if [[ ${MEM:-0} == 1 ]]; then
     echo; echo "# memory per key, 1M keys of 32 bytes"
     echo "## HotKV"; bench/mem-per-key.sh "$HK_PORT" 1000000
