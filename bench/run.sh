@@ -54,8 +54,8 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
   for subs in 1 1000; do
     A=(); B=()
     for r in $(seq "${ROUNDS:-3}"); do
-      A+=("$("$TMP/pubbench" -addr "127.0.0.1:$HK_PORT" -subs "$subs" -duration 5s | awk '{print $10}')")
-      B+=("$("$TMP/pubbench" -addr "127.0.0.1:$RD_PORT" -subs "$subs" -duration 5s | awk '{print $10}')")
+      A+=("$("$TMP/pubbench" -addr "127.0.0.1:$HK_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
+      B+=("$("$TMP/pubbench" -addr "127.0.0.1:$RD_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
     done
     MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
     echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
