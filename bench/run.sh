@@ -2,7 +2,7 @@
 # bench/run.sh - build HotKV, start it and Debian's redis-server on free local
 # ports, and run bench-vs.sh against both side by side (A = HotKV, B = Redis).
 #
-#   bench/run.sh [quick|full]        (default: full)
+#   bench/run.sh [quick|full|types]  (default: full; types: redis-benchmark's data-type tests)
 #   ROUNDS=5 bench/run.sh full       more rounds per workload
 #   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
 #   ONLY=lock_release_evalsha bench/run.sh full    one workload (see bench-vs.sh)
