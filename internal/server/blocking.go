@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -33,7 +34,8 @@ type blockedState struct {
 	db      int
 	keys    []string
 	timer   *time.Timer
-	started int64 // Unix ms
+	started int64         // Unix ms
+	kind    keyspace.Kind // the type its keys must hold to serve it
 }
 
 type blockKey struct {
@@ -69,6 +71,10 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
 	}
 	b.on = true
 	cl.isBlocked.Store(true)
+	b.kind = keyspace.KindList
+	if c.Spec != nil && c.Spec.Group == "sorted-set" {
+		b.kind = keyspace.KindZSet
+	}
 	b.db = cl.DB
 	b.started = c.Now
 	b.argv = b.argv[:0]
@@ -121,8 +127,11 @@ func (s *Server) serveReady() {
 			if !cl.block.on {
 				continue
 			}
-			if present, _ := s.ks.DBs[bk.db].Present([]byte(bk.key)); !present {
-				break // consumed (or deleted): the rest keep waiting
+			e := s.ks.DBs[bk.db].Peek([]byte(bk.key))
+			if e == nil || e.Kind != cl.block.kind || (e.ExpireAt != 0 && e.ExpireAt <= s.clock.NowMs()) {
+				// consumed, deleted, expired, or now of another type (LPUSH + DEL +
+				// SET in one transaction): nobody is woken, as in Redis
+				break
 			}
 			s.rerunBlocked(cl, false)
 		}

@@ -160,6 +160,12 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	}
 	end := s.clock.NowUs()
 	cl.clockUs = end
+	if cl.isBlocked.Load() {
+		// a parked blocking command is counted once, when it is served or times
+		// out (rerunBlocked), as Redis accounts it
+		s.stats.dirty += int64(c.Dirty)
+		return
+	}
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += end - start
