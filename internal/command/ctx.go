@@ -93,6 +93,8 @@ type Client struct {
 	// do not block for it (Redis's CLIENT_DENY_BLOCKING).
 	Script bool
 	Flags  string
+	// Tracking is the client-side caching mode (CLIENT TRACKING).
+	Tracking TrackingState
 }
 
 // Server is what connection and server commands need from the server plumbing.
@@ -143,6 +145,8 @@ type Server interface {
 	Exec(c *Ctx)
 	// PubSub is the Pub/Sub registry.
 	PubSub() PubSubHub
+	// Tracking is the client-side caching registry (CLIENT TRACKING).
+	Tracking() Tracking
 	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).

@@ -201,6 +201,7 @@ func (s *Server) dropClient(cl *client) {
 	s.eng.Lock()
 	s.unwatchAll(cl)
 	s.unsubscribeAll(cl)
+	s.trackDisable(cl)
 	s.eng.Unlock()
 	_ = cl.conn.Close()
 	s.mu.Lock()

@@ -54,6 +54,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			}
 		}
 		s.finishReply(cl, mark, skipReply)
+		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	spec := s.table.Lookup(argv[0])
@@ -93,6 +94,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		cl.queue(spec, argv)
 		c.W.SimpleString("QUEUED")
 		s.finishReply(cl, mark, skipReply)
+		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	if s.blockOnPause {
@@ -100,6 +102,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	}
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
+	s.trackBeforeExec(cl)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
 	if !cl.Authenticated {
 		// still unauthenticated after this command: keep the reader's strict limits
@@ -108,6 +111,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		cl.rd.SetUnauthenticated(false)
 	}
 	s.finishReply(cl, mark, skipReply)
+	s.trackAfterCommand(cl, spec)
 	return true
 }
 
@@ -141,7 +145,9 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	s.eng.BeginAt(c.Now)
 	c.DB = s.ks.DBs[cl.DB]
 	cl.push.running = true
+	s.trackBeginCommand()
 	s.run(c, spec)
+	s.trackRemember(spec, argv)
 	cl.push.running = false
 	end := s.clock.NowUs()
 	cl.clockUs = end

@@ -34,6 +34,7 @@ var _ keyspace.Observer = (*Server)(nil)
 // was already expired when watched and is now gone (deleted by lazy or active
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
+	s.trackModified(db, key)
 	if len(s.watchers) == 0 {
 		return
 	}
@@ -51,10 +52,14 @@ func (s *Server) Modified(db int, key []byte) {
 
 // Expired needs nothing for WATCH: the keyspace calls Modified for the same
 // deletion right after (touching twice would undo the stale-key rule above).
-func (s *Server) Expired(int, []byte) {}
+// Tracking sees the deletion here, as one no client caused.
+func (s *Server) Expired(db int, key []byte) { s.trackExpired(db, key) }
 
 // Flushing touches the watched keys of db that exist.
-func (s *Server) Flushing(db int) { s.touchAllInDB(db, -1) }
+func (s *Server) Flushing(db int) {
+	s.trackFlushing()
+	s.touchAllInDB(db, -1)
+}
 
 // Swapping touches the watched keys of a and b that exist in either database.
 func (s *Server) Swapping(a, b int) {
