@@ -80,6 +80,7 @@ func resetCmd(c *Ctx) {
 	}
 	c.Srv.Unwatch(cl)
 	c.Srv.PubSub().UnsubscribeAll(c)
+	c.Srv.Tracking().Disable(cl)
 	cl.DB = 0
 	c.DB = c.KS.DBs[0]
 	cl.Proto = 2
@@ -209,7 +210,9 @@ func clientSubcommands() []*Spec {
 	const cn = Conn
 	adm := Admin | NoScript | Loading | Stale | cn
 	return []*Spec{
+		{Name: "caching", Arity: 3, Flags: NoScript | Loading | Stale | cn, Since: "6.0.0", Summary: "Instructs the server whether to track the keys in the next request.", Run: clientCaching},
 		{Name: "getname", Arity: 2, Flags: NoScript | Loading | Stale | cn, Since: "2.6.9", Summary: "Returns the name of the connection.", Run: clientGetname},
+		{Name: "getredir", Arity: 2, Flags: NoScript | Loading | Stale | cn, Since: "6.0.0", Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Run: clientGetredir},
 		{Name: "help", Arity: 2, Flags: Loading | Stale | cn, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: clientHelp},
 		{Name: "id", Arity: 2, Flags: NoScript | Loading | Stale | cn, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Run: clientID},
 		{Name: "info", Arity: 2, Flags: NoScript | Loading | Stale | cn, Since: "6.2.0", Summary: "Returns information about the connection.", Run: clientInfo},
@@ -222,6 +225,8 @@ func clientSubcommands() []*Spec {
 		{Name: "setinfo", Arity: 4, Flags: NoScript | Loading | Stale | cn, Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Run: clientSetinfo},
 		{Name: "setname", Arity: 3, Flags: NoScript | Loading | Stale | cn, Since: "2.6.9", Summary: "Sets the connection name.", Run: clientSetname},
 		{Name: "unblock", Arity: -3, Flags: adm | NoScript | Loading | Stale, Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Run: clientUnblock},
+		{Name: "tracking", Arity: -3, Flags: NoScript | Loading | Stale | cn, Since: "6.0.0", Summary: "Controls server-assisted client-side caching for the connection.", Run: clientTracking},
+		{Name: "trackinginfo", Arity: 2, Flags: NoScript | Loading | Stale | cn, Since: "6.2.0", Summary: "Returns information about server-assisted client-side caching for the connection.", Run: clientTrackingInfo},
 		{Name: "unpause", Arity: 2, Flags: adm, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Run: clientUnpause},
 	}
 }
@@ -438,6 +443,10 @@ func clientNoTouch(c *Ctx) { onOff(c, &c.Client.NoTouch) }
 
 func clientHelp(c *Ctx) {
 	writeHelp(c, "CLIENT",
+		"CACHING (YES|NO)",
+		"    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+		"GETREDIR",
+		"    Return the client ID we are redirecting to when tracking is enabled.",
 		"GETNAME",
 		"    Return the name of the current connection.",
 		"ID",
@@ -478,6 +487,11 @@ func clientHelp(c *Ctx) {
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
+		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+		"         [OPTIN] [OPTOUT] [NOLOOP]",
+		"    Control server assisted client side caching.",
+		"TRACKINGINFO",
+		"    Report tracking status for the current connection.",
 		"NO-EVICT (ON|OFF)",
 		"    Protect current client connection from eviction.",
 		"NO-TOUCH (ON|OFF)",

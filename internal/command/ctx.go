@@ -103,6 +103,8 @@ type Client struct {
 	// CLIENT_DENY_BLOCKING, which a script's client has too; see Ctx.MayBlock).
 	DenyBlocking bool
 	Flags        string
+	// Tracking is the client-side caching mode (CLIENT TRACKING).
+	Tracking TrackingState
 }
 
 // Server is what connection and server commands need from the server plumbing.
@@ -157,6 +159,8 @@ type Server interface {
 	UnblockClient(id int64, withError bool) int
 	// PubSub is the Pub/Sub registry.
 	PubSub() PubSubHub
+	// Tracking is the client-side caching registry (CLIENT TRACKING).
+	Tracking() Tracking
 	// Scripts is the Lua engine (EVAL, SCRIPT, FUNCTION, FCALL).
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).

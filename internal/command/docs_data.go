@@ -279,10 +279,30 @@ var docsTable = map[string]*CommandDoc{
 		Group:      "connection",
 		Complexity: "Depends on subcommand.",
 	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	"client|caching": {
+		Summary:    "Instructs the server whether to track the keys in the next request.",
+		Since:      "6.0.0",
+		Group:      "connection",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "mode", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES"},
+				{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO"},
+			}},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|getname": {
 		Summary:    "Returns the name of the connection.",
 		Since:      "2.6.9",
+		Group:      "connection",
+		Complexity: "O(1)",
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	"client|getredir": {
+		Summary:    "Returns the client ID to which the connection's tracking notifications are redirected.",
+		Since:      "6.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
@@ -451,6 +471,32 @@ var docsTable = map[string]*CommandDoc{
 		Args: []ArgDoc{
 			{Name: "connection-name", Type: "string", KeySpecIndex: -1},
 		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	"client|tracking": {
+		Summary:    "Controls server-assisted client-side caching for the connection.",
+		Since:      "6.0.0",
+		Group:      "connection",
+		Complexity: "O(1). Some options may introduce additional complexity.",
+		Args: []ArgDoc{
+			{Name: "status", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON"},
+				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF"},
+			}},
+			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "REDIRECT", Flags: ArgOptional},
+			{Name: "prefix", Type: "string", KeySpecIndex: -1, Token: "PREFIX", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
+			{Name: "bcast", Type: "pure-token", KeySpecIndex: -1, Token: "BCAST", Flags: ArgOptional},
+			{Name: "optin", Type: "pure-token", KeySpecIndex: -1, Token: "OPTIN", Flags: ArgOptional},
+			{Name: "optout", Type: "pure-token", KeySpecIndex: -1, Token: "OPTOUT", Flags: ArgOptional},
+			{Name: "noloop", Type: "pure-token", KeySpecIndex: -1, Token: "NOLOOP", Flags: ArgOptional},
+		},
+	},
+	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	"client|trackinginfo": {
+		Summary:    "Returns information about server-assisted client-side caching for the connection.",
+		Since:      "6.2.0",
+		Group:      "connection",
+		Complexity: "O(1)",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"client|unblock": {

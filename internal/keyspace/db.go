@@ -187,6 +187,14 @@ func (db *DB) removeString(key string) {
 // caller decides whether a deadline in the past deletes the key instead (Redis's
 // checkAlreadyExpired), so SetExpire never deletes.
 func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
+	db.setExpire(key, e, at)
+	db.ks.modified(db.ID, key)
+}
+
+// setExpire is SetExpire without telling the observer, for callers that
+// report the whole change themselves (RENAME reports the source, then the
+// destination, as Redis's signalModifiedKey calls do).
+func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 	if e.expIdx == 0 {
 		k, _ := db.dict.KeyOf(key) // the dict's own copy: no allocation
 		db.expiring = append(db.expiring, expItem{key: k, e: e})
@@ -200,7 +208,6 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 			db.avgTTL = (db.avgTTL*49 + ttl) / 50
 		}
 	}
-	db.ks.modified(db.ID, key)
 }
 
 // Persist removes e's TTL; it reports whether there was one.
@@ -323,7 +330,7 @@ func (db *DB) Rename(src, dst []byte) {
 	*ne = moved
 	ne.ExpireAt = 0
 	if moved.ExpireAt != 0 {
-		db.SetExpire(dst, ne, moved.ExpireAt)
+		db.setExpire(dst, ne, moved.ExpireAt)
 	}
 	db.trackHash(dst, ne)
 	db.ks.added(db.ID, dst)
@@ -345,7 +352,7 @@ func (db *DB) Insert(key []byte, v Entry) *Entry {
 	v.ExpireAt = 0
 	*ne = v
 	if at != 0 {
-		db.SetExpire(key, ne, at)
+		db.setExpire(key, ne, at)
 	}
 	db.trackHash(key, ne)
 	db.ks.added(db.ID, key)

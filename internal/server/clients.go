@@ -126,14 +126,9 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = strconv.AppendInt(b, (now-cl.CreatedMs)/1000, 10)
 	b = append(b, " idle="...)
 	b = strconv.AppendInt(b, (now-cl.lastInteraction.Load())/1000, 10)
-	switch {
-	case cl.isBlocked.Load():
-		b = append(b, " flags=b db="...)
-	case cl.subscriptions() > 0:
-		b = append(b, " flags=P db="...)
-	default:
-		b = append(b, " flags=N db="...)
-	}
+	b = append(b, " flags="...)
+	b = appendClientFlags(b, cl)
+	b = append(b, " db="...)
 	b = strconv.AppendInt(b, int64(cl.DB), 10)
 	b = append(b, " sub="...)
 	b = strconv.AppendInt(b, int64(cl.push.counts[0].Load()), 10)
@@ -149,13 +144,45 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = append(b, cmd...)
 	b = append(b, " user="...)
 	b = append(b, cl.User...)
-	b = append(b, " redir=-1 resp="...)
+	b = append(b, " redir="...)
+	b = append(b, command.TrackingRedirField(&cl.Tracking)...)
+	b = append(b, " resp="...)
 	b = strconv.AppendInt(b, int64(cl.Proto), 10)
 	b = append(b, " lib-name="...)
 	b = append(b, cl.LibName...)
 	b = append(b, " lib-ver="...)
 	b = append(b, cl.LibVer...)
 	b = append(b, " io-thread=0"...)
+	return b
+}
+
+// appendClientFlags appends CLIENT LIST's flags in Redis's order (the ones
+// HotKV has): P pub/sub, x MULTI, t R B tracking (on, broken redirection,
+// BCAST), d a watched key changed, e no-evict, T no-touch; N for none.
+func appendClientFlags(b []byte, cl *client) []byte {
+	n := len(b)
+	if cl.subscriptions() > 0 {
+		b = append(b, 'P')
+	}
+	if cl.Multi >= 0 {
+		b = append(b, 'x')
+	}
+	if cl.isBlocked.Load() {
+		b = append(b, 'b')
+	}
+	b = trackingFlagChars(b, &cl.Tracking)
+	if cl.multi.touched {
+		b = append(b, 'd')
+	}
+	if cl.NoEvict {
+		b = append(b, 'e')
+	}
+	if cl.NoTouch {
+		b = append(b, 'T')
+	}
+	if len(b) == n {
+		b = append(b, 'N')
+	}
 	return b
 }
 

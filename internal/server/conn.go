@@ -222,11 +222,15 @@ func (s *Server) dropClient(cl *client) {
 	s.unwatchAll(cl)
 	s.unsubscribeAll(cl)
 	s.dropBlocked(cl)
+	s.trackDisable(cl)
 	s.eng.Unlock()
-	_ = cl.conn.Close()
+	// leave the registry before the socket closes, as the event loop does: a
+	// client whose connection is seen closed is gone for CLIENT LIST and for
+	// tracking redirection (tracking-redir-broken)
 	s.mu.Lock()
 	delete(s.clients, cl.ID)
 	s.mu.Unlock()
+	_ = cl.conn.Close()
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

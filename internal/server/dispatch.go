@@ -54,6 +54,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			}
 		}
 		s.finishReply(cl, mark, skipReply)
+		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	spec := s.table.Lookup(argv[0])
@@ -95,6 +96,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		cl.queue(spec, argv)
 		c.W.SimpleString("QUEUED")
 		s.finishReply(cl, mark, skipReply)
+		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	if s.blockOnPause {
@@ -102,14 +104,16 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	}
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
+	s.trackBeforeExec(cl)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
 	if !hasPushAsReply(spec) {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
 		// keeps them, as Redis sends them with CLIENT_PUSHING set
 		s.finishReply(cl, mark, skipReply)
 	}
-	// messages the command produced for its own client follow its reply and,
-	// being pushes, survive CLIENT REPLY OFF|SKIP
+	// invalidations of the keys it wrote, messages the command produced for its
+	// own client: they follow its reply and, being pushes, survive CLIENT REPLY
+	s.trackAfterCommand(cl, spec)
 	cl.flushSelfPush()
 	if len(s.blocked.ready) > 0 { // the unit's writes may serve blocked clients
 		s.serveReady()
@@ -154,7 +158,9 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	c.DB = s.ks.DBs[cl.DB]
 	outer := !cl.push.running // EXEC runs its commands through execute too
 	cl.push.running = true
+	s.trackBeginCommand()
 	s.run(c, spec)
+	s.trackRemember(spec, argv)
 	if outer {
 		cl.push.running = false
 	}

@@ -526,6 +526,7 @@ func (l *eventLoop) close(cl *client) {
 	l.s.unwatchAll(cl)
 	l.s.unsubscribeAll(cl)
 	l.s.dropBlocked(cl)
+	l.s.trackDisable(cl)
 	l.s.eng.Unlock()
 	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
 	// shut down only registered clients, under the same lock, so they can never

@@ -83,6 +83,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.inst.cycles.track(cycles, now, 1e6)
 	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
 	s.notePeak(heapBytes())
+	s.trackCron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own
 	d := s.clock.NowUs() - startUs

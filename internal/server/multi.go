@@ -35,6 +35,7 @@ var _ keyspace.Observer = (*Server)(nil)
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	s.keyChanged(db, key)
+	s.trackModified(db, key)
 	if len(s.watchers) == 0 {
 		return
 	}
@@ -53,10 +54,17 @@ func (s *Server) Modified(db int, key []byte) {
 // Expired publishes "expired" (class x) for a key deleted by lazy or active
 // expiry. WATCH needs nothing here: the keyspace calls Modified for the same
 // deletion right after (touching twice would undo the stale-key rule above).
-func (s *Server) Expired(db int, key []byte) { s.Notify(db, 'x', "expired", key) }
+// Tracking sees the deletion here, as one no client caused.
+func (s *Server) Expired(db int, key []byte) {
+	s.Notify(db, 'x', "expired", key)
+	s.trackExpired(db, key)
+}
 
 // Flushing touches the watched keys of db that exist.
-func (s *Server) Flushing(db int) { s.touchAllInDB(db, -1) }
+func (s *Server) Flushing(db int) {
+	s.trackFlushing()
+	s.touchAllInDB(db, -1)
+}
 
 // Swapping touches the watched keys of a and b that exist in either database.
 func (s *Server) Swapping(a, b int) {

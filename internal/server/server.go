@@ -75,6 +75,7 @@ type Server struct {
 	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
+	trk         tracker                           // client-side caching (tracking.go); engine lock
 	loopStats   loopStats
 	inst        instantaneous // guarded by the engine lock
 	memPeak     uint64        // guarded by the engine lock
@@ -142,6 +143,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
+	s.trk = newTracker(seed, cfg.IntFunc("tracking-table-max-keys"))
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
 	s.blocked = newBlocking()
