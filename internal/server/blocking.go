@@ -159,8 +159,13 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	c := command.Ctx{Argv: b.argv, Spec: spec, W: w, Client: &cl.Client, KS: s.ks, DB: db,
 		Srv: s, Rand: s.eng.Rand, Now: now, NoBlock: noBlock}
 	start := s.clock.NowUs()
+	prevCur, prevExec := s.trk.cur, s.trk.executing
+	s.trackBeforeExec(cl) // cl's own invalidations follow its reply, as for any command
+	s.trackBeginCommand()
 	s.run(&c, spec)
+	s.trackRemember(spec, b.argv)
 	if len(w.Buf) == 0 {
+		s.trk.cur, s.trk.executing = prevCur, prevExec
 		return false
 	}
 	end := s.clock.NowUs()
@@ -175,6 +180,14 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 		s.countError(c.ErrCode)
 	}
 	s.releaseBlocked(cl, append([]byte(nil), w.Buf...))
+	// then its own invalidations (queued after the reply, not in its buffer:
+	// the client's owner is another goroutine)
+	s.trackAfterCommand(cl, spec)
+	if self := cl.push.self; len(self) > 0 {
+		cl.push.self = nil
+		cl.pushMsg(self)
+	}
+	s.trk.cur, s.trk.executing = prevCur, prevExec
 	return true
 }
 
