@@ -20,9 +20,14 @@ const (
 // Honoured parameters: HotKV acts on exactly these today.
 //
 //	bind, port, databases, timeout, tcp-keepalive, maxclients, loglevel,
-//	logfile, proto-max-bulk-len, client-query-buffer-limit, requirepass, hz,
+//	logfile, proto-max-bulk-len, client-query-buffer-limit,
+//	client-output-buffer-limit, requirepass, hz, io-threads,
+//	enable-debug-command, latency-tracking, latency-tracking-info-percentiles,
 //	busy-reply-threshold (alias lua-time-limit), notify-keyspace-events,
-//	maxmemory, maxmemory-policy
+//	tracking-table-max-keys, maxmemory (refusal only, no eviction yet),
+//	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
+//	encoding thresholds (hash-, list-, set-, zset-max-listpack-*,
+//	set-max-intset-entries)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -55,9 +60,9 @@ func paramTable() []paramDef {
 		strP("bind-source-addr", "", fNullable|fNullDefault, "", nil, "Source address for outgoing connections."),
 		intP("proto-max-bulk-len", "", H|fMemory, mb, longMax, 512*mb, "Largest bulk string a client may send."),
 		intP("client-query-buffer-limit", "", H|fMemory|fUnsigned, mb, longMax, gb, "Largest query buffer of one client."),
-		specP("client-output-buffer-limit", "", fMulti, obufSpecial, "Output buffer limits per client class: class hard soft seconds."),
+		specP("client-output-buffer-limit", "", H|fMulti, obufSpecial, "Output buffer limits per client class: class hard soft seconds."),
 		intP("maxmemory-clients", "", fMemory|fPercent, -100, longMax, 0, "Memory all clients may use together, in bytes or N% of maxmemory."),
-		intP("tracking-table-max-keys", "", fUnsigned, 0, longMax, 1000000, "Keys remembered for client-side caching."),
+		intP("tracking-table-max-keys", "", H|fUnsigned, 0, longMax, 1000000, "Keys remembered for client-side caching."),
 		intP("io-threads", "", H|imm, 1, 128, 1, "Event loops serving connections (Linux); 1, as Redis's default."),
 
 		// General.
@@ -95,7 +100,7 @@ func paramTable() []paramDef {
 		enumP("sanitize-dump-payload", "", 0, enumNames("no", "yes", "clients"), "no", "Deep-check RESTORE payloads."),
 
 		// Memory and eviction.
-		intP("maxmemory", "", fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
+		intP("maxmemory", "", H|fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
 		enumP("maxmemory-policy", "", 0, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
 			"allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction"), "noeviction", "What to evict at maxmemory."),
 		intP("maxmemory-samples", "", 0, 1, intMax, 5, "Keys sampled per eviction."),
@@ -114,12 +119,12 @@ func paramTable() []paramDef {
 		intP("hz", "", H, 0, intMax, 10, "Background task frequency; out-of-range values are clamped to 1..500."),
 		boolP("dynamic-hz", "", 0, true, "Scale hz with the number of clients."),
 		intP("active-expire-effort", "", 0, 1, 10, 1, "Effort of the active expiry cycle."),
-		intP("busy-reply-threshold", "lua-time-limit", 0, 0, longMax, 5000, "Milliseconds a script may run before BUSY replies."),
+		intP("busy-reply-threshold", "lua-time-limit", H, 0, longMax, 5000, "Milliseconds a script may run before BUSY replies."),
 
 		// Events, latency and slow log.
-		specP("notify-keyspace-events", "", 0, notifySpecial, "Keyspace notification classes (Ag$lshzxeKEtmdnoc)."),
-		boolP("latency-tracking", "", 0, true, "Track per-command latency percentiles."),
-		specP("latency-tracking-info-percentiles", "", fMulti, percentilesSpecial, "Percentiles INFO latencystats reports."),
+		specP("notify-keyspace-events", "", H, notifySpecial, "Keyspace notification classes (Ag$lshzxeKEtmdnoc)."),
+		boolP("latency-tracking", "", H, true, "Track per-command latency percentiles."),
+		specP("latency-tracking-info-percentiles", "", H|fMulti, percentilesSpecial, "Percentiles INFO latencystats reports."),
 		intP("latency-monitor-threshold", "", 0, 0, longMax, 0, "Milliseconds above which LATENCY records an event (0: off)."),
 		intP("slowlog-log-slower-than", "", 0, -1, longMax, 10000, "Microseconds above which a command enters the slow log."),
 		intP("slowlog-max-len", "", 0, 0, longMax, 128, "Entries kept by the slow log."),
@@ -148,16 +153,16 @@ func paramTable() []paramDef {
 		boolP("aof-rewrite-incremental-fsync", "", 0, true, "fsync AOF rewrites incrementally."),
 
 		// Encodings of small values.
-		intP("hash-max-listpack-entries", "hash-max-ziplist-entries", fUnsigned, 0, longMax, 512, "Largest hash kept as a listpack, in fields."),
-		intP("hash-max-listpack-value", "hash-max-ziplist-value", fMemory|fUnsigned, 0, longMax, 64, "Largest field or value of a listpack hash."),
-		intP("list-max-listpack-size", "list-max-ziplist-size", 0, intMin, intMax, -2, "Size of a list node: entries if positive, -1..-5 for 4kb..64kb."),
+		intP("hash-max-listpack-entries", "hash-max-ziplist-entries", H|fUnsigned, 0, longMax, 512, "Largest hash kept as a listpack, in fields."),
+		intP("hash-max-listpack-value", "hash-max-ziplist-value", H|fMemory|fUnsigned, 0, longMax, 64, "Largest field or value of a listpack hash."),
+		intP("list-max-listpack-size", "list-max-ziplist-size", H, intMin, intMax, -2, "Size of a list node: entries if positive, -1..-5 for 4kb..64kb."),
 		intP("list-compress-depth", "", 0, 0, intMax, 0, "List nodes left uncompressed at each end (0: none compressed)."),
-		intP("set-max-intset-entries", "", fUnsigned, 0, longMax, 512, "Largest set of integers kept as an intset."),
-		intP("set-max-listpack-entries", "", fUnsigned, 0, longMax, 128, "Largest set kept as a listpack, in members."),
-		intP("set-max-listpack-value", "", fUnsigned, 0, longMax, 64, "Longest member of a listpack set."),
-		intP("zset-max-listpack-entries", "zset-max-ziplist-entries", fUnsigned, 0, longMax, 128, "Largest sorted set kept as a listpack."),
-		intP("zset-max-listpack-value", "zset-max-ziplist-value", fMemory|fUnsigned, 0, longMax, 64, "Longest member of a listpack sorted set."),
-		intP("hll-sparse-max-bytes", "", fMemory|fUnsigned, 0, longMax, 3000, "Largest sparse HyperLogLog."),
+		intP("set-max-intset-entries", "", H|fUnsigned, 0, longMax, 512, "Largest set of integers kept as an intset."),
+		intP("set-max-listpack-entries", "", H|fUnsigned, 0, longMax, 128, "Largest set kept as a listpack, in members."),
+		intP("set-max-listpack-value", "", H|fUnsigned, 0, longMax, 64, "Longest member of a listpack set."),
+		intP("zset-max-listpack-entries", "zset-max-ziplist-entries", H|fUnsigned, 0, longMax, 128, "Largest sorted set kept as a listpack."),
+		intP("zset-max-listpack-value", "zset-max-ziplist-value", H|fMemory|fUnsigned, 0, longMax, 64, "Longest member of a listpack sorted set."),
+		intP("hll-sparse-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 3000, "Largest sparse HyperLogLog."),
 		intP("stream-node-max-bytes", "", fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
 		intP("stream-node-max-entries", "", 0, 0, longMax, 100, "Largest stream node in entries."),
 
@@ -174,8 +179,8 @@ func paramTable() []paramDef {
 		intP("replica-priority", "slave-priority", 0, 0, intMax, 100, "Preference of this replica for promotion."),
 		strP("replica-announce-ip", "slave-announce-ip", fNullable|fNullDefault, "", nil, "Address this replica reports."),
 		intP("replica-announce-port", "slave-announce-port", 0, 0, 65535, 0, "Port this replica reports."),
-		intP("min-replicas-to-write", "min-slaves-to-write", 0, 0, intMax, 0, "Replicas needed for writes to be accepted."),
-		intP("min-replicas-max-lag", "min-slaves-max-lag", 0, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
+		intP("min-replicas-to-write", "min-slaves-to-write", H, 0, intMax, 0, "Replicas needed for writes to be accepted."),
+		intP("min-replicas-max-lag", "min-slaves-max-lag", H, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
 		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
 		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
 		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),

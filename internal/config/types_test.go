@@ -436,9 +436,13 @@ func TestParams(t *testing.T) {
 	}
 	slices.Sort(honoured)
 	// the parameters the server acts on today (README "Configuration")
-	want := []string{"bind", "client-query-buffer-limit", "databases", "enable-debug-command", "hz",
-		"io-threads", "logfile", "loglevel", "maxclients", "port", "proto-max-bulk-len", "requirepass",
-		"tcp-keepalive", "timeout"}
+	want := []string{"bind", "busy-reply-threshold", "client-output-buffer-limit", "client-query-buffer-limit",
+		"databases", "enable-debug-command", "hash-max-listpack-entries", "hash-max-listpack-value",
+		"hll-sparse-max-bytes", "hz", "io-threads", "latency-tracking", "latency-tracking-info-percentiles",
+		"list-max-listpack-size", "logfile", "loglevel", "maxclients", "maxmemory", "min-replicas-max-lag",
+		"min-replicas-to-write", "notify-keyspace-events", "port", "proto-max-bulk-len", "requirepass",
+		"set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value", "tcp-keepalive",
+		"timeout", "tracking-table-max-keys", "zset-max-listpack-entries", "zset-max-listpack-value"}
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)
 	}
