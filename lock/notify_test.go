@@ -309,7 +309,10 @@ func testWaitForRelease(t *testing.T, c *redis.Client, dbClient func(db int) *re
 			t.Fatalf("got %v", err)
 		}
 		// 4 attempts: the first, after subscribing, then 2 more after 30ms pauses.
-		if n := evalCalls(t, c) - before; n != 4 {
+		// The count is the server's EVAL calls, so a straggler of an earlier
+		// subtest on a loaded machine can add one; unlimited retries would add
+		// many more.
+		if n := evalCalls(t, c) - before; n < 4 || n > 5 {
 			t.Fatalf("%d attempts, want 4", n)
 		}
 		if d := time.Since(start); d < 60*time.Millisecond || d > time.Second {
