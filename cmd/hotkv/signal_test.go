@@ -83,3 +83,53 @@ func TestGracefulShutdownOnSignal(t *testing.T) {
 		})
 	}
 }
+
+// SIGTERM while a script spins: the script is stopped and the server exits
+// (the event loop running the script checks for the shutdown).
+func TestSignalStopsABusyScript(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var c net.Conn
+	for i := 0; i < 200; i++ {
+		if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	if c == nil {
+		_ = cmd.Process.Kill()
+		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
+	}
+	defer c.Close()
+	script := "while true do end"
+	req := "*3\r\n$4\r\nEVAL\r\n$" + strconv.Itoa(len(script)) + "\r\n" + script + "\r\n$1\r\n0\r\n"
+	if _, err := c.Write([]byte(req)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v\n%s", err, stderr.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("no exit after SIGTERM with a busy script\n%s", stderr.String())
+	}
+}

@@ -180,6 +180,12 @@ func (sc *scripting) run(c *command.Ctx, readOnly, eval bool, exec func(run *scr
 // keeps serving them.
 func (sc *scripting) interrupt(st *scriptState) bool {
 	s := sc.s
+	if s.stopping.Load() {
+		// SIGTERM, SIGINT or SHUTDOWN while a script runs: stop it, as SHUTDOWN
+		// NOSAVE does, so that the server can exit
+		s.log.Warn("Lua script killed: the server is shutting down.")
+		return true
+	}
 	if !st.timedOut.Load() {
 		if st.thresholdMs <= 0 || (s.clock.NowUs()-st.startUs)/1000 < st.thresholdMs {
 			return false

@@ -370,6 +370,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-s.shutdown:
 	}
 	s.log.Info("shutting down")
+	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
 	if stopLoops != nil {
 		stopLoops() // closes the loops' connections
 	}
