@@ -27,30 +27,7 @@ func TestMain(m *testing.M) {
 func TestGracefulShutdownOnSignal(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			ln, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
-			port := ln.Addr().(*net.TCPAddr).Port
-			_ = ln.Close()
-			cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-			cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			var c net.Conn
-			for i := 0; i < 200; i++ {
-				if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
-					break
-				}
-				time.Sleep(25 * time.Millisecond)
-			}
-			if c == nil {
-				_ = cmd.Process.Kill()
-				t.Fatalf("server did not start: %v\n%s", err, stderr.String())
-			}
+			cmd, stderr, c := startServerProcess(t)
 			defer c.Close()
 			if _, err := c.Write([]byte("PING\r\n")); err != nil {
 				t.Fatal(err)
@@ -87,30 +64,7 @@ func TestGracefulShutdownOnSignal(t *testing.T) {
 // SIGTERM while a script spins: the script is stopped and the server exits
 // (the event loop running the script checks for the shutdown).
 func TestSignalStopsABusyScript(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
-	cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var c net.Conn
-	for i := 0; i < 200; i++ {
-		if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
-			break
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	if c == nil {
-		_ = cmd.Process.Kill()
-		t.Fatalf("server did not start: %v\n%s", err, stderr.String())
-	}
+	cmd, stderr, c := startServerProcess(t)
 	defer c.Close()
 	script := "while true do end"
 	req := "*3\r\n$4\r\nEVAL\r\n$" + strconv.Itoa(len(script)) + "\r\n" + script + "\r\n$1\r\n0\r\n"
@@ -132,4 +86,33 @@ func TestSignalStopsABusyScript(t *testing.T) {
 		_ = cmd.Process.Kill()
 		t.Fatalf("no exit after SIGTERM with a busy script\n%s", stderr.String())
 	}
+}
+
+// startServerProcess runs this test binary as the real server on a free port
+// and returns it, its stderr and a connection to it.
+func startServerProcess(t *testing.T) (*exec.Cmd, *bytes.Buffer, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
+	stderr := &bytes.Buffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var c net.Conn
+	for i := 0; i < 200; i++ {
+		if c, err = net.Dial("tcp", ln.Addr().String()); err == nil {
+			return cmd, stderr, c
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	_ = cmd.Process.Kill()
+	t.Fatalf("server did not start: %v\n%s", err, stderr.String())
+	return nil, nil, nil
 }

@@ -301,6 +301,66 @@ func scanCmd(c *Ctx) {
 	}
 }
 
+// scanOpts are the options of HSCAN, SSCAN and ZSCAN after the cursor.
+type scanOpts struct {
+	count    int64
+	pat      []byte
+	noValues bool
+}
+
+// matchAll reports whether every element matches (no MATCH, or MATCH *).
+func (o *scanOpts) matchAll() bool { return o.pat == nil || (len(o.pat) == 1 && o.pat[0] == '*') }
+
+// matches reports whether element m passes MATCH.
+func (o *scanOpts) matches(m []byte) bool { return o.matchAll() || glob.Match(o.pat, m, false) }
+
+// parseScanOpts parses [MATCH pattern] [COUNT count] and the type flags from
+// c.Argv[3:] as scanGenericCommand does: NOVALUES is accepted for HSCAN only
+// (hash) and refused with Redis's error elsewhere; NOSCORES is refused with its
+// error by SSCAN (set). On error it replies and returns false.
+func parseScanOpts(c *Ctx, hash, set bool) (scanOpts, bool) {
+	o := scanOpts{count: 10}
+	for j := 3; j < len(c.Argv); j++ {
+		opt, more := c.Argv[j], j+1 < len(c.Argv)
+		switch {
+		case eqFold(opt, "count") && more:
+			v, ok := resp.ParseInt(c.Argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return o, false
+			}
+			if v < 1 {
+				c.Err(ErrSyntax)
+				return o, false
+			}
+			o.count = v
+			j++
+		case eqFold(opt, "match") && more:
+			o.pat = c.Argv[j+1]
+			j++
+		case eqFold(opt, "novalues") && hash:
+			o.noValues = true
+		case eqFold(opt, "novalues"):
+			c.Error("ERR NOVALUES option can only be used in HSCAN")
+			return o, false
+		case eqFold(opt, "noscores") && set:
+			c.Error("ERR NOSCORES option can only be used in ZSCAN")
+			return o, false
+		default:
+			c.Err(ErrSyntax)
+			return o, false
+		}
+	}
+	return o, true
+}
+
+// replyEmptyScan is the reply of a scan of a missing key.
+func replyEmptyScan(c *Ctx) {
+	c.W.ArrayLen(2)
+	c.W.BulkString("0")
+	c.W.ArrayLen(0)
+}
+
 // parseScanCursor accepts an unsigned 64-bit decimal, as Redis's strtoull-based
 // parseScanCursorOrReply does (no sign, no spaces, no overflow).
 func parseScanCursor(b []byte) (uint64, bool) {

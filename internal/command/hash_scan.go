@@ -3,7 +3,6 @@ package command
 import (
 	"math"
 
-	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -25,47 +24,19 @@ func hscanCmd(c *Ctx) {
 		return
 	}
 	if h == nil {
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
+		replyEmptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	noValues := false
-	for j := 3; j < len(c.Argv); {
-		more := len(c.Argv) - j
-		opt := c.Argv[j]
-		switch {
-		case eqFold(opt, "count") && more >= 2:
-			v, ok := resp.ParseInt(c.Argv[j+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-			j += 2
-		case eqFold(opt, "match") && more >= 2:
-			pat = c.Argv[j+1]
-			j += 2
-		case eqFold(opt, "novalues"):
-			noValues = true
-			j++
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOpts(c, true, false)
+	if !ok {
+		return
 	}
-	usePat := pat != nil && !(len(pat) == 1 && pat[0] == '*')
+	count, noValues := o.count, o.noValues
 	var items [][]byte // views: the hash is not modified before the reply is written
 	sampled := int64(0)
 	visit := func(f, v []byte, exp int64) {
 		sampled++
-		if usePat && !glob.Match(pat, f, false) {
+		if !o.matches(f) {
 			return
 		}
 		if !live(c, exp) {

@@ -4,7 +4,6 @@ import (
 	"math"
 	"sort"
 
-	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -722,50 +721,21 @@ func sscanCmd(c *Ctx) {
 		return
 	}
 	if e == nil {
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
+		replyEmptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	for j := 3; j < len(c.Argv); j++ {
-		opt, more := c.Argv[j], j+1 < len(c.Argv)
-		switch {
-		case eqFold(opt, "count") && more:
-			v, ok := resp.ParseInt(c.Argv[j+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-			j++
-		case eqFold(opt, "match") && more:
-			pat = c.Argv[j+1]
-			j++
-		case eqFold(opt, "novalues"):
-			c.Error("ERR NOVALUES option can only be used in HSCAN")
-			return
-		case eqFold(opt, "noscores"):
-			c.Error("ERR NOSCORES option can only be used in ZSCAN")
-			return
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOpts(c, false, true)
+	if !ok {
+		return
 	}
-	usePat := pat != nil && !(len(pat) == 1 && pat[0] == '*')
+	count := o.count
 	s := setOf(e)
 	c.W.ArrayLen(2)
 	if s.Enc() != keyspace.SetHashtable {
 		c.W.BulkString("0")
 		start, n := len(c.W.Buf), 0
 		s.Range(func(m []byte) bool {
-			if !usePat || glob.Match(pat, m, false) {
+			if o.matches(m) {
 				c.W.Bulk(m)
 				n++
 			}
@@ -779,7 +749,7 @@ func sscanCmd(c *Ctx) {
 	for {
 		cursor = s.ScanStep(cursor, func(m []byte) {
 			sampled++
-			if !usePat || glob.Match(pat, m, false) {
+			if o.matches(m) {
 				found = append(found, m)
 			}
 		})

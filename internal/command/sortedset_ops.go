@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -298,46 +297,19 @@ func zscanCmd(c *Ctx) {
 		return
 	}
 	if z == nil {
-		c.W.ArrayLen(2)
-		c.W.BulkString("0")
-		c.W.ArrayLen(0)
+		replyEmptyScan(c)
 		return
 	}
-	count := int64(10)
-	var pat []byte
-	for j := 3; j < len(c.Argv); j++ {
-		more := len(c.Argv) - 1 - j
-		opt := c.Argv[j]
-		switch {
-		case eqFold(opt, "count") && more > 0:
-			v, ok := resp.ParseInt(c.Argv[j+1])
-			if !ok {
-				c.Err(ErrNotInt)
-				return
-			}
-			if v < 1 {
-				c.Err(ErrSyntax)
-				return
-			}
-			count = v
-			j++
-		case eqFold(opt, "match") && more > 0:
-			pat = c.Argv[j+1]
-			j++
-		case eqFold(opt, "novalues"):
-			c.Error("ERR NOVALUES option can only be used in HSCAN")
-			return
-		default:
-			c.Err(ErrSyntax)
-			return
-		}
+	o, ok := parseScanOpts(c, false, false)
+	if !ok {
+		return
 	}
-	matchAll := pat == nil || (len(pat) == 1 && pat[0] == '*')
+	count := o.count
 	var items []keyspace.ZEntry
 	sampled := int64(0)
 	visit := func(m []byte, s float64) {
 		sampled++
-		if matchAll || glob.Match(pat, m, false) {
+		if o.matches(m) {
 			items = append(items, keyspace.ZEntry{Member: m, Score: s})
 		}
 	}

@@ -3,6 +3,7 @@ package script
 import (
 	"encoding/binary"
 	"errors"
+	"strconv"
 )
 
 // FUNCTION DUMP's payload, as Redis writes it (functionsDumpCommand): for each
@@ -136,7 +137,7 @@ func readRDBString(b []byte) (string, []byte, error) {
 		case 2:
 			v = int64(int32(binary.LittleEndian.Uint32(rest)))
 		}
-		return itoa64(v), rest[size:], nil
+		return strconv.FormatInt(v, 10), rest[size:], nil
 	case 3: // LZF
 		clen, _, r1, err := readRDBLen(rest)
 		if err != nil {
@@ -153,29 +154,6 @@ func readRDBString(b []byte) (string, []byte, error) {
 		return string(out), r2[clen:], nil
 	}
 	return "", nil, errors.New("bad encoding")
-}
-
-func itoa64(v int64) string {
-	var buf [20]byte
-	i := len(buf)
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = uint64(-v)
-	}
-	for {
-		i--
-		buf[i] = byte('0' + u%10)
-		u /= 10
-		if u == 0 {
-			break
-		}
-	}
-	if neg {
-		i--
-		buf[i] = '-'
-	}
-	return string(buf[i:])
 }
 
 // lzfDecompress is liblzf's lzf_decompress.

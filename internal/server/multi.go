@@ -190,11 +190,7 @@ func discardQueue(cl *client) {
 // queue appends a copy of argv to the transaction (dispatch calls it for a
 // command sent inside MULTI).
 func (cl *client) queue(spec *command.Spec, argv [][]byte) {
-	cp := make([][]byte, len(argv))
-	for i, a := range argv {
-		cp[i] = append([]byte(nil), a...)
-	}
-	cl.multi.queue = append(cl.multi.queue, cp)
+	cl.multi.queue = append(cl.multi.queue, copyArgv(argv))
 	cl.multi.flags |= spec.Flags
 	cl.Multi++
 }

@@ -372,7 +372,7 @@ func (s *Server) dispatchBusy(cl *client, argv [][]byte, st *scriptState) {
 		case "shutdown":
 			nosave := false
 			for _, a := range argv[1:] {
-				if eqFoldStr(a, "nosave") {
+				if strings.EqualFold(string(a), "nosave") {
 					nosave = true
 				}
 			}
@@ -395,22 +395,6 @@ func (s *Server) dispatchBusy(cl *client, argv [][]byte, st *scriptState) {
 		}
 	}
 	s.finishReply(cl, mark, false)
-}
-
-func eqFoldStr(b []byte, s string) bool {
-	if len(b) != len(s) {
-		return false
-	}
-	for i := range b {
-		x := b[i]
-		if x >= 'A' && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if x != s[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // FCall runs FCALL / FCALL_RO (fcallCommandGeneric).
