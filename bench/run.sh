@@ -7,7 +7,8 @@
 #   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
 #   ONLY=lock_release_evalsha bench/run.sh full    one workload (see bench-vs.sh)
 # After redis-benchmark's workloads it runs bench/txbench (MULTI/EXEC) and
-# bench/pubbench (PUBLISH to 1 and 1,000 subscribers) on both servers.
+# bench/pubbench (PUBLISH to 1 and 1,000 subscribers) on both servers, then
+# bench/lockbench (lock cycles: DELEX IFEQ on HotKV, the EVALSHA release on both).
 #
 # Output goes to stdout and to bench/results/<date>-<mode>.txt. Needs
 # redis-server, redis-benchmark and redis-cli on PATH.
@@ -59,6 +60,21 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
     done
     MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
     echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
+  done
+  # Lock cycles (SET NX PX, then release only with the right token): HotKV's
+  # DELEX IFEQ against the Lua release script by EVALSHA that Redis clients
+  # use; -pipeline 1 is a lock user's two round trips, -pipeline 16 keeps 16
+  # cycles in flight per client so that the server is the limit. bench/lockbench.
+  go build -o "$TMP/lockbench" ./bench/lockbench
+  for pl in 1 16; do
+    A=(); B=(); C=()
+    for r in $(seq "${ROUNDS:-3}"); do
+      A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $6}')")
+      B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $6}')")
+      C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $6}')")
+    done
+    MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); MC=$(med "${C[@]}")
+    echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_evalsha_cycles/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') A_evalsha_cycles/s=$MC A_evalsha/B=$(awk -v a="$MC" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]}; A evalsha: ${C[*]})"
   done
   if [[ ${MEM:-0} == 1 ]]; then
     echo; echo "# memory per key, 1M keys of 32 bytes"
