@@ -130,3 +130,34 @@ func clientID(t *testing.T, c *hotkvtest.Conn, cmd string) string {
 	t.Fatalf("no client ran %s: %s", cmd, list)
 	return ""
 }
+
+// SWAPDB serves clients blocked on a key that exists after the swap, as Redis
+// does (scanDatabaseForReadyKeys on both databases), and leaves alone those
+// whose key is still missing or of another type.
+func TestBlockingSwapDB(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctl := hotkvtest.Dial(t, srv.Addr)
+	w := hotkvtest.Dial(t, srv.Addr)
+	w2 := hotkvtest.Dial(t, srv.Addr)
+	blocked := func(n int) {
+		t.Helper()
+		waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
+	}
+	w.Write(hotkvtest.EncodeCommand("BLPOP", "q", "0")) // in db 0
+	w2.Do("SELECT", "1")
+	w2.Write(hotkvtest.EncodeCommand("BLPOP", "wrong", "0")) // in db 1
+	blocked(2)
+	ctl.Do("SELECT", "1")
+	ctl.Do("RPUSH", "q", "from-db1")
+	ctl.Do("SET", "wrong", "string") // the waiter on 'wrong' wants a list
+	if r := ctl.Do("SWAPDB", "0", "1"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	if r, err := w.ReadReply(); err != nil || r != "*2\r\n$1\r\nq\r\n$8\r\nfrom-db1\r\n" {
+		t.Fatalf("waiter in db 0 after SWAPDB: %q %v", r, err)
+	}
+	blocked(1)
+	if r := ctl.Do("EXISTS", "q"); r != ":0\r\n" { // ctl is in db 1, which now holds db 0's data
+		t.Fatalf("EXISTS q in db 1: %q", r)
+	}
+}

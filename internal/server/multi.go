@@ -1,6 +1,10 @@
 package server
 
 import (
+	"cmp"
+	"slices"
+	"strings"
+
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 )
@@ -66,10 +70,32 @@ func (s *Server) Flushing(db int) {
 	s.touchAllInDB(db, -1)
 }
 
-// Swapping touches the watched keys of a and b that exist in either database.
+// Swapping touches the watched keys of a and b that exist in either database,
+// and readies every key that clients blocked in a or b wait on (Redis's
+// scanDatabaseForReadyKeys on both after SWAPDB): serveReady, at the end of
+// the command, serves those whose key exists after the swap with the type
+// they wait for.
 func (s *Server) Swapping(a, b int) {
 	s.touchAllInDB(a, b)
 	s.touchAllInDB(b, a)
+	if s.blocked.count > 0 {
+		var keys []blockKey
+		for bk, cls := range s.blocked.waiting {
+			if len(cls) > 0 && (bk.db == a || bk.db == b) {
+				keys = append(keys, bk)
+			}
+		}
+		// a fixed order (the map's is random): by db, then key
+		slices.SortFunc(keys, func(x, y blockKey) int {
+			if x.db != y.db {
+				return cmp.Compare(x.db, y.db)
+			}
+			return strings.Compare(x.key, y.key)
+		})
+		for _, bk := range keys {
+			s.keyChanged(bk.db, []byte(bk.key))
+		}
+	}
 }
 
 // touchAllInDB is Redis's touchAllWatchedKeysInDb: the keys watched in emptied
