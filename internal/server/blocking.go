@@ -258,6 +258,15 @@ func (s *Server) unblockClient(cl *client, withError bool) bool {
 		w.Proto = cl.Proto
 		w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 		s.countError("UNBLOCKED")
+		// the blocked command ends here, failed (Redis's updateStatsOnUnblock
+		// with had_errors): one call, one failed call, no time of its own
+		if spec := s.specFor(cl.block.argv); spec != nil {
+			st := &s.cmdStats[spec.ID]
+			st.calls++
+			st.failed++
+			s.recordLatency(spec.ID, 0)
+			s.stats.commands++
+		}
 		s.releaseBlocked(cl, w.Buf)
 		return true
 	}

@@ -76,11 +76,19 @@ func TestBlockingCommands(t *testing.T) {
 		w1.Write(hotkvtest.EncodeCommand("BZPOPMIN", "none", "0"))
 		blocked(1)
 		id := clientID(t, ctl, "bzpopmin")
+		ctl.Do("CONFIG", "RESETSTAT")
 		if r := ctl.Do("CLIENT", "UNBLOCK", id, "ERROR"); r != ":1\r\n" {
 			t.Fatal(r)
 		}
 		if r, _ := w1.ReadReply(); r != "-UNBLOCKED client unblocked via CLIENT UNBLOCK\r\n" {
 			t.Fatalf("unblocked with an error: %q", r)
+		}
+		// the command ended as one failed call (Redis's updateStatsOnUnblock)
+		if r := ctl.Do("INFO", "commandstats"); !strings.Contains(r, "cmdstat_bzpopmin:calls=1,") || !strings.Contains(r, "rejected_calls=0,failed_calls=1") {
+			t.Fatalf("commandstats after UNBLOCK ERROR: %q", r)
+		}
+		if r := ctl.Do("INFO", "errorstats"); !strings.Contains(r, "errorstat_UNBLOCKED:count=1") {
+			t.Fatalf("errorstats after UNBLOCK ERROR: %q", r)
 		}
 		w1.Write(hotkvtest.EncodeCommand("BZPOPMIN", "none", "0"))
 		blocked(1)
@@ -160,4 +168,42 @@ func TestBlockingSwapDB(t *testing.T) {
 	if r := ctl.Do("EXISTS", "q"); r != ":0\r\n" { // ctl is in db 1, which now holds db 0's data
 		t.Fatalf("EXISTS q in db 1: %q", r)
 	}
+}
+
+// INFO counts what is really there: pubsub_clients and the channel, pattern
+// and shard channel counts, blocked clients with a timeout and the keys
+// clients block on.
+func TestInfoPubSubAndBlockingCounts(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctl := hotkvtest.Dial(t, srv.Addr)
+	want := func(field string, n int) {
+		t.Helper()
+		waitFor(t, func() bool { return infoInt(t, ctl, field) == n })
+	}
+	for _, f := range []string{"pubsub_clients", "pubsub_channels", "pubsub_patterns", "pubsubshard_channels",
+		"clients_in_timeout_table", "total_blocking_keys"} {
+		want(f, 0)
+	}
+	s1, s2 := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
+	s1.Write(hotkvtest.EncodeCommand("SUBSCRIBE", "a", "b"))
+	s1.Write(hotkvtest.EncodeCommand("PSUBSCRIBE", "p*"))
+	s2.Write(hotkvtest.EncodeCommand("SSUBSCRIBE", "s"))
+	s2.Write(hotkvtest.EncodeCommand("SUBSCRIBE", "a"))
+	want("pubsub_clients", 2)
+	want("pubsub_channels", 2)
+	want("pubsub_patterns", 1)
+	want("pubsubshard_channels", 1)
+	s2.Write(hotkvtest.EncodeCommand("UNSUBSCRIBE"))
+	s2.Write(hotkvtest.EncodeCommand("SUNSUBSCRIBE"))
+	want("pubsub_clients", 1)
+
+	b1, b2 := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
+	b1.Write(hotkvtest.EncodeCommand("BLPOP", "k1", "k2", "0"))
+	b2.Write(hotkvtest.EncodeCommand("BLPOP", "k2", "k3", "100"))
+	want("blocked_clients", 2)
+	want("total_blocking_keys", 3)
+	want("clients_in_timeout_table", 1)
+	ctl.Do("RPUSH", "k2", "x")
+	want("blocked_clients", 1)
+	want("total_blocking_keys", 2)
 }

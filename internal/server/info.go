@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/pubsub"
 )
 
 // HotKVVersion is this build's own version (INFO hotkv_version).
@@ -151,14 +152,48 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = kv(b, "client_recent_max_output_buffer", "0")
 	b = kvi(b, "blocked_clients", s.stats.blockedClients.Load())
 	b = kvi(b, "tracking_clients", int64(s.trk.clients))
-	b = kv(b, "pubsub_clients", "0")
+	b = kvi(b, "pubsub_clients", int64(s.pubsubClients()))
 	wc, wk := s.watchStats()
 	b = kvi(b, "watching_clients", int64(wc))
-	b = kv(b, "clients_in_timeout_table", "0")
+	inTimeout, blockingKeys := s.blockingStats()
+	b = kvi(b, "clients_in_timeout_table", int64(inTimeout))
 	b = kvi(b, "total_watched_keys", int64(wk))
-	b = kv(b, "total_blocking_keys", "0")
+	b = kvi(b, "total_blocking_keys", int64(blockingKeys))
 	b = kv(b, "total_blocking_keys_on_nokey", "0")
 	return b
+}
+
+// pubsubClients counts the clients subscribed to at least one channel,
+// pattern or shard channel (INFO clients pubsub_clients). Engine lock held.
+func (s *Server) pubsubClients() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, cl := range s.clients {
+		if cl.subscriptions() > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// blockingStats is INFO clients' clients_in_timeout_table (blocked clients
+// with a timeout) and total_blocking_keys (keys that clients block on).
+// Engine lock held.
+func (s *Server) blockingStats() (inTimeout, keys int) {
+	for _, cls := range s.blocked.waiting {
+		if len(cls) > 0 {
+			keys++
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, cl := range s.clients {
+		if cl.block.on && cl.block.timer != nil {
+			inTimeout++
+		}
+	}
+	return inTimeout, keys
 }
 
 func human(n uint64) string {
@@ -265,8 +300,9 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kv(b, "evicted_keys", "0")
 	b = kvi(b, "keyspace_hits", s.ks.Stats.KeyspaceHits)
 	b = kvi(b, "keyspace_misses", s.ks.Stats.KeyspaceMisses)
-	b = kv(b, "pubsub_channels", "0")
-	b = kv(b, "pubsub_patterns", "0")
+	b = kvi(b, "pubsub_channels", int64(s.hub.Len(pubsub.Channel)))
+	b = kvi(b, "pubsub_patterns", int64(s.hub.Len(pubsub.Pattern)))
+	b = kvi(b, "pubsubshard_channels", int64(s.hub.Len(pubsub.Shard)))
 	b = kv(b, "latest_fork_usec", "0")
 	b = kv(b, "total_forks", "0")
 	tk, ti, tp := s.trackingStats()
