@@ -41,7 +41,9 @@ func VerifyPayload(p []byte, skipChecksum bool) error {
 // encoding limits. Any error means RESTORE's "Bad data format"; an empty
 // collection is one too.
 func DecodePayload(p []byte, ks *keyspace.Keyspace) (Value, error) {
-	r := &reader{b: p[:len(p)-10]}
+	// Redis reads the value from the whole payload: a value may run into the
+	// footer, and bytes after it are ignored
+	r := &reader{b: p}
 	t, err := r.byte()
 	if err != nil || !isObjectType(t) {
 		return Value{}, ErrBadData
