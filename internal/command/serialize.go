@@ -119,7 +119,9 @@ func restoreCmd(c *Ctx) {
 		ttl += c.Now
 	}
 	if ttl != 0 && ttl <= c.Now {
-		// checkAlreadyExpired: the key is not created (a replaced one is gone)
+		// checkAlreadyExpired: the key is not created (a replaced one is
+		// gone); Redis counts it as an expired key
+		c.KS.Stats.ExpiredKeys++
 		if deleted {
 			c.Notify('g', "del", key)
 			c.Dirty++
