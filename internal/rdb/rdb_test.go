@@ -73,8 +73,13 @@ func withVersion(p []byte, v uint16) []byte {
 }
 
 // testdata/redis70-dump.txt: DUMP payloads from redis-server 7.0.15 (RDB
-// version 10; name, 7.0's encoding, hex payload), made by the script in the
-// file's history (see the dump worker's report): every encoding 7.0 writes.
+// version 10; name, 7.0's encoding, hex payload), one key per encoding 7.0
+// writes: strings (SET hello, 12345, 1234567890123, -100, 200 "a"s, 300 mixed
+// bytes), lists (RPUSH a b 1 -5 100000 "hello world" 70 "x"s; 1000 elements
+// "element-<i>"; a 10000-byte element then b c), sets (SADD 1 2 3 -7 100000;
+// 1 9000000000; a b c 1; m0..m199), sorted sets (ZADD 1 a 2.5 b -3 c 0.1 d inf
+// e; <1.5*i> m<i> for i < 200) and hashes (HSET f1 v1 f2 2 f3 30 "x"s;
+// f<i> v<i> for i < 600).
 func redis70Payloads(t *testing.T) map[string][]byte {
 	f, err := os.Open("testdata/redis70-dump.txt")
 	if err != nil {
