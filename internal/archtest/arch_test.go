@@ -21,12 +21,15 @@ var allowed = map[string][]string{
 	"internal/clock":         {},
 	"internal/keyspace":      {},
 	"internal/config":        {"internal/glob", "internal/resp"},
-	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob"},
+	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob", "internal/rdb"},
+	"internal/rdb":           {"internal/keyspace", "internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
+	"internal/rdb/lzf":       {},
+	"internal/rdb/crc64":     {},
 	"internal/engine":        {"internal/command", "internal/keyspace", "internal/clock"},
 	"internal/pubsub":        {"internal/glob"},
-	"internal/script":        {"internal/resp"},
+	"internal/script":        {"internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/script/lualib": {},
-	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib"},
+	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb"},
 	"internal/hotkvtest":     {"internal/server", "internal/clock", "internal/config"},
 	"internal/difftest":      {"internal/hotkvtest"},
 	"cmd/hotkv":              {"internal/server", "internal/config"},
@@ -35,7 +38,7 @@ var allowed = map[string][]string{
 }
 
 // core packages: deterministic, no clock reads (time is an input).
-var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script"}
+var core = []string{"internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script", "internal/rdb"}
 
 func root(t *testing.T) string {
 	t.Helper()

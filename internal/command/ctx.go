@@ -165,6 +165,8 @@ type Server interface {
 	Scripts() Scripting
 	// Notify publishes a keyspace event (see Ctx.Notify).
 	Notify(db int, class byte, event string, key []byte)
+	// Persistence is the RDB machinery (DUMP, RESTORE, DEBUG RELOAD).
+	Persistence() Persistence
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).

@@ -29,10 +29,25 @@ func debugCmd(c *Ctx) {
 			"    Reply with a test value of the specified type. <type> can be: string,",
 			"    integer, double, bignum, null, array, set, map, attrib, push, verbatim,",
 			"    true, false.",
+			"RELOAD [option ...]",
+			"    Save the RDB on disk and reload it back to memory. Valid <option> values:",
+			"    * MERGE: conflicting keys will be loaded from RDB.",
+			"    * NOFLUSH: the existing database will not be removed before load, but",
+			"      conflicting keys will generate an exception and kill the server.",
+			"    * NOSAVE: the database will be loaded from an existing RDB file.",
+			"    Examples:",
+			"    * DEBUG RELOAD: verify that the server is able to persist, flush and reload",
+			"      the database.",
+			"    * DEBUG RELOAD NOSAVE: replace the current database with the contents of an",
+			"      existing RDB file.",
+			"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
+			"      file to the database.",
 			"SET-ACTIVE-EXPIRE <0|1>",
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
 			"    default.",
+			"SET-SKIP-CHECKSUM-VALIDATION <0|1>",
+			"    Enables or disables checksum checks for RDB files and RESTORE's payload.",
 			"SET-DISABLE-DENY-SCRIPTS <0|1>",
 			"    Setting it to 1 allows lua scripts to run commands that are denied",
 			"    in scripts (noscript), for tests.",
@@ -72,6 +87,33 @@ func debugCmd(c *Ctx) {
 		debugDigest(c)
 	case "digest-value":
 		debugDigestValue(c, args)
+	case "reload":
+		save, flush, merge := true, true, false
+		for _, a := range args {
+			switch {
+			case eqFold(a, "merge"):
+				merge = true
+			case eqFold(a, "noflush"):
+				flush = false
+			case eqFold(a, "nosave"):
+				save = false
+			default:
+				c.Error("ERR DEBUG RELOAD only supports the MERGE, NOFLUSH and NOSAVE options.")
+				return
+			}
+		}
+		if errText := c.Srv.Persistence().DebugReload(save, flush, merge); errText != "" {
+			c.Error(errText)
+			return
+		}
+		c.W.SimpleString("OK")
+	case "set-skip-checksum-validation":
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		c.Srv.Persistence().SetSkipChecksum(atoi(args[0]) != 0)
+		c.W.SimpleString("OK")
 	case "change-repl-id":
 		c.W.SimpleString("OK")
 	case "object":

@@ -749,6 +749,16 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N), when N is the number of queued commands",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
+	"dump": {
+		Summary:    "Returns a serialized representation of the value stored at a key.",
+		Since:      "2.6.0",
+		Group:      "generic",
+		Complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"echo": {
 		Summary:    "Returns the given string.",
 		Since:      "1.0.0",
@@ -2218,6 +2228,27 @@ var docsTable = map[string]*CommandDoc{
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"restore": {
+		Summary:    "Creates a key from the serialized representation of a value.",
+		Since:      "2.6.0",
+		Group:      "generic",
+		Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+		History: [][2]string{
+			{"3.0.0", "Added the `REPLACE` modifier."},
+			{"5.0.0", "Added the `ABSTTL` modifier."},
+			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "ttl", Type: "integer", KeySpecIndex: -1},
+			{Name: "serialized-value", Type: "string", KeySpecIndex: -1},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
+			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
+		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rpop": {

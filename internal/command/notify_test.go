@@ -64,6 +64,14 @@ var writeEvents = map[string]notifyCase{
 	// generic
 	"copy": {setup: [][]string{{"SET", "a", "v"}, {"SADD", "b", "x"}}, cmd: []string{"COPY", "a", "b", "REPLACE"},
 		events: []string{"new b", "copy_to b", "overwritten b", "type_changed b"}},
+	// RESTORE REPLACE over a key of another type: dbAdd's "new", "restore",
+	// then "overwritten" and "type_changed" (cluster.c restoreCommand)
+	"restore": {setup: [][]string{{"SADD", "b", "x"}}, prep: func(c *hotkvtest.Conn) []string {
+		c.Do("SET", "a", "v")
+		payload := bulkPayload(c.Do("DUMP", "a"))
+		c.Do("DEL", "a")
+		return []string{"RESTORE", "b", "0", payload, "REPLACE"}
+	}, events: []string{"new b", "restore b", "overwritten b", "type_changed b"}},
 	"del":       {setup: [][]string{{"SET", "a", "v"}}, cmd: []string{"DEL", "a", "nokey"}, events: []string{"del a"}},
 	"unlink":    {setup: [][]string{{"SET", "a", "v"}}, cmd: []string{"UNLINK", "nokey", "a"}, events: []string{"del a"}},
 	"expire":    {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"EXPIRE", "k", "100"}, events: []string{"expire k"}},

@@ -141,6 +141,7 @@ func NewTable() *Table {
 		family{"string", stringCommands()},
 		family{"generic", genericCommands()},
 		family{"generic", sortCommands()},
+		family{"generic", serializeCommands()},
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
 		family{"list", listCommands()},

@@ -57,6 +57,17 @@ func Start(t testing.TB, opts ...Option) *Server {
 		f(&o)
 	}
 	cfg := config.New()
+	// snapshots (DEBUG RELOAD, SAVE) go to a directory of the test's own
+	// unless the test names one
+	hasDir := false
+	for _, kv := range o.config {
+		hasDir = hasDir || kv[0] == "dir"
+	}
+	if !hasDir { // dir is protected: set it as a startup argument
+		if _, err := cfg.ParseArgs([]string{"--dir", t.TempDir()}); err != nil {
+			t.Fatalf("config: %v", err)
+		}
+	}
 	if len(o.config) > 0 {
 		if err := cfg.Set(o.config...); err != nil {
 			t.Fatalf("config: %v", err)

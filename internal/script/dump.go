@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"strconv"
+
+	"github.com/hotkv/hotkv/internal/rdb/crc64"
+	"github.com/hotkv/hotkv/internal/rdb/lzf"
 )
 
 // FUNCTION DUMP's payload, as Redis writes it (functionsDumpCommand): for each
@@ -25,11 +28,21 @@ func DumpLibraries(libs []*Library) []byte {
 	var b []byte
 	for _, l := range libs {
 		b = append(b, rdbOpcodeFunction2)
+		// rdbSaveRawString with rdbcompression: LZF when it saves 4 bytes
+		if len(l.Code) > 20 {
+			if c := lzf.Compress([]byte(l.Code), len(l.Code)-4); c != nil {
+				b = append(b, 0xc3)
+				b = appendRDBLen(b, uint64(len(c)))
+				b = appendRDBLen(b, uint64(len(l.Code)))
+				b = append(b, c...)
+				continue
+			}
+		}
 		b = appendRDBLen(b, uint64(len(l.Code)))
 		b = append(b, l.Code...)
 	}
 	b = append(b, rdbVersion&0xff, rdbVersion>>8)
-	return binary.LittleEndian.AppendUint64(b, crc64Jones(0, b))
+	return binary.LittleEndian.AppendUint64(b, crc64.Update(0, b))
 }
 
 // ParseDump checks a FUNCTION RESTORE payload and returns the libraries' code.
@@ -38,7 +51,7 @@ func ParseDump(p []byte) ([]string, error) {
 		return nil, errBadPayload
 	}
 	body := p[:len(p)-8]
-	if binary.LittleEndian.Uint64(p[len(p)-8:]) != crc64Jones(0, body) {
+	if binary.LittleEndian.Uint64(p[len(p)-8:]) != crc64.Update(0, body) {
 		return nil, errBadPayload
 	}
 	if v := binary.LittleEndian.Uint16(body[len(body)-2:]); v > rdbVersion {
@@ -147,78 +160,11 @@ func readRDBString(b []byte) (string, []byte, error) {
 		if err != nil || uint64(len(r2)) < clen || ulen > 512<<20 {
 			return "", nil, errShort
 		}
-		out, err := lzfDecompress(r2[:clen], int(ulen))
+		out, err := lzf.Decompress(r2[:clen], int(ulen))
 		if err != nil {
 			return "", nil, err
 		}
 		return string(out), r2[clen:], nil
 	}
 	return "", nil, errors.New("bad encoding")
-}
-
-// lzfDecompress is liblzf's lzf_decompress.
-func lzfDecompress(in []byte, outLen int) ([]byte, error) {
-	out := make([]byte, 0, outLen)
-	for i := 0; i < len(in); {
-		ctrl := int(in[i])
-		i++
-		if ctrl < 32 { // literal run of ctrl+1 bytes
-			n := ctrl + 1
-			if i+n > len(in) || len(out)+n > outLen {
-				return nil, errors.New("lzf: corrupt")
-			}
-			out = append(out, in[i:i+n]...)
-			i += n
-			continue
-		}
-		n := ctrl >> 5
-		ref := len(out) - ((ctrl & 0x1f) << 8) - 1
-		if n == 7 {
-			if i >= len(in) {
-				return nil, errors.New("lzf: corrupt")
-			}
-			n += int(in[i])
-			i++
-		}
-		if i >= len(in) {
-			return nil, errors.New("lzf: corrupt")
-		}
-		ref -= int(in[i])
-		i++
-		n += 2
-		if ref < 0 || len(out)+n > outLen {
-			return nil, errors.New("lzf: corrupt")
-		}
-		for k := 0; k < n; k++ {
-			out = append(out, out[ref+k])
-		}
-	}
-	if len(out) != outLen {
-		return nil, errors.New("lzf: length mismatch")
-	}
-	return out, nil
-}
-
-var crc64Table = func() (t [256]uint64) {
-	const poly = 0x95ac9329ac4bc9b5 // Jones, reflected
-	for i := range t {
-		c := uint64(i)
-		for k := 0; k < 8; k++ {
-			if c&1 != 0 {
-				c = c>>1 ^ poly
-			} else {
-				c >>= 1
-			}
-		}
-		t[i] = c
-	}
-	return t
-}()
-
-// crc64Jones is Redis's crc64 (crc-64-jones, reflected, no final xor).
-func crc64Jones(crc uint64, b []byte) uint64 {
-	for _, x := range b {
-		crc = crc64Table[byte(crc)^x] ^ crc>>8
-	}
-	return crc
 }

@@ -63,6 +63,7 @@ type Server struct {
 	runID    string
 	replID   string
 	lastSave int64
+	rdb      rdbState // persist.go; engine lock
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client

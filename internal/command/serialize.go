@@ -1,0 +1,171 @@
+package command
+
+import (
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// DUMP and RESTORE (Redis's cluster.c): a value in Redis's RDB serialisation
+// (internal/rdb), byte-compatible with Redis's payloads.
+
+// Persistence is the RDB machinery the server provides (DUMP's compression,
+// RESTORE's checksum switch, DEBUG RELOAD, SAVE).
+type Persistence interface {
+	// RDBCompression is rdbcompression.
+	RDBCompression() bool
+	// SkipChecksum is DEBUG SET-SKIP-CHECKSUM-VALIDATION's state.
+	SkipChecksum() bool
+	SetSkipChecksum(on bool)
+	// DebugReload is DEBUG RELOAD: unless !save, write the dataset to the
+	// RDB file (dir/dbfilename); unless !flush, empty the databases and the
+	// function libraries; then load the file (merge: its keys and libraries
+	// replace existing ones). errText is the error reply, "" on success.
+	DebugReload(save, flush, merge bool) (errText string)
+}
+
+func serializeCommands() []*Spec {
+	return []*Spec{
+		{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Since: "2.6.0", Summary: "Returns a serialized representation of the value stored at a key.", Run: dumpCmd},
+		{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "OW update", Since: "2.6.0", Summary: "Creates a key from the serialized representation of a value.", Run: restoreCmd},
+	}
+}
+
+// dumpCmd: DUMP key.
+func dumpCmd(c *Ctx) {
+	e := c.DB.LookupRead(c.Argv[1], c.Client.NoTouch)
+	if e == nil {
+		c.W.Null()
+		return
+	}
+	c.W.Bulk(rdb.Dump(e, c.Srv.Persistence().RDBCompression()))
+}
+
+// restoreCmd: RESTORE key ttl serialized-value [REPLACE] [ABSTTL]
+// [IDLETIME seconds] [FREQ frequency], checked in Redis's order: options,
+// an existing key (BUSYKEY), the TTL, the payload's footer, its contents.
+func restoreCmd(c *Ctx) {
+	replace, absTTL := false, false
+	idle, freq := int64(-1), int64(-1)
+	for j := 4; j < len(c.Argv); j++ {
+		more := len(c.Argv) - j - 1
+		switch a := c.Argv[j]; {
+		case eqFold(a, "replace"):
+			replace = true
+		case eqFold(a, "absttl"):
+			absTTL = true
+		case eqFold(a, "idletime") && more >= 1 && freq == -1:
+			v, ok := resp.ParseInt(c.Argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v < 0 {
+				c.Error("ERR Invalid IDLETIME value, must be >= 0")
+				return
+			}
+			idle = v
+			j++
+		case eqFold(a, "freq") && more >= 1 && idle == -1:
+			v, ok := resp.ParseInt(c.Argv[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if v < 0 || v > 255 {
+				c.Error("ERR Invalid FREQ value, must be >= 0 and <= 255")
+				return
+			}
+			freq = v
+			j++
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	key := c.Argv[1]
+	old := c.DB.LookupWrite(key)
+	if old != nil && !replace {
+		c.Error("BUSYKEY Target key name already exists.")
+		return
+	}
+	ttl, ok := resp.ParseInt(c.Argv[2])
+	if !ok {
+		c.Err(ErrNotInt)
+		return
+	}
+	if ttl < 0 {
+		c.Error("ERR Invalid TTL value, must be >= 0")
+		return
+	}
+	p := c.Argv[3]
+	per := c.Srv.Persistence()
+	if rdb.VerifyPayload(p, per.SkipChecksum()) != nil {
+		c.Error("ERR DUMP payload version or checksum are wrong")
+		return
+	}
+	v, err := rdb.DecodePayload(p, c.KS)
+	if err != nil {
+		c.Error("ERR Bad data format")
+		return
+	}
+	var oldKind keyspace.Kind
+	deleted := false
+	if replace && old != nil {
+		oldKind = old.Kind
+		deleted = c.DB.Delete(key)
+	}
+	if ttl != 0 && !absTTL {
+		ttl += c.Now
+	}
+	if ttl != 0 && ttl <= c.Now {
+		// checkAlreadyExpired: the key is not created (a replaced one is
+		// gone); Redis counts it as an expired key
+		c.KS.Stats.ExpiredKeys++
+		if deleted {
+			c.Notify('g', "del", key)
+			c.Dirty++
+		}
+		c.W.SimpleString("OK")
+		return
+	}
+	ent := keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj, ExpireAt: ttl, Access: c.KS.LRUClock()}
+	if v.Kind == keyspace.KindString {
+		ent.Enc = keyspace.StrEncoding(v.Str)
+	}
+	e := c.DB.Insert(key, ent)
+	if idle >= 0 && !c.Srv.LFU() {
+		c.KS.SetIdle(e, idle)
+	}
+	c.Notify('g', "restore", key)
+	if deleted {
+		c.Notify('o', "overwritten", key)
+		if oldKind != v.Kind {
+			c.Notify('c', "type_changed", key)
+		}
+	}
+	c.Dirty++
+	c.W.SimpleString("OK")
+}
+
+// atoi is C's atoi: optional blanks and sign, then digits up to the first
+// other byte; no digits is 0.
+func atoi(b []byte) int64 {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] >= '\t' && b[i] <= '\r') {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '-' || b[i] == '+') {
+		neg = b[i] == '-'
+		i++
+	}
+	var v int64
+	for ; i < len(b) && b[i] >= '0' && b[i] <= '9'; i++ {
+		v = v*10 + int64(b[i]-'0')
+	}
+	if neg {
+		return -v
+	}
+	return v
+}

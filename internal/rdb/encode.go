@@ -1,0 +1,178 @@
+package rdb
+
+import (
+	"encoding/binary"
+	"math"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// ValueType is rdbSaveObjectType: the RDB type byte Redis writes for e.
+func ValueType(e *keyspace.Entry) byte {
+	switch e.Kind {
+	case keyspace.KindList:
+		return TypeListQuicklist2
+	case keyspace.KindSet:
+		switch e.Obj.(*keyspace.Set).Enc() {
+		case keyspace.SetIntset:
+			return TypeSetIntset
+		case keyspace.SetListpack:
+			return TypeSetListpack
+		}
+		return TypeSet
+	case keyspace.KindZSet:
+		if e.Obj.(*keyspace.ZSet).IsCompact() {
+			return TypeZSetListpack
+		}
+		return TypeZSet2
+	case keyspace.KindHash:
+		h := e.Obj.(*keyspace.Hash)
+		switch h.Encoding() {
+		case "listpack":
+			return TypeHashListpack
+		case "listpackex":
+			return TypeHashListpackEx
+		}
+		if h.FieldTTLs() > 0 {
+			return TypeHashMetadata
+		}
+		return TypeHash
+	}
+	return TypeString
+}
+
+// AppendValue appends e's RDB type byte and value (rdbSaveObjectType, then
+// rdbSaveObject), compressing strings longer than 20 bytes when compress.
+// Stream values are not supported (HotKV has none).
+func AppendValue(b []byte, e *keyspace.Entry, compress bool) []byte {
+	return appendBody(append(b, ValueType(e)), e, compress)
+}
+
+// appendBody is rdbSaveObject: e's value without its type byte.
+func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
+	t := ValueType(e)
+	switch e.Kind {
+	case keyspace.KindString:
+		return AppendString(b, e.Str, compress)
+	case keyspace.KindList:
+		return appendList(b, e.Obj.(*keyspace.List), compress)
+	case keyspace.KindSet:
+		return appendSet(b, t, e.Obj.(*keyspace.Set), compress)
+	case keyspace.KindZSet:
+		return appendZSet(b, t, e.Obj.(*keyspace.ZSet), compress)
+	case keyspace.KindHash:
+		return appendHash(b, t, e.Obj.(*keyspace.Hash), compress)
+	}
+	panic("rdb: unsupported value kind " + e.Kind.String())
+}
+
+// appendList writes a QUICKLIST_2: the node count, then per node its container
+// and its listpack (or, for a plain node, its element) as a string.
+func appendList(b []byte, l *keyspace.List, compress bool) []byte {
+	nodes := 0
+	l.ForEachNode(func([][]byte, bool) { nodes++ })
+	b = AppendLen(b, uint64(nodes))
+	l.ForEachNode(func(elems [][]byte, plain bool) {
+		if plain {
+			b = AppendLen(b, containerPlain)
+			b = AppendString(b, elems[0], compress)
+			return
+		}
+		b = AppendLen(b, containerPacked)
+		lp := newLP(estimateLP(elems))
+		for _, v := range elems {
+			lp.Str(v)
+		}
+		b = AppendString(b, lp.Bytes(), compress)
+	})
+	return b
+}
+
+func appendSet(b []byte, t byte, s *keyspace.Set, compress bool) []byte {
+	switch t {
+	case TypeSetIntset:
+		w, data := s.IntsetRaw()
+		return AppendString(b, appendIntset(make([]byte, 0, 8+len(data)), w, data), compress)
+	case TypeSetListpack:
+		lp := newLP(s.Len() * 8)
+		s.Range(func(m []byte) bool {
+			lp.Str(m)
+			return true
+		})
+		return AppendString(b, lp.Bytes(), compress)
+	}
+	b = AppendLen(b, uint64(s.Len()))
+	s.Range(func(m []byte) bool {
+		b = AppendString(b, m, compress)
+		return true
+	})
+	return b
+}
+
+// appendScore writes a listpack score as zzlInsertAt does: an integer when
+// double2ll converts it exactly, else d2string's text.
+func appendScore(lp *lpBuilder, f float64) {
+	if f >= -math.MaxInt64/2 && f <= math.MaxInt64/2 && f == math.Trunc(f) {
+		lp.Int(int64(f))
+		return
+	}
+	var tmp [32]byte
+	lp.Str(resp.FormatDouble(tmp[:0], f))
+}
+
+func appendZSet(b []byte, t byte, z *keyspace.ZSet, compress bool) []byte {
+	if t == TypeZSetListpack {
+		lp := newLP(z.Len() * 12)
+		z.Range(func(m []byte, score float64) {
+			lp.Str(m)
+			appendScore(lp, score)
+		})
+		return AppendString(b, lp.Bytes(), compress)
+	}
+	b = AppendLen(b, uint64(z.Len()))
+	z.RangeDesc(func(m []byte, score float64) {
+		b = AppendString(b, m, compress)
+		b = binary.LittleEndian.AppendUint64(b, math.Float64bits(score))
+	})
+	return b
+}
+
+func appendHash(b []byte, t byte, h *keyspace.Hash, compress bool) []byte {
+	switch t {
+	case TypeHashListpack, TypeHashListpackEx:
+		ex := t == TypeHashListpackEx
+		if ex {
+			b = appendMillis(b, h.MinExpire())
+		}
+		lp := newLP(h.Len() * 16)
+		h.Range(func(f, v []byte, exp int64) bool {
+			lp.Str(f)
+			lp.Str(v)
+			if ex {
+				lp.Int(exp)
+			}
+			return true
+		})
+		return AppendString(b, lp.Bytes(), compress)
+	}
+	meta := t == TypeHashMetadata
+	minExp := h.MinExpire()
+	if meta {
+		b = appendMillis(b, minExp)
+	}
+	b = AppendLen(b, uint64(h.Len()))
+	h.Range(func(f, v []byte, exp int64) bool {
+		if meta {
+			ttl := uint64(0)
+			if exp != 0 {
+				ttl = uint64(exp-minExp) + 1
+			}
+			b = AppendLen(b, ttl)
+		}
+		b = AppendString(b, f, compress)
+		b = AppendString(b, v, compress)
+		return true
+	})
+	return b
+}

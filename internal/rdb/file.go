@@ -1,0 +1,268 @@
+package rdb
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb/crc64"
+)
+
+// SaveInfo is what an RDB file records besides the keyspace.
+type SaveInfo struct {
+	RedisVersion string   // the "redis-ver" AUX field
+	CTime        int64    // Unix seconds, the "ctime" AUX field
+	UsedMem      int64    // the "used-mem" AUX field
+	Functions    []string // the function libraries' code (FUNCTION2 records)
+	Compress     bool     // rdbcompression
+	Checksum     bool     // rdbchecksum: without it the trailing CRC64 is 0
+}
+
+// crcWriter checksums what it writes.
+type crcWriter struct {
+	w   *bufio.Writer
+	crc uint64
+	err error
+}
+
+func (c *crcWriter) write(b []byte) {
+	if c.err != nil {
+		return
+	}
+	c.crc = crc64.Update(c.crc, b)
+	_, c.err = c.w.Write(b)
+}
+
+// Write writes ks as an RDB file of version 12 (rdbSaveRio): the REDIS0012
+// magic, AUX fields (redis-ver, redis-bits, ctime, used-mem, aof-base), the
+// function libraries, then per non-empty database SELECTDB, RESIZEDB and its
+// keys (EXPIRETIME_MS before a key with a TTL), EOF and the CRC64. Keys whose
+// TTL has passed but that were not deleted yet are written, as Redis does.
+// The caller holds the engine lock for the whole call.
+func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
+	cw := &crcWriter{w: bufio.NewWriterSize(w, 64<<10)}
+	b := fmt.Appendf(nil, "REDIS%04d", Version)
+	aux := func(k, v string) {
+		b = append(b, opAux)
+		b = AppendString(b, []byte(k), info.Compress)
+		b = AppendString(b, []byte(v), info.Compress)
+	}
+	aux("redis-ver", info.RedisVersion)
+	aux("redis-bits", "64")
+	aux("ctime", strconv.FormatInt(info.CTime, 10))
+	aux("used-mem", strconv.FormatInt(info.UsedMem, 10))
+	aux("aof-base", "0")
+	for _, code := range info.Functions {
+		b = append(b, opFunction2)
+		b = AppendString(b, []byte(code), info.Compress)
+	}
+	cw.write(b)
+	for _, db := range ks.DBs {
+		if db.Len() == 0 {
+			continue
+		}
+		b = append(b[:0], opSelectDB)
+		b = AppendLen(b, uint64(db.ID))
+		b = append(b, opResizeDB)
+		b = AppendLen(b, uint64(db.Len()))
+		b = AppendLen(b, uint64(db.Expires()))
+		cw.write(b)
+		db.Range(func(key string, e *keyspace.Entry) bool {
+			b = b[:0]
+			if e.ExpireAt != 0 {
+				b = appendMillis(append(b, opExpireTimeMs), e.ExpireAt)
+			}
+			b = append(b, ValueType(e))
+			b = AppendString(b, []byte(key), info.Compress)
+			b = appendBody(b, e, info.Compress)
+			cw.write(b)
+			return cw.err == nil
+		})
+	}
+	cw.write([]byte{opEOF})
+	sum := cw.crc
+	if !info.Checksum {
+		sum = 0
+	}
+	cw.write(binary.LittleEndian.AppendUint64(nil, sum))
+	if cw.err != nil {
+		return cw.err
+	}
+	return cw.w.Flush()
+}
+
+// LoadOptions drive Load.
+type LoadOptions struct {
+	// Now is the load time (Unix ms): keys whose deadline is before it are
+	// not loaded (as a master does).
+	Now int64
+	// Merge lets a loaded key replace an existing one (DEBUG RELOAD MERGE,
+	// RDBFLAGS_ALLOW_DUP); without it a duplicate key fails the load.
+	Merge bool
+	// SkipChecksum ignores the trailing CRC64.
+	SkipChecksum bool
+	// Function is called with each function library's code, in file order.
+	Function func(code string) error
+}
+
+// LoadStats are the counts of a load.
+type LoadStats struct {
+	Version           int
+	Loaded, Expired   int
+	EmptyKeysSkipped  int
+	FunctionLibraries int
+}
+
+// Load reads an RDB file of version 1 to 12 into ks (rdbLoadRio). Keys are
+// added to the databases as they come (the caller empties them first if it
+// wants only the file's contents); on an error the keyspace holds what was
+// loaded before it. The caller holds the engine lock for the whole call.
+func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) {
+	var st LoadStats
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return st, err
+	}
+	if len(data) < 9 || string(data[:5]) != "REDIS" {
+		return st, errors.New("wrong signature trying to load DB from file")
+	}
+	ver, err := strconv.Atoi(string(data[5:9]))
+	if err != nil || ver < 1 || ver > Version {
+		return st, fmt.Errorf("can't handle RDB format version %s", data[5:9])
+	}
+	st.Version = ver
+	rd := &reader{b: data, off: 9}
+	d := decoder{ks: ks}
+	db := ks.DBs[0]
+	expireAt := int64(-1)
+	lru := ks.LRUClock()
+	for {
+		t, err := rd.byte()
+		if err != nil {
+			return st, errShortRead
+		}
+		switch t {
+		case opExpireTime:
+			p, err := rd.bytes(4)
+			if err != nil {
+				return st, errShortRead
+			}
+			expireAt = int64(int32(binary.LittleEndian.Uint32(p))) * 1000
+			continue
+		case opExpireTimeMs:
+			if expireAt, err = rd.millis(); err != nil {
+				return st, errShortRead
+			}
+			continue
+		case opFreq:
+			if _, err := rd.byte(); err != nil {
+				return st, errShortRead
+			}
+			continue
+		case opIdle:
+			if _, err := rd.length(); err != nil {
+				return st, errShortRead
+			}
+			continue
+		case opSelectDB:
+			id, err := rd.length()
+			if err != nil {
+				return st, errShortRead
+			}
+			if id >= uint64(len(ks.DBs)) {
+				return st, fmt.Errorf("data file was created with a server configured to handle more than %d databases", len(ks.DBs))
+			}
+			db = ks.DBs[id]
+			continue
+		case opResizeDB:
+			if _, err := rd.length(); err != nil {
+				return st, errShortRead
+			}
+			if _, err := rd.length(); err != nil {
+				return st, errShortRead
+			}
+			continue
+		case opSlotInfo:
+			for range 3 {
+				if _, err := rd.length(); err != nil {
+					return st, errShortRead
+				}
+			}
+			continue
+		case opAux:
+			if _, err := rd.str(); err != nil {
+				return st, errShortRead
+			}
+			if _, err := rd.str(); err != nil {
+				return st, errShortRead
+			}
+			continue
+		case opModuleAux:
+			return st, errors.New("the RDB file contains AUX module data I can't load")
+		case opFunctionPreGA:
+			return st, errors.New("pre-release function format not supported")
+		case opFunction2:
+			code, err := rd.str()
+			if err != nil {
+				return st, errShortRead
+			}
+			st.FunctionLibraries++
+			if o.Function != nil {
+				if err := o.Function(string(code)); err != nil {
+					return st, fmt.Errorf("failed loading library, %w", err)
+				}
+			}
+			continue
+		case opEOF:
+			if ver >= 5 {
+				end := rd.off
+				p, err := rd.bytes(8)
+				if err != nil {
+					return st, errShortRead
+				}
+				sum := binary.LittleEndian.Uint64(p)
+				if sum != 0 && !o.SkipChecksum && sum != crc64.Update(0, data[:end]) {
+					return st, errors.New("RDB CRC error")
+				}
+			}
+			return st, nil
+		}
+		if !isObjectType(t) {
+			return st, fmt.Errorf("unknown RDB type %d", t)
+		}
+		key, err := rd.str()
+		if err != nil {
+			return st, errShortRead
+		}
+		key = append([]byte(nil), key...)
+		v, err := d.value(rd, t)
+		switch {
+		case IsEmptyKey(err):
+			st.EmptyKeysSkipped++
+		case err != nil:
+			return st, fmt.Errorf("key %q: %w", key, err)
+		case expireAt != -1 && expireAt < o.Now:
+			st.Expired++
+		default:
+			if !o.Merge && db.Peek(key) != nil {
+				return st, fmt.Errorf("RDB has duplicated key '%s' in DB %d", key, db.ID)
+			}
+			e := keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj, Access: lru}
+			if v.Kind == keyspace.KindString {
+				e.Enc = keyspace.StrEncoding(v.Str)
+			}
+			if expireAt != -1 {
+				e.ExpireAt = expireAt
+			}
+			db.Insert(key, e)
+			st.Loaded++
+		}
+		expireAt = -1
+	}
+}
+
+var errShortRead = errors.New("unexpected EOF reading RDB file")
