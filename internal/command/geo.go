@@ -45,7 +45,7 @@ func geoCommands() []*Spec {
 func georadiusKeys(startFrom int) func(argv [][]byte) []int {
 	return func(argv [][]byte) []int {
 		out := []int{1}
-		for _, kw := range []string{"STORE", "STOREDIST"} {
+		for _, kw := range []string{"store", "storedist"} {
 			for i := startFrom; i < len(argv)-1; i++ {
 				if geoArgIs(argv[i], kw) {
 					out = append(out, i+1)
@@ -58,7 +58,7 @@ func georadiusKeys(startFrom int) func(argv [][]byte) []int {
 }
 
 // geoArgIs is strcasecmp(arg, s) == 0 on Redis's NUL-terminated argument: what
-// follows a NUL byte does not count.
+// follows a NUL byte does not count. s is lower case.
 func geoArgIs(arg []byte, s string) bool {
 	if i := bytes.IndexByte(arg, 0); i >= 0 {
 		arg = arg[:i]

@@ -61,7 +61,7 @@ func (s *Spec) KeyFlagsAt(argv [][]byte, i int) []string {
 	specs := s.KeySpecs()
 	for _, ks := range specs {
 		if ks.Keyword != "" {
-			if i-1 >= ks.Begin && i-1 < len(argv) && eqFold(argv[i-1], ks.Keyword) {
+			if i-1 >= ks.Begin && i-1 < len(argv) && eqFoldBytes(argv[i-1], []byte(ks.Keyword)) {
 				return ks.FlagList()
 			}
 			continue
