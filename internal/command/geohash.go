@@ -6,7 +6,8 @@ import "math"
 // geohash_helper.c (Redis 8.4), step for step, so that scores, search boxes and
 // distances come out bit for bit as Redis computes them. Products that Redis
 // rounds one at a time are wrapped in float64() so that no Go compiler fuses
-// them into a multiply-add.
+// them into a multiply-add; sin, cos and asin are correctly rounded
+// (geomath.go), as the C library's almost always are.
 
 // Coordinate limits (EPSG:900913 / EPSG:3785 / OSGEO:41001) and precision.
 const (
@@ -266,8 +267,8 @@ func geohashBoundingBox(s *geoShape) {
 		width = float64(s.conversion * s.radius)
 	}
 	latDelta := radDeg(height / earthRadiusMeters)
-	lonDeltaTop := radDeg(width / earthRadiusMeters / math.Cos(degRad(lat+latDelta)))
-	lonDeltaBottom := radDeg(width / earthRadiusMeters / math.Cos(degRad(lat-latDelta)))
+	lonDeltaTop := radDeg(width / earthRadiusMeters / geoCos(degRad(lat+latDelta)))
+	lonDeltaBottom := radDeg(width / earthRadiusMeters / geoCos(degRad(lat-latDelta)))
 	// the hemispheres bend the box the opposite way
 	if lat < 0 {
 		s.bounds[0] = lon - lonDeltaBottom
@@ -362,16 +363,16 @@ func geohashGetLatDistance(lat1d, lat2d float64) float64 {
 func geohashGetDistance(lon1d, lat1d, lon2d, lat2d float64) float64 {
 	lon1r := degRad(lon1d)
 	lon2r := degRad(lon2d)
-	v := math.Sin((lon2r - lon1r) / 2)
+	v := geoSin((lon2r - lon1r) / 2)
 	// same longitude: skip the expensive math
 	if v == 0.0 {
 		return geohashGetLatDistance(lat1d, lat2d)
 	}
 	lat1r := degRad(lat1d)
 	lat2r := degRad(lat2d)
-	u := math.Sin((lat2r - lat1r) / 2)
-	a := float64(u*u) + float64(float64(float64(math.Cos(lat1r)*math.Cos(lat2r))*v)*v)
-	return float64(2.0*earthRadiusMeters) * math.Asin(math.Sqrt(a))
+	u := geoSin((lat2r - lat1r) / 2)
+	a := float64(u*u) + float64(float64(float64(geoCos(lat1r)*geoCos(lat2r))*v)*v)
+	return float64(2.0*earthRadiusMeters) * geoAsin(math.Sqrt(a))
 }
 
 // geohashGetDistanceIfInRectangle reports whether (x2, y2) is in the
