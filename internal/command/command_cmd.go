@@ -188,11 +188,21 @@ func writeKeySpecs(c *Ctx, s *Spec) {
 			w.MapLen(0)
 			continue
 		}
-		w.BulkString("index")
-		w.BulkString("spec")
-		w.MapLen(1)
-		w.BulkString("index")
-		w.Int(int64(ks.Begin))
+		if ks.Keyword != "" {
+			w.BulkString("keyword")
+			w.BulkString("spec")
+			w.MapLen(2)
+			w.BulkString("keyword")
+			w.BulkString(ks.Keyword)
+			w.BulkString("startfrom")
+			w.Int(int64(ks.Begin))
+		} else {
+			w.BulkString("index")
+			w.BulkString("spec")
+			w.MapLen(1)
+			w.BulkString("index")
+			w.Int(int64(ks.Begin))
+		}
 		w.BulkString("find_keys")
 		w.MapLen(2)
 		w.BulkString("type")

@@ -1046,6 +1046,326 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geoadd": {
+		Summary:    "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
+		Since:      "3.2.0",
+		Group:      "geo",
+		Complexity: "O(log(N)) for each item added, where N is the number of elements in the sorted set.",
+		History: [][2]string{
+			{"6.2.0", "Added the `CH`, `NX` and `XX` options."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
+			}},
+			{Name: "change", Type: "pure-token", KeySpecIndex: -1, Token: "CH", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+				{Name: "longitude", Type: "double", KeySpecIndex: -1},
+				{Name: "latitude", Type: "double", KeySpecIndex: -1},
+				{Name: "member", Type: "string", KeySpecIndex: -1},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geodist": {
+		Summary:    "Returns the distance between two members of a geospatial index.",
+		Since:      "3.2.0",
+		Group:      "geo",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "member1", Type: "string", KeySpecIndex: -1},
+			{Name: "member2", Type: "string", KeySpecIndex: -1},
+			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geohash": {
+		Summary:    "Returns members from a geospatial index as geohash strings.",
+		Since:      "3.2.0",
+		Group:      "geo",
+		Complexity: "O(1) for each member requested.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geopos": {
+		Summary:    "Returns the longitude and latitude of members from a geospatial index.",
+		Since:      "3.2.0",
+		Group:      "geo",
+		Complexity: "O(1) for each member requested.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"georadius": {
+		Summary:         "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
+		Since:           "3.2.0",
+		Group:           "geo",
+		Complexity:      "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` argument",
+		History: [][2]string{
+			{"6.2.0", "Added the `ANY` option for `COUNT`."},
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "longitude", Type: "double", KeySpecIndex: -1},
+			{Name: "latitude", Type: "double", KeySpecIndex: -1},
+			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+			}},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", Flags: ArgOptional},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+			{Name: "store", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "storekey", Type: "key", KeySpecIndex: 1, Token: "STORE", DisplayText: "key"},
+				{Name: "storedistkey", Type: "key", KeySpecIndex: 2, Token: "STOREDIST", DisplayText: "key"},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"georadius_ro": {
+		Summary:         "Returns members from a geospatial index that are within a distance from a coordinate.",
+		Since:           "3.2.10",
+		Group:           "geo",
+		Complexity:      "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`GEOSEARCH` with the `BYRADIUS` argument",
+		History: [][2]string{
+			{"6.2.0", "Added the `ANY` option for `COUNT`."},
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "longitude", Type: "double", KeySpecIndex: -1},
+			{Name: "latitude", Type: "double", KeySpecIndex: -1},
+			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+			}},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", Flags: ArgOptional},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"georadiusbymember": {
+		Summary:         "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
+		Since:           "3.2.0",
+		Group:           "geo",
+		Complexity:      "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`GEOSEARCH` and `GEOSEARCHSTORE` with the `BYRADIUS` and `FROMMEMBER` arguments",
+		History: [][2]string{
+			{"6.2.0", "Added the `ANY` option for `COUNT`."},
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+			}},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+			{Name: "store", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "storekey", Type: "key", KeySpecIndex: 1, Token: "STORE", DisplayText: "key"},
+				{Name: "storedistkey", Type: "key", KeySpecIndex: 2, Token: "STOREDIST", DisplayText: "key"},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"georadiusbymember_ro": {
+		Summary:         "Returns members from a geospatial index that are within a distance from a member.",
+		Since:           "3.2.10",
+		Group:           "geo",
+		Complexity:      "O(N+log(M)) where N is the number of elements inside the bounding box of the circular area delimited by center and radius and M is the number of items inside the index.",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "6.2.0",
+		ReplacedBy:      "`GEOSEARCH` with the `BYRADIUS` and `FROMMEMBER` arguments",
+		History: [][2]string{
+			{"6.2.0", "Added the `ANY` option for `COUNT`."},
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+			}},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geosearch": {
+		Summary:    "Queries a geospatial index for members inside an area of a box or a circle.",
+		Since:      "6.2.0",
+		Group:      "geo",
+		Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+		History: [][2]string{
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "from", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER"},
+				{Name: "fromlonlat", Type: "block", KeySpecIndex: -1, Token: "FROMLONLAT", Args: []ArgDoc{
+					{Name: "longitude", Type: "double", KeySpecIndex: -1},
+					{Name: "latitude", Type: "double", KeySpecIndex: -1},
+				}},
+			}},
+			{Name: "by", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "circle", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS"},
+					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+					}},
+				}},
+				{Name: "box", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX"},
+					{Name: "height", Type: "double", KeySpecIndex: -1},
+					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+					}},
+				}},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+			}},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"geosearchstore": {
+		Summary:    "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
+		Since:      "6.2.0",
+		Group:      "geo",
+		Complexity: "O(N+log(M)) where N is the number of elements in the grid-aligned bounding box area around the shape provided as the filter and M is the number of items inside the shape",
+		History: [][2]string{
+			{"7.0.0", "Added support for uppercase unit names."},
+		},
+		Args: []ArgDoc{
+			{Name: "destination", Type: "key", KeySpecIndex: 0},
+			{Name: "source", Type: "key", KeySpecIndex: 1},
+			{Name: "from", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER"},
+				{Name: "fromlonlat", Type: "block", KeySpecIndex: -1, Token: "FROMLONLAT", Args: []ArgDoc{
+					{Name: "longitude", Type: "double", KeySpecIndex: -1},
+					{Name: "latitude", Type: "double", KeySpecIndex: -1},
+				}},
+			}},
+			{Name: "by", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "circle", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS"},
+					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+					}},
+				}},
+				{Name: "box", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX"},
+					{Name: "height", Type: "double", KeySpecIndex: -1},
+					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+					}},
+				}},
+			}},
+			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+			}},
+			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+			}},
+			{Name: "storedist", Type: "pure-token", KeySpecIndex: -1, Token: "STOREDIST", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"get": {
 		Summary:    "Returns the string value of a key.",
 		Since:      "1.0.0",

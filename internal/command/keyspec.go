@@ -15,6 +15,10 @@ type KeySpec struct {
 	// alone (SORT's BY/GET patterns and STORE): begin_search and find_keys
 	// are of type "unknown".
 	Unknown bool
+	// Keyword makes begin_search a keyword search (GEORADIUS's STORE): the key
+	// follows the first argument equal to Keyword (any case) found from
+	// argument index Begin (startfrom) on.
+	Keyword string
 }
 
 // FlagList splits Flags.
@@ -56,6 +60,12 @@ func (s *Spec) KeyFlagsAt(argv [][]byte, i int) []string {
 	}
 	specs := s.KeySpecs()
 	for _, ks := range specs {
+		if ks.Keyword != "" {
+			if i-1 >= ks.Begin && i-1 < len(argv) && eqFoldBytes(argv[i-1], []byte(ks.Keyword)) {
+				return ks.FlagList()
+			}
+			continue
+		}
 		if ks.Keynum || i == ks.Begin || ks.Last != 0 && i > ks.Begin {
 			return ks.FlagList()
 		}

@@ -61,6 +61,18 @@ var writeEvents = map[string]notifyCase{
 	// sort
 	"sort": {setup: [][]string{{"SADD", "s", "2", "1"}}, cmd: []string{"SORT", "s", "STORE", "d"}, events: []string{"new d", "sortstore d"}},
 
+	// geo (geo.c: GEOADD is ZADD; the STORE forms set the key, then announce)
+	"geoadd": {cmd: []string{"GEOADD", "k", "13.361389", "38.115556", "Palermo"}, events: []string{"new k", "zadd k"}},
+	"georadius": {setup: [][]string{{"GEOADD", "s", "13.361389", "38.115556", "Palermo"}, {"SET", "d", "x"}},
+		cmd:    []string{"GEORADIUS", "s", "13", "38", "200", "km", "STORE", "d"},
+		events: []string{"overwritten d", "type_changed d", "georadiusstore d"}},
+	"georadiusbymember": {setup: [][]string{{"GEOADD", "s", "13.361389", "38.115556", "Palermo"}},
+		cmd:    []string{"GEORADIUSBYMEMBER", "s", "Palermo", "1", "km", "STOREDIST", "d"},
+		events: []string{"new d", "georadiusstore d"}},
+	"geosearchstore": {setup: [][]string{{"GEOADD", "s", "13.361389", "38.115556", "Palermo"}, {"SET", "d", "x"}},
+		cmd:    []string{"GEOSEARCHSTORE", "d", "s", "FROMLONLAT", "0", "0", "BYRADIUS", "1", "km"},
+		events: []string{"del d"}},
+
 	// generic
 	"copy": {setup: [][]string{{"SET", "a", "v"}, {"SADD", "b", "x"}}, cmd: []string{"COPY", "a", "b", "REPLACE"},
 		events: []string{"new b", "copy_to b", "overwritten b", "type_changed b"}},

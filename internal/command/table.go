@@ -153,6 +153,7 @@ func NewTable() *Table {
 		family{"transactions", transactionCommands()},
 		family{"pubsub", pubsubCommands()},
 		family{"sorted-set", sortedSetCommands()},
+		family{"geo", geoCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable
