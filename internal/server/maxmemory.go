@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -85,8 +86,14 @@ func (s *Server) readMem() {
 		}
 	}
 	m.allocs = allocs
-	m.sampleUs = s.clock.NowUs()
+	m.sampleUs = monoUs()
 }
+
+// memEpoch anchors monoUs: the sampling interval and the eviction time limit
+// are real time, whatever clock the server runs on (tests use a fake one).
+var memEpoch = time.Now()
+
+func monoUs() int64 { return int64(time.Since(memEpoch)/time.Microsecond) + 1 }
 
 // collect runs a garbage collection now and re-anchors the estimate on it.
 func (s *Server) collect() {
@@ -99,7 +106,7 @@ func (s *Server) collect() {
 func (s *Server) usedMemory() uint64 {
 	if s.mem.forceGC {
 		s.collect()
-	} else if now := s.clock.NowUs(); now-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
+	} else if monoUs()-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
 		s.readMem()
 	}
 	used := int64(s.mem.live) + int64(s.mem.allocs-s.mem.allocsAtGC) - (s.ks.Freed - s.mem.freedAtGC)
@@ -171,8 +178,8 @@ func (s *Server) evict() int {
 	tofree := int64(used - maxmem)
 	limitUs := evictionTimeLimitUs(s.cfg.Int("maxmemory-eviction-tenacity"))
 	samples := int(s.cfg.Int("maxmemory-samples"))
-	start := s.clock.NowUs()
-	s.eng.BeginAt(start / 1000) // LRU clock and deadlines at the current time
+	s.eng.BeginAt(s.clock.NowMs()) // LRU clock and deadlines at the current time
+	start := monoUs()
 	var freed int64
 	for n := 1; freed < tofree; n++ {
 		db, key, ok := s.ks.EvictionCandidate(&s.mem.pool, policy, samples, s.eng.Rand)
@@ -181,7 +188,7 @@ func (s *Server) evict() int {
 		}
 		f, _ := db.Evict([]byte(key))
 		freed += f
-		if n%16 == 0 && s.clock.NowUs()-start > limitUs {
+		if n%16 == 0 && monoUs()-start > limitUs {
 			s.startEvictionProc()
 			return evictRunning
 		}
