@@ -2125,6 +2125,59 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "stop", Type: "integer", KeySpecIndex: -1},
 		},
 	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory": {
+		Summary:    "A container for memory diagnostics commands.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|doctor": {
+		Summary:    "Outputs a memory problems report.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|malloc-stats": {
+		Summary:    "Returns the allocator statistics.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "Depends on how much memory is allocated, could be slow",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|purge": {
+		Summary:    "Asks the allocator to release memory.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "Depends on how much memory is allocated, could be slow",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|stats": {
+		Summary:    "Returns details about memory usage.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	"memory|usage": {
+		Summary:    "Estimates the memory usage of a key.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of samples.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "SAMPLES", Flags: ArgOptional},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"mget": {
 		Summary:    "Atomically returns the string values of one or more keys.",

@@ -598,17 +598,20 @@ func objectFreq(c *Ctx) {
 		c.Error("ERR An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when switching between policies at runtime LRU and LFU data will take some time to adjust.")
 		return
 	}
-	c.W.Int(0)
+	c.W.Int(c.KS.LFUFreq(e)) // LFUDecrAndReturn: decayed to now, not stored
 }
 
 // objectRefcount: Redis shares the objects of the integers 0..9999
-// (OBJ_SHARED_INTEGERS), which report INT_MAX; everything else has one reference.
+// (OBJ_SHARED_INTEGERS), which report INT_MAX, unless maxmemory is set with an
+// LRU/LFU/LRM policy (each key then needs its own access word); everything
+// else has one reference. Redis decides when the value is stored; HotKV
+// reports from the configuration at the time of the OBJECT call.
 func objectRefcount(c *Ctx) {
 	e := objectLookup(c)
 	if e == nil {
 		return
 	}
-	if e.Kind == keyspace.KindString && e.Enc == keyspace.EncInt {
+	if e.Kind == keyspace.KindString && e.Enc == keyspace.EncInt && c.Srv.SharedIntegers() {
 		if v, ok := resp.ParseInt(e.Str); ok && v >= 0 && v < 10000 {
 			c.W.Int(math.MaxInt32)
 			return

@@ -144,6 +144,7 @@ func NewTable() *Table {
 		family{"generic", serializeCommands()},
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
+		family{"server", memoryCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},

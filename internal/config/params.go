@@ -24,7 +24,8 @@ const (
 //	client-output-buffer-limit, requirepass, hz, io-threads,
 //	enable-debug-command, latency-tracking, latency-tracking-info-percentiles,
 //	busy-reply-threshold (alias lua-time-limit), notify-keyspace-events,
-//	tracking-table-max-keys, maxmemory (refusal only, no eviction yet),
+//	tracking-table-max-keys, maxmemory, maxmemory-policy, maxmemory-samples,
+//	maxmemory-eviction-tenacity, lfu-log-factor, lfu-decay-time,
 //	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
 //	encoding thresholds (hash-, list-, set-, zset-max-listpack-*,
 //	set-max-intset-entries)
@@ -101,12 +102,12 @@ func paramTable() []paramDef {
 
 		// Memory and eviction.
 		intP("maxmemory", "", H|fMemory|fUnsigned, 0, ullongMax, 0, "Memory limit for data (0: none)."),
-		enumP("maxmemory-policy", "", 0, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
+		enumP("maxmemory-policy", "", H, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
 			"allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction"), "noeviction", "What to evict at maxmemory."),
-		intP("maxmemory-samples", "", 0, 1, intMax, 5, "Keys sampled per eviction."),
-		intP("maxmemory-eviction-tenacity", "", 0, 0, 100, 10, "Effort spent evicting per command."),
-		intP("lfu-log-factor", "", 0, 0, intMax, 10, "LFU counter logarithm factor."),
-		intP("lfu-decay-time", "", 0, 0, intMax, 1, "Minutes for the LFU counter to decay."),
+		intP("maxmemory-samples", "", H, 1, intMax, 5, "Keys sampled per eviction."),
+		intP("maxmemory-eviction-tenacity", "", H, 0, 100, 10, "Effort spent evicting per command."),
+		intP("lfu-log-factor", "", H, 0, intMax, 10, "LFU counter logarithm factor."),
+		intP("lfu-decay-time", "", H, 0, intMax, 1, "Minutes for the LFU counter to decay."),
 		boolP("lazyfree-lazy-eviction", "", 0, false, "Free evicted values in the background."),
 		boolP("lazyfree-lazy-expire", "", 0, false, "Free expired values in the background."),
 		boolP("lazyfree-lazy-server-del", "", 0, false, "Free implicitly deleted values in the background."),

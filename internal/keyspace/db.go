@@ -72,7 +72,7 @@ func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
 	}
 	db.ks.Stats.KeyspaceHits++
 	if !noTouch {
-		e.Access = db.ks.lruClock()
+		db.ks.touch(e)
 	}
 	return e
 }
@@ -81,7 +81,7 @@ func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
 func (db *DB) LookupWrite(key []byte) *Entry {
 	e := db.Lookup(key)
 	if e != nil {
-		e.Access = db.ks.lruClock()
+		db.ks.touch(e)
 	}
 	return e
 }
@@ -113,12 +113,18 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	if existed && e.Kind == KindString && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+64 {
 		e.Str = append(e.Str[:0], val...)
 	} else {
+		if existed {
+			db.ks.Freed += valueUsage(e, defaultSamples)
+		}
 		e.Str = append(make([]byte, 0, len(val)), val...)
 	}
 	e.Obj = nil
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
-	e.Access = db.ks.lruClock()
+	if !live || db.ks.access != AccessLFU {
+		// an overwrite keeps the LFU counter (dbSetValue: val->lru = old->lru)
+		e.Access = db.ks.newAccess()
+	}
 	if !keepTTL && e.ExpireAt != 0 {
 		db.clearTTL(e)
 	}
@@ -147,8 +153,13 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 			db.clearTTL(e)
 		}
 		db.dropHashReg(e)
+		db.ks.Freed += valueUsage(e, defaultSamples)
 	}
-	*e = Entry{Kind: kind, Obj: obj, Access: db.ks.lruClock()}
+	access := db.ks.newAccess()
+	if live && db.ks.access == AccessLFU {
+		access = e.Access // an overwrite keeps the LFU counter
+	}
+	*e = Entry{Kind: kind, Obj: obj, Access: access}
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != kind)
@@ -170,17 +181,27 @@ func (db *DB) Delete(key []byte) bool {
 
 func (db *DB) remove(key []byte) { db.removeString(unsafeView(key)) }
 
-// removeString deletes key from the dict and the expiring set. key may alias
-// caller memory: the dict does not keep it.
+// removeString deletes key from the dict and the expiring set, and counts
+// the bytes it held as freed. key may alias caller memory: the dict does not
+// keep it.
 func (db *DB) removeString(key string) {
+	if old, ok := db.unlink(key); ok {
+		db.ks.Freed += entryUsage(key, &old, defaultSamples)
+	}
+}
+
+// unlink is removeString without the accounting, for a value that lives on
+// under another key (Rename). It returns the removed entry.
+func (db *DB) unlink(key string) (Entry, bool) {
 	old, ok := db.dict.DeleteString(key)
 	if !ok {
-		return
+		return old, false
 	}
 	if old.expIdx != 0 {
 		db.dropExpiring(old.expIdx)
 	}
 	db.dropHashReg(&old)
+	return old, true
 }
 
 // SetExpire gives the live entry e of key the absolute deadline at (Unix ms). The
@@ -322,7 +343,9 @@ func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
 	moved := *e
 	moved.expIdx = 0
-	db.remove(src)
+	if old, ok := db.unlink(unsafeView(src)); ok {
+		db.ks.Freed += keyOverhead(unsafeView(src), &old) // the value moves
+	}
 	if d := db.Lookup(dst); d != nil {
 		db.remove(dst)
 	}
@@ -361,19 +384,21 @@ func (db *DB) Insert(key []byte, v Entry) *Entry {
 }
 
 // Evict removes key on behalf of the eviction policy and reports it to
-// Events.KeyEvicted ("evicted", Redis's deleteEvictedKeyAndPropagate). No
-// maxmemory policy evicts yet: this is the hook it will call. It reports
-// whether key was in the table.
-func (db *DB) Evict(key []byte) bool {
+// Events.KeyEvicted ("evicted", Redis's deleteEvictedKeyAndPropagate) and to
+// the observer (WATCH, tracking). It returns the estimated bytes freed (see
+// Usage), and false when key was not in the table.
+func (db *DB) Evict(key []byte) (int64, bool) {
 	if _, ok := db.dict.Get(key); !ok {
-		return false
+		return 0, false
 	}
+	before := db.ks.Freed
 	db.remove(key)
+	db.ks.Stats.EvictedKeys++
 	if db.ks.Events != nil {
 		db.ks.Events.KeyEvicted(db.ID, key)
 	}
 	db.ks.modified(db.ID, key)
-	return true
+	return db.ks.Freed - before, true
 }
 
 // Touch signals that the value of key was modified in place (Redis's

@@ -97,7 +97,8 @@ func TestKeyspaceEvents(t *testing.T) {
 		t.Fatal("active expiry")
 	}
 	check("active expiry", "expired 0 b")
-	if !db1.Evict([]byte("b")) || db1.Evict([]byte("b")) || db1.Exists([]byte("b")) {
+	freed, ok := db1.Evict([]byte("b"))
+	if _, again := db1.Evict([]byte("b")); !ok || freed <= 0 || again || db1.Exists([]byte("b")) {
 		t.Fatal("Evict")
 	}
 	check("Evict", "evicted 1 b")

@@ -15,6 +15,7 @@ type Stats struct {
 	KeyspaceMisses int64
 	ExpiredKeys    int64
 	ExpiredSubkeys int64 // hash fields deleted because their deadline passed
+	EvictedKeys    int64 // keys removed by the maxmemory policy (Evict)
 }
 
 // Observer learns of key changes. Calls happen under the engine's serialisation
@@ -68,8 +69,22 @@ type Keyspace struct {
 	// list element of at least this many bytes gets a plain quicklist node
 	// (quicklist.c's packed_threshold, a test-suite knob; 0 is Redis's default).
 	ListPackedThreshold uint64
-	now                 int64
-	seed                uint64
+	// LFULogFactor and LFUDecayTime read lfu-log-factor and lfu-decay-time
+	// (nil: Redis's defaults 10 and 1).
+	LFULogFactor, LFUDecayTime func() int64
+	// Rand is the execution unit's seeded source (LFU counter increments);
+	// nil: a sequence keyed by the seed.
+	Rand func() uint64
+	// Freed is the running total of the estimated bytes (Usage) of the
+	// values and keys the keyspace has let go of: deleted, expired, evicted
+	// and overwritten keys. The server's used-memory estimate subtracts what
+	// was freed since the last garbage collection (decision 0022).
+	Freed int64
+
+	now    int64
+	seed   uint64
+	access AccessPolicy
+	rnd    uint64
 }
 
 // New returns a keyspace of n empty databases; seed keys the hash tables.
@@ -102,6 +117,9 @@ func (ks *Keyspace) IdleSeconds(e *Entry) int64 {
 }
 
 func (ks *Keyspace) modified(db int, key []byte) {
+	if ks.access == AccessLRM {
+		ks.touchModified(db, key)
+	}
 	if ks.Obs != nil {
 		ks.Obs.Modified(db, key)
 	}

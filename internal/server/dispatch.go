@@ -82,7 +82,7 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			"and then restart the server.")
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		c.Error("ERR Command not allowed inside a transaction")
-	case s.rejectOnOOM(cl, spec):
+	case s.rejectOnOOM(cl, spec, &mark):
 		c.Error(errOOM)
 	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0)) && !s.goodReplicas():
 		c.Error(errNoReplicas)

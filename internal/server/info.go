@@ -225,23 +225,30 @@ func rssBytes() uint64 {
 }
 
 func (s *Server) infoMemory(b []byte) []byte {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	used := ms.HeapAlloc
-	rss := rssBytes()
+	st := s.memStats()
+	used, rss := uint64(st.TotalAllocated), uint64(st.RSS)
 	maxmem := uint64(s.cfg.Int("maxmemory"))
+	u := func(k string, v int64) { b = kvi(b, k, v) }
 	b = kv(b, "used_memory", strconv.FormatUint(used, 10))
 	b = kv(b, "used_memory_human", human(used))
 	b = kv(b, "used_memory_rss", strconv.FormatUint(rss, 10))
 	b = kv(b, "used_memory_rss_human", human(rss))
-	s.notePeak(used)
 	b = kv(b, "used_memory_peak", strconv.FormatUint(s.memPeak, 10))
 	b = kv(b, "used_memory_peak_time", strconv.FormatInt(s.memPeakTime, 10))
 	b = kv(b, "used_memory_peak_human", human(s.memPeak))
+	b = kv(b, "used_memory_peak_perc", strconv.FormatFloat(st.PeakPerc, 'f', 2, 64)+"%")
+	u("used_memory_overhead", st.OverheadTotal)
+	u("used_memory_startup", st.StartupAllocated)
+	u("used_memory_dataset", st.Dataset)
+	b = kv(b, "used_memory_dataset_perc", strconv.FormatFloat(st.DatasetPerc, 'f', 2, 64)+"%")
+	u("allocator_allocated", st.AllocatorAllocated)
+	u("allocator_active", st.AllocatorActive)
+	u("allocator_resident", st.AllocatorResident)
+	u("allocator_muzzy", 0)
 	// the Lua interpreter's own heap is not measured (gopher-lua allocates on
 	// Go's heap, counted in used_memory); the cached code is
 	vmEval, vmFunc := int64(32768), int64(32768)
-	evalBytes, funcBytes := int64(s.scripts.vm.CacheBytes()), int64(s.scripts.vm.LibraryBytes())
+	evalBytes, funcBytes := st.LuaCaches, st.FunctionsCaches
 	b = kv(b, "used_memory_lua", strconv.FormatInt(vmEval, 10))
 	b = kv(b, "used_memory_vm_eval", strconv.FormatInt(vmEval, 10))
 	b = kv(b, "used_memory_lua_human", human(uint64(vmEval)))
@@ -258,15 +265,33 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = kv(b, "maxmemory", strconv.FormatUint(maxmem, 10))
 	b = kv(b, "maxmemory_human", human(maxmem))
 	b = kv(b, "maxmemory_policy", s.cfg.String("maxmemory-policy"))
-	ratio := 0.0
-	if used > 0 {
-		ratio = float64(rss) / float64(used)
+	ratio := func(a, b int64) string {
+		if b <= 0 {
+			return "0.00"
+		}
+		return strconv.FormatFloat(float64(a)/float64(b), 'f', 2, 64)
 	}
-	b = kv(b, "mem_fragmentation_ratio", strconv.FormatFloat(ratio, 'f', 2, 64))
+	b = kv(b, "allocator_frag_ratio", ratio(st.AllocatorActive, st.AllocatorAllocated))
+	u("allocator_frag_bytes", st.AllocatorActive-st.AllocatorAllocated)
+	b = kv(b, "allocator_rss_ratio", ratio(st.AllocatorResident, st.AllocatorActive))
+	u("allocator_rss_bytes", st.AllocatorResident-st.AllocatorActive)
+	b = kv(b, "rss_overhead_ratio", ratio(st.RSS, st.AllocatorResident))
+	u("rss_overhead_bytes", st.RSS-st.AllocatorResident)
+	b = kv(b, "mem_fragmentation_ratio", ratio(st.RSS, int64(used)))
+	u("mem_fragmentation_bytes", st.RSS-int64(used))
+	u("mem_not_counted_for_evict", 0)
+	u("mem_replication_backlog", 0)
+	u("mem_total_replication_buffers", 0)
+	u("mem_clients_slaves", 0)
+	u("mem_clients_normal", st.ClientsNormal)
+	u("mem_cluster_links", 0)
+	u("mem_aof_buffer", 0)
 	b = kv(b, "mem_allocator", "go-"+runtime.Version())
+	u("active_defrag_running", 0)
 	b = kv(b, "lazyfree_pending_objects", "0")
-	b = kv(b, "go_gc_cycles", strconv.FormatUint(uint64(ms.NumGC), 10))
-	b = kv(b, "go_heap_objects", strconv.FormatUint(ms.HeapObjects, 10))
+	u("lazyfreed_objects", 0)
+	b = kv(b, "go_gc_cycles", strconv.FormatUint(s.mem.cycles, 10))
+	b = kv(b, "go_heap_live", strconv.FormatUint(s.mem.live, 10))
 	return b
 }
 
@@ -297,7 +322,12 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kv(b, "expired_stale_perc", strconv.FormatFloat(s.eng.ExpiredStalePercent*100, 'f', 2, 64))
 	b = kvi(b, "expired_time_cap_reached_count", s.eng.ExpireCycleCapHits)
 	b = kvi(b, "expire_cycle_cpu_milliseconds", s.eng.ExpireCycleTimeUs/1000)
-	b = kv(b, "evicted_keys", "0")
+	b = kvi(b, "evicted_keys", s.ks.Stats.EvictedKeys)
+	b = kv(b, "evicted_clients", "0")
+	b = kv(b, "evicted_scripts", "0")
+	exceeded, current := s.evictionExceeded()
+	b = kvi(b, "total_eviction_exceeded_time", exceeded)
+	b = kvi(b, "current_eviction_exceeded_time", current)
 	b = kvi(b, "keyspace_hits", s.ks.Stats.KeyspaceHits)
 	b = kvi(b, "keyspace_misses", s.ks.Stats.KeyspaceMisses)
 	b = kvi(b, "pubsub_channels", int64(s.hub.Len(pubsub.Channel)))

@@ -1,43 +1,252 @@
 package server
 
-import "github.com/hotkv/hotkv/internal/command"
+import (
+	"math"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
 
-// maxmemory: commands that may grow memory (denyoom) are refused with Redis's
-// OOM error while used memory is over maxmemory. HotKV does not evict yet, so
-// every policy behaves as noeviction does (Redis replies the same OOM when its
-// eviction cannot free enough).
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
+)
+
+// maxmemory (Redis's evict.c and processCommand's OOM rule). With maxmemory
+// set, every command first runs performEvictions: when used memory is over
+// the limit, the policy evicts keys until the estimate is back under it (or
+// the tenacity time limit passes: a background loop then goes on evicting);
+// under noeviction, or when nothing is evictable, denyoom commands get
+// Redis's OOM error and no key is touched. With maxmemory 0 none of this
+// runs.
 //
-// Used memory is the Go heap's live objects (runtime/metrics, no stop-the-world),
-// read at most once a millisecond and only while maxmemory is set, so the check
-// costs nothing when maxmemory is 0 (the default).
+// Used memory (decision 0022) is what INFO's used_memory reports and what
+// eviction acts on:
+//
+//	used = live heap marked by the last GC
+//	     + bytes allocated since that GC
+//	     - estimated bytes of the keys deleted, expired, evicted or
+//	       overwritten since that GC (keyspace.Keyspace.Freed, the MEMORY
+//	       USAGE estimator)
+//
+// so an eviction lowers it at once, although the Go heap only shrinks at the
+// next GC. The runtime counters are read at most once a millisecond. Garbage
+// allocated since the last GC counts as used until a GC proves otherwise:
+// when the estimate is over the limit and enough has been allocated since
+// the last GC to explain the excess, performEvictions runs a GC first (at
+// most once per maxmemory/16 bytes allocated), so garbage neither evicts
+// live keys nor refuses writes for long. runtime/debug.SetMemoryLimit is tied
+// to maxmemory (plus headroom) so that Go's garbage does not push the
+// process far past the limit.
 
 const errOOM = "OOM command not allowed when used memory > 'maxmemory'."
 
-// outOfMemory reports whether used memory is over maxmemory (Redis's
-// performEvictions returning EVICT_FAIL). Engine lock held.
-func (s *Server) outOfMemory() bool {
-	maxmem := s.maxmemory()
-	if maxmem == 0 {
-		return false
-	}
-	now := s.clock.NowUs()
-	if now-s.memSampleUs >= 1000 || s.memSample == 0 {
-		s.memSample = heapBytes()
-		s.memSampleUs = now
-	}
-	return s.memSample > maxmem
+// performEvictions results.
+const (
+	evictOK = iota
+	evictRunning
+	evictFail
+)
+
+// memAcct is the used-memory estimate's state; engine lock.
+type memAcct struct {
+	sampleUs   int64  // when the runtime counters were last read
+	cycles     uint64 // GC cycles at the last read
+	live       uint64 // /gc/heap/live:bytes of the last GC
+	allocsAtGC uint64 // /gc/heap/allocs:bytes when the last GC was first seen
+	allocs     uint64 // /gc/heap/allocs:bytes at the last read
+	freedAtGC  int64  // keyspace Freed when the last GC was first seen
+	forceGC    bool   // a flush happened: collect before the next estimate
+	startup    uint64 // used memory when the server started serving
+
+	policy     keyspace.EvictPolicy
+	pool       keyspace.EvictionPool
+	procActive bool  // the background eviction loop runs (evictionTimeProc)
+	exceededUs int64 // start of the current over-the-limit period, 0 = none
+	exceedSum  int64 // total_eviction_exceeded_time, µs
+
+	userLimit int64 // the Go memory limit before maxmemory set one
+	limitSet  bool
 }
+
+var memSamples = []metrics.Sample{
+	{Name: "/gc/cycles/total:gc-cycles"},
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/gc/heap/allocs:bytes"},
+}
+
+// readMem reads the runtime counters (no stop-the-world). Engine lock.
+func (s *Server) readMem() {
+	metrics.Read(memSamples)
+	cycles, live, allocs := memSamples[0].Value.Uint64(), memSamples[1].Value.Uint64(), memSamples[2].Value.Uint64()
+	m := &s.mem
+	if cycles != m.cycles || m.sampleUs == 0 {
+		m.cycles, m.live, m.allocsAtGC, m.freedAtGC = cycles, live, allocs, s.ks.Freed
+		if cycles == 0 { // no GC yet: everything allocated is in use
+			m.allocsAtGC, m.freedAtGC = 0, 0
+		}
+	}
+	m.allocs = allocs
+	m.sampleUs = monoUs()
+}
+
+// memEpoch anchors monoUs: the sampling interval and the eviction time limit
+// are real time, whatever clock the server runs on (tests use a fake one).
+var memEpoch = time.Now()
+
+func monoUs() int64 { return int64(time.Since(memEpoch)/time.Microsecond) + 1 }
+
+// collect runs a garbage collection now and re-anchors the estimate on it.
+func (s *Server) collect() {
+	runtime.GC()
+	s.mem.forceGC = false
+	s.readMem()
+}
+
+// usedMemory is used_memory: see the file comment. Engine lock.
+func (s *Server) usedMemory() uint64 {
+	if s.mem.forceGC {
+		s.collect()
+	} else if monoUs()-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
+		s.readMem()
+	}
+	used := int64(s.mem.live) + int64(s.mem.allocs-s.mem.allocsAtGC) - (s.ks.Freed - s.mem.freedAtGC)
+	return uint64(max(used, 0))
+}
+
+// allocatedSinceGC is what a GC could find to be garbage.
+func (s *Server) allocatedSinceGC() uint64 { return s.mem.allocs - s.mem.allocsAtGC }
 
 func (s *Server) maxmemory() uint64 { return uint64(s.cfg.Int("maxmemory")) }
 
-// rejectOnOOM is processCommand's OOM rule: denyoom commands (and, inside MULTI,
-// every command but EXEC, DISCARD, QUIT and RESET, since queuing grows memory)
-// are refused when out of memory. It records the state for scripts
-// (pre_command_oom_state).
-func (s *Server) rejectOnOOM(cl *client, spec *command.Spec) bool {
+// evictionTimeLimitUs is Redis's tenacity curve: 0..10 linear up to 500 µs,
+// then 15% a step, unlimited at 100.
+func evictionTimeLimitUs(tenacity int64) int64 {
+	switch {
+	case tenacity <= 10:
+		return 50 * tenacity
+	case tenacity < 100:
+		return int64(500 * math.Pow(1.15, float64(tenacity-10)))
+	}
+	return math.MaxInt64
+}
+
+// performEvictions is Redis's: it returns evictOK when memory is under the
+// limit (or evicting is not allowed now), evictRunning when keys were evicted
+// but the time limit stopped it before the limit was reached (the background
+// loop goes on), evictFail when over the limit with nothing to evict.
+// Engine lock held.
+func (s *Server) performEvictions() int {
+	if s.eng.Lent() || s.pauseActive() {
+		// a busy script holds the dataset, or clients are paused: the
+		// dataset must not change (isPerformEvictions); a fake OK
+		return evictOK
+	}
+	result := s.evict()
+	// total_eviction_exceeded_time / current_eviction_exceeded_time
+	m := &s.mem
+	if result != evictOK {
+		if m.exceededUs == 0 {
+			m.exceededUs = s.clock.NowUs()
+		}
+	} else if m.exceededUs != 0 {
+		m.exceedSum += s.clock.NowUs() - m.exceededUs
+		m.exceededUs = 0
+	}
+	return result
+}
+
+func (s *Server) evict() int {
+	maxmem := s.maxmemory()
+	if maxmem == 0 {
+		return evictOK
+	}
+	used := s.usedMemory()
+	if used <= maxmem {
+		return evictOK
+	}
+	if since := s.allocatedSinceGC(); since >= used-maxmem && since >= max(maxmem/16, 64<<10) {
+		// the excess may be garbage: let a GC tell (see the file comment)
+		s.collect()
+		if used = s.usedMemory(); used <= maxmem {
+			return evictOK
+		}
+	}
+	policy := s.mem.policy
+	if policy == keyspace.NoEviction {
+		return evictFail
+	}
+	tofree := int64(used - maxmem)
+	limitUs := evictionTimeLimitUs(s.cfg.Int("maxmemory-eviction-tenacity"))
+	samples := int(s.cfg.Int("maxmemory-samples"))
+	s.eng.BeginAt(s.clock.NowMs()) // LRU clock and deadlines at the current time
+	start := monoUs()
+	var freed int64
+	for n := 1; freed < tofree; n++ {
+		db, key, ok := s.ks.EvictionCandidate(&s.mem.pool, policy, samples, s.eng.Rand)
+		if !ok {
+			return evictFail
+		}
+		f, _ := db.Evict([]byte(key))
+		freed += f
+		if n%16 == 0 && monoUs()-start > limitUs {
+			s.startEvictionProc()
+			return evictRunning
+		}
+	}
+	if s.mem.procActive {
+		return evictRunning
+	}
+	return evictOK
+}
+
+// startEvictionProc starts evictionTimeProc: a loop that takes the engine
+// lock for one time-limited performEvictions at a time until memory is under
+// the limit or nothing is left to evict, letting clients run in between.
+// Engine lock held.
+func (s *Server) startEvictionProc() {
+	if s.mem.procActive {
+		return
+	}
+	s.mem.procActive = true
+	go func() {
+		for {
+			runtime.Gosched()
+			s.eng.Lock()
+			s.mem.procActive = false // performEvictions restarts it when needed
+			res := evictFail
+			select {
+			case <-s.shutdown:
+			default:
+				res = s.performEvictions()
+			}
+			if res == evictRunning {
+				s.mem.procActive = true
+			}
+			s.eng.Unlock()
+			if res != evictRunning {
+				return
+			}
+		}
+	}()
+}
+
+// rejectOnOOM is processCommand's maxmemory step: run performEvictions (any
+// command, when maxmemory is set), then refuse denyoom commands (and, inside
+// MULTI, every command but EXEC, DISCARD, QUIT and RESET, since queuing grows
+// memory) when out of memory. It records the state for scripts
+// (pre_command_oom_state). The eviction's own messages (tracking
+// invalidations, keyspace events) to cl go before its reply: mark, the start
+// of the reply, moves past them.
+func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, mark *int) bool {
 	s.preCommandOOM = false
 	if s.maxmemory() == 0 {
 		return false
+	}
+	evicted := s.ks.Stats.EvictedKeys
+	oom := s.performEvictions() == evictFail
+	if s.ks.Stats.EvictedKeys != evicted {
+		cl.drainPush()
+		*mark = len(cl.w.Buf)
 	}
 	deny := spec.Flags&command.DenyOOM != 0 || (spec.Name == "exec" && cl.multi.flags&command.DenyOOM != 0)
 	if cl.InMulti() {
@@ -47,11 +256,9 @@ func (s *Server) rejectOnOOM(cl *client, spec *command.Spec) bool {
 			deny = true
 		}
 	}
-	if !deny && !scriptMayDenyOOM(spec) {
-		return false
+	if scriptMayDenyOOM(spec) {
+		s.preCommandOOM = oom
 	}
-	oom := s.outOfMemory()
-	s.preCommandOOM = oom
 	return oom && deny
 }
 
@@ -59,8 +266,78 @@ func (s *Server) rejectOnOOM(cl *client, spec *command.Spec) bool {
 // depend on the script's shebang).
 func scriptMayDenyOOM(spec *command.Spec) bool {
 	switch spec.Name {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
+	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "exec":
 		return true
 	}
 	return false
+}
+
+// applyMaxmemory follows maxmemory: the Go memory limit, and (as Redis's
+// CONFIG SET maxmemory) an eviction pass at once. Engine lock held.
+func (s *Server) applyMaxmemory() {
+	maxmem := s.maxmemory()
+	m := &s.mem
+	if maxmem == 0 {
+		restoreMemoryLimit(m)
+		return
+	}
+	if !m.limitSet {
+		m.userLimit = debug.SetMemoryLimit(-1)
+		m.limitSet = true
+	}
+	limit := int64(min(maxmem, math.MaxInt64/2))
+	limit += max(limit/4, 64<<20) // headroom: runtime overhead, garbage between GCs
+	debug.SetMemoryLimit(min(limit, m.userLimit))
+	if s.performEvictions() == evictRunning {
+		s.startEvictionProc()
+	}
+}
+
+// applyPolicy follows maxmemory-policy: what Entry.Access holds and which
+// keys may be evicted. Engine lock held.
+func (s *Server) applyPolicy() {
+	s.mem.policy = keyspace.ParseEvictPolicy(s.cfg.String("maxmemory-policy"))
+	s.ks.SetAccessPolicy(s.mem.policy.Access())
+	s.mem.pool.Reset()
+}
+
+// wireMaxmemory connects the maxmemory parameters; called by New.
+func (s *Server) wireMaxmemory() {
+	s.ks.Rand = s.eng.Rand
+	s.ks.LFULogFactor = s.cfg.IntFunc("lfu-log-factor")
+	s.ks.LFUDecayTime = s.cfg.IntFunc("lfu-decay-time")
+	s.applyPolicy()
+	s.cfg.OnChange("maxmemory-policy", func(string) error {
+		s.applyPolicy()
+		return nil
+	})
+	s.cfg.OnChange("maxmemory", func(string) error {
+		s.applyMaxmemory()
+		return nil
+	})
+}
+
+// sharedIntegers: OBJECT REFCOUNT of small integers (see keyspace.EvictPolicy.SharesIntegers).
+func (s *Server) sharedIntegers() bool {
+	return s.maxmemory() == 0 || s.mem.policy.SharesIntegers()
+}
+
+// evictionExceeded is INFO's total_eviction_exceeded_time and
+// current_eviction_exceeded_time, in ms.
+func (s *Server) evictionExceeded() (total, current int64) {
+	total = s.mem.exceedSum
+	if s.mem.exceededUs != 0 {
+		current = s.clock.NowUs() - s.mem.exceededUs
+		total += current
+	}
+	return total / 1000, current / 1000
+}
+
+// restoreMemoryLimit gives back the Go memory limit that was in force before
+// maxmemory set one.
+func restoreMemoryLimit(m *memAcct) {
+	if m.limitSet {
+		debug.SetMemoryLimit(m.userLimit)
+		m.limitSet = false
+	}
 }

@@ -1,9 +1,6 @@
 package server
 
-import (
-	"runtime/metrics"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 // instMetric is Redis's instantaneous metric (server.c trackInstantaneousMetric):
 // each cron tick adds one sample, and the metric is the mean of the last 16.
@@ -61,16 +58,6 @@ type instantaneous struct {
 	ops, in, out, cycles, elDur instMetric
 }
 
-// heapBytes reads the live heap without stopping the world.
-func heapBytes() uint64 {
-	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-	metrics.Read(s)
-	if s[0].Value.Kind() != metrics.KindUint64 {
-		return 0
-	}
-	return s[0].Value.Uint64()
-}
-
 // cronTick runs hz times a second under the engine lock (engine.RunCron): it
 // samples the instantaneous metrics and the memory peak.
 func (s *Server) cronTick(startUs int64) {
@@ -82,7 +69,7 @@ func (s *Server) cronTick(startUs int64) {
 	cycles := s.loopStats.cycles.Load()
 	s.inst.cycles.track(cycles, now, 1e6)
 	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
-	s.notePeak(heapBytes())
+	s.notePeak(s.usedMemory())
 	s.trackCron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own

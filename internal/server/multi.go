@@ -66,6 +66,9 @@ func (s *Server) Expired(db int, key []byte) {
 
 // Flushing touches the watched keys of db that exist.
 func (s *Server) Flushing(db int) {
+	if s.ks.DBs[db].Len() > 0 {
+		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
+	}
 	s.trackFlushing()
 	s.touchAllInDB(db, -1)
 }

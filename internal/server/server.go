@@ -43,8 +43,7 @@ type Server struct {
 	hub     *pubsub.Hub[*client]
 	blocked *blocking
 	// maxmemory (maxmemory.go), under the engine lock
-	memSample     uint64
-	memSampleUs   int64
+	mem           memAcct
 	preCommandOOM bool
 	cfg           *config.Config
 	log           *slog.Logger
@@ -150,6 +149,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.blocked = newBlocking()
 	ks.Obs = s
 	ks.Events = s
+	s.wireMaxmemory()
 	s.watchNotifyConfig()
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())
@@ -347,6 +347,10 @@ func (s *Server) closeListeners() {
 func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
+	s.eng.Lock()
+	s.mem.startup = s.usedMemory()
+	s.applyMaxmemory() // a maxmemory from the config file or the command line
+	s.eng.Unlock()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)
 	s.lnMu.Lock()
@@ -371,6 +375,10 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-s.shutdown:
 	}
 	s.log.Info("shutting down")
+	s.eng.Lock()
+	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
+
+	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
 	if stopLoops != nil {
 		stopLoops() // closes the loops' connections

@@ -2,10 +2,10 @@ package server
 
 import (
 	"errors"
-	"strings"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
 )
 
 // The methods below implement command.Server for connection and server commands.
@@ -55,6 +55,10 @@ func (s *Server) ResetStats() {
 	}
 	s.stats.queryBufLimitDisconnects.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
+	s.ks.Stats.EvictedKeys, s.mem.exceedSum = 0, 0
+	if s.mem.exceededUs != 0 {
+		s.mem.exceededUs = s.clock.NowUs()
+	}
 	s.eng.ExpireCycleCapHits, s.eng.ExpireCycleTimeUs = 0, 0
 }
 
@@ -85,7 +89,11 @@ func (s *Server) DBCount() int { return len(s.ks.DBs) }
 func (s *Server) ProtoMaxBulkLen() int64 { return s.limits.MaxBulkLen.Load() }
 
 // LFU reports whether maxmemory-policy is an LFU policy.
-func (s *Server) LFU() bool { return strings.Contains(s.cfg.String("maxmemory-policy"), "lfu") }
+func (s *Server) LFU() bool { return s.ks.AccessPolicy() == keyspace.AccessLFU }
+
+// SharedIntegers reports whether OBJECT REFCOUNT shows small integers as
+// shared (see keyspace.EvictPolicy.SharesIntegers).
+func (s *Server) SharedIntegers() bool { return s.sharedIntegers() }
 
 // NowUs is the live server clock.
 func (s *Server) NowUs() int64 { return s.clock.NowUs() }

@@ -1,0 +1,217 @@
+package keyspace
+
+import "unsafe"
+
+// Memory estimates (MEMORY USAGE, eviction accounting), in the manner of
+// Redis's objectComputeSize: the bytes of the key, its value and the table
+// entry that holds them. Every fixed part is unsafe.Sizeof of the structure
+// HotKV really allocates, so a change of layout keeps the estimate true; each
+// allocation is rounded up to the Go allocator's size class (as Redis uses
+// zmalloc_size). Collections count their container exactly and their
+// elements by sampling: the first `samples` elements (0 < samples), averaged
+// and multiplied by the element count, as Redis does; samples <= 0 means all.
+
+// defaultSamples is OBJ_COMPUTE_SIZE_DEF_SAMPLES.
+const defaultSamples = 5
+
+const ptrSize = int64(unsafe.Sizeof(uintptr(0)))
+
+// goSizeClasses are the Go allocator's small-object size classes
+// (runtime/sizeclasses.go); larger objects take whole 8 KiB pages.
+var goSizeClasses = [...]int64{8, 16, 24, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 192, 208, 224, 240,
+	256, 288, 320, 352, 384, 416, 448, 480, 512, 576, 640, 704, 768, 896, 1024, 1152, 1280, 1408, 1536,
+	1792, 2048, 2304, 2688, 3072, 3200, 3456, 4096, 4864, 5376, 6144, 6528, 6784, 6912, 8192, 9472, 9728,
+	10240, 10880, 12288, 13568, 14336, 16384, 18432, 19072, 20480, 21760, 24576, 27264, 28672, 32768}
+
+// allocSize is the bytes the Go allocator uses for an object of n bytes.
+func allocSize(n int64) int64 {
+	if n <= 0 {
+		return 0
+	}
+	if n > 32768 {
+		return (n + 8191) &^ 8191
+	}
+	lo, hi := 0, len(goSizeClasses)-1
+	for lo < hi {
+		m := (lo + hi) / 2
+		if goSizeClasses[m] >= n {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return goSizeClasses[lo]
+}
+
+// Usage is MEMORY USAGE: the estimated bytes of key, its value and its
+// entry, or false when key is not in the table. Like Redis's dbFind it
+// reports a key whose deadline passed but that was not reclaimed yet.
+func (db *DB) Usage(key []byte, samples int) (int64, bool) {
+	e, ok := db.dict.Get(key)
+	if !ok {
+		return 0, false
+	}
+	return entryUsage(unsafeView(key), e, samples), true
+}
+
+// entryUsage is the whole footprint of one key.
+func entryUsage(key string, e *Entry, samples int) int64 {
+	return keyOverhead(key, e) + valueUsage(e, samples)
+}
+
+// keyOverhead is the part of a key's footprint that is not its value: the
+// dict entry (which holds the Entry inline), the key's bytes, its bucket
+// slot, and its place in the expiring set.
+func keyOverhead(key string, e *Entry) int64 {
+	n := allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key))) + ptrSize
+	if e.ExpireAt != 0 {
+		n += int64(unsafe.Sizeof(expItem{}))
+	}
+	return n
+}
+
+// valueUsage is the footprint of e's value.
+func valueUsage(e *Entry, samples int) int64 {
+	switch e.Kind {
+	case KindString:
+		return allocSize(int64(cap(e.Str)))
+	case KindList:
+		if l, ok := e.Obj.(*List); ok {
+			return l.usage(samples)
+		}
+	case KindHash:
+		if h, ok := e.Obj.(*Hash); ok {
+			return h.usage(samples)
+		}
+	case KindSet:
+		if s, ok := e.Obj.(*Set); ok {
+			return s.usage(samples)
+		}
+	case KindZSet:
+		if z, ok := e.Obj.(*ZSet); ok {
+			return z.usage(samples)
+		}
+	}
+	return 0
+}
+
+// sampled returns total*average over the n sampled elements (or all when n >= count).
+func sampled(sum int64, n, count int) int64 {
+	if n == 0 {
+		return 0
+	}
+	if n >= count {
+		return sum
+	}
+	return int64(float64(sum) / float64(n) * float64(count))
+}
+
+func want(samples int) int {
+	if samples <= 0 {
+		return int(^uint(0) >> 1)
+	}
+	return samples
+}
+
+func (l *List) usage(samples int) int64 {
+	n := allocSize(int64(unsafe.Sizeof(*l)))
+	nodes := l.buf[l.lo:]
+	if cap(l.buf) > 0 && unsafe.SliceData(l.buf[:1]) != &l.one[0] {
+		n += allocSize(int64(cap(l.buf)) * int64(unsafe.Sizeof(qnode{})))
+	}
+	var sum int64
+	k := 0
+	for i := range nodes {
+		if k >= want(samples) {
+			break
+		}
+		sum += allocSize(int64(cap(nodes[i].b)))
+		k++
+	}
+	return n + sampled(sum, k, len(nodes))
+}
+
+func (h *Hash) usage(samples int) int64 {
+	n := allocSize(int64(unsafe.Sizeof(*h)))
+	if h.t == nil {
+		return n + allocSize(int64(cap(h.lp)))
+	}
+	t := h.t
+	n += allocSize(int64(unsafe.Sizeof(*t))) + dictTableBytes(&t.d)
+	n += allocSize(int64(cap(t.heap)) * int64(unsafe.Sizeof(ttlRef{})))
+	entry := allocSize(int64(unsafe.Sizeof(dictEntry[hval]{})))
+	var sum int64
+	k := 0
+	t.d.Range(func(f string, v *hval) bool {
+		if k >= want(samples) {
+			return false
+		}
+		sum += entry + allocSize(int64(len(f))) + allocSize(int64(cap(v.v)))
+		k++
+		return true
+	})
+	return n + sampled(sum, k, t.d.Len())
+}
+
+func (s *Set) usage(samples int) int64 {
+	n := allocSize(int64(unsafe.Sizeof(*s)))
+	if s.ht == nil {
+		return n + allocSize(int64(cap(s.buf)))
+	}
+	n += allocSize(int64(unsafe.Sizeof(*s.ht))) + dictTableBytes(s.ht)
+	entry := allocSize(int64(unsafe.Sizeof(dictEntry[struct{}]{})))
+	var sum int64
+	k := 0
+	s.ht.Range(func(m string, _ *struct{}) bool {
+		if k >= want(samples) {
+			return false
+		}
+		sum += entry + allocSize(int64(len(m)))
+		k++
+		return true
+	})
+	return n + sampled(sum, k, s.ht.Len())
+}
+
+func (z *ZSet) usage(samples int) int64 {
+	n := allocSize(int64(unsafe.Sizeof(*z)))
+	if z.big == nil {
+		return n + allocSize(int64(cap(z.lp)))
+	}
+	b := z.big
+	n += allocSize(int64(unsafe.Sizeof(*b))) + allocSize(int64(unsafe.Sizeof(*b.zsl))) + dictTableBytes(&b.dict)
+	n += allocSize(int64(zslMaxLevel-1) * int64(unsafe.Sizeof(zslLevel{})))
+	entry := allocSize(int64(unsafe.Sizeof(dictEntry[zslNode]{})))
+	var sum int64
+	k := 0
+	b.dict.Range(func(m string, node *zslNode) bool {
+		if k >= want(samples) {
+			return false
+		}
+		sum += entry + allocSize(int64(len(m)))
+		if node.more != nil {
+			sum += allocSize(int64(node.lvl0.aux-1) * int64(unsafe.Sizeof(zslLevel{})))
+		}
+		k++
+		return true
+	})
+	return n + sampled(sum, k, b.dict.Len())
+}
+
+// dictTableBytes is the bucket arrays of d (both while rehashing).
+func dictTableBytes[V any](d *Dict[V]) int64 {
+	return allocSize(int64(len(d.ht[0]))*ptrSize) + allocSize(int64(len(d.ht[1]))*ptrSize)
+}
+
+// Overhead is MEMORY STATS' per-database overhead: the key table (its bucket
+// arrays and one dict entry per key) and the expiring set, in bytes, and the
+// bucket arrays alone, and the old table of a rehash in progress.
+func (db *DB) Overhead() (main, expires, lut, rehashing int64) {
+	lut = dictTableBytes(db.dict)
+	if db.dict.Rehashing() {
+		rehashing = allocSize(int64(len(db.dict.ht[0])) * ptrSize)
+	}
+	main = lut + int64(db.dict.Len())*allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{})))
+	expires = int64(cap(db.expiring)) * int64(unsafe.Sizeof(expItem{}))
+	return main, expires, lut, rehashing
+}
