@@ -143,6 +143,7 @@ func NewTable() *Table {
 		family{"generic", sortCommands()},
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
+		family{"server", replicationCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},

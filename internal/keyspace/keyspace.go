@@ -68,8 +68,13 @@ type Keyspace struct {
 	// list element of at least this many bytes gets a plain quicklist node
 	// (quicklist.c's packed_threshold, a test-suite knob; 0 is Redis's default).
 	ListPackedThreshold uint64
-	now                 int64
-	seed                uint64
+	// KeepExpired makes lazy expiry report expired keys as absent without
+	// deleting them (Redis's EXPIRE_AVOID_DELETE_EXPIRED): the server sets it
+	// while SCAN or RANDOMKEY runs inside MULTI or a script with
+	// lazyexpire-nested-arbitrary-keys off.
+	KeepExpired bool
+	now         int64
+	seed        uint64
 }
 
 // New returns a keyspace of n empty databases; seed keys the hash tables.

@@ -159,7 +159,9 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	outer := !cl.push.running // EXEC runs its commands through execute too
 	cl.push.running = true
 	s.trackBeginCommand()
+	s.propBegin(c, spec)
 	s.run(c, spec)
+	s.propEnd(c, spec)
 	s.trackRemember(spec, argv)
 	if outer {
 		cl.push.running = false
