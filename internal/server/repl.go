@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net"
 	"strconv"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -29,9 +30,11 @@ type replState struct {
 	replicas []*client
 	feed     *replFeed
 	offset   int64 // master_repl_offset: bytes of stream produced
-	lastPing int64 // Unix ms of the last PING sent to the replicas
+	lastPing int64 // when the last PING went to the replicas (ms since procStart)
 	waiters  []*client
 }
+
+var procStart = time.Now()
 
 // replFeed is the PropagationTarget that encodes the stream once for every
 // replica.
@@ -110,7 +113,7 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	if r.feed == nil {
 		r.feed = &replFeed{s: s}
 		s.AddPropagationTarget(r.feed, command.PropRepl)
-		r.lastPing = s.clock.NowMs()
+		r.lastPing = time.Since(procStart).Milliseconds()
 	}
 	r.feed.seldb = -1 // a new replica needs a SELECT before the next command
 	s.log.Info("replica attached", "client", cl.Addr)
@@ -186,7 +189,9 @@ func (s *Server) replCron() {
 	if len(r.replicas) == 0 {
 		return
 	}
-	now := s.clock.NowMs()
+	// the period is real time, as Redis counts its replication cron runs (not
+	// the server clock, which tests fake)
+	now := time.Since(procStart).Milliseconds()
 	if now-r.lastPing < s.cfg.Int("repl-ping-replica-period")*1000 {
 		return
 	}
@@ -249,9 +254,6 @@ func (s *Server) Wait(c *command.Ctx, numReplicas, timeoutMs int64) {
 	if cl == nil {
 		c.W.Int(0)
 		return
-	}
-	if !cl.block.on {
-		cl.woff = s.repl.offset // what this WAIT waits for (Redis's c->woff)
 	}
 	acked := s.ackedReplicas(cl.woff)
 	if acked >= numReplicas || len(s.repl.replicas) == 0 || c.NoBlock {

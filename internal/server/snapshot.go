@@ -17,7 +17,11 @@ type SnapshotFunc func(w io.Writer) error
 
 // SetSnapshot replaces the snapshot writer (internal/rdb's full writer
 // replaces the interim one below when the branches merge).
-func (s *Server) SetSnapshot(f SnapshotFunc) { s.snapshotFn = f }
+func (s *Server) SetSnapshot(f SnapshotFunc) {
+	s.eng.Lock()
+	s.snapshotFn = f
+	s.eng.Unlock()
+}
 
 func (s *Server) snapshot(w io.Writer) error {
 	if s.snapshotFn != nil {
