@@ -164,8 +164,8 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 		if c.Prop != nil && name != "pexpireat" {
 			// propagated as PEXPIREAT key <ms> [options]: the command name
 			// and the time are rewritten, the options kept
-			argv := make([][]byte, len(c.Argv))
-			copy(argv, c.Argv)
+			var buf [8][]byte
+			argv := append(buf[:0], c.Argv...)
 			argv[0], argv[2] = wPexpireat, c.PropInt(when)
 			c.PropagateAs(argv...)
 		}

@@ -148,7 +148,8 @@ func propagateSet(c *Ctx, flags setFlags, at int64) {
 	case at != 0 && flags&optPXAT == 0:
 		c.PropagateAs(wSet, c.Argv[1], c.Argv[2], wPXAT, c.PropInt(at))
 	case at == 0 && flags&optGet != 0:
-		argv := make([][]byte, 0, len(c.Argv))
+		var buf [8][]byte
+		argv := buf[:0]
 		for i, a := range c.Argv {
 			if i >= 3 && eqFold(a, "get") {
 				continue
