@@ -226,12 +226,16 @@ func replRound(t *testing.T, seed uint64, n int) {
 		func() []string { return []string{"SREM", "st", val()} },
 		func() []string { return []string{"SPOP", "st", "100"} },
 		func() []string { return []string{"SMOVE", "st", "s1", val()} },
-		func() []string { return []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], []string{"l1", "l2"}[rng.IntN(2)], val(), val()} },
+		func() []string {
+			return []string{[]string{"LPUSH", "RPUSH"}[rng.IntN(2)], []string{"l1", "l2"}[rng.IntN(2)], val(), val()}
+		},
 		func() []string { return []string{[]string{"LPOP", "RPOP"}[rng.IntN(2)], "l1"} },
 		func() []string { return []string{"BLPOP", "l1", "l2", "0.01"} },
 		func() []string { return []string{"BRPOPLPUSH", "l1", "l2", "0.01"} },
 		func() []string { return []string{"BLMOVE", "l2", "l1", "LEFT", "RIGHT", "0.01"} },
-		func() []string { return []string{"LMPOP", "2", "l1", "l2", "RIGHT", "COUNT", strconv.Itoa(1 + rng.IntN(3))} },
+		func() []string {
+			return []string{"LMPOP", "2", "l1", "l2", "RIGHT", "COUNT", strconv.Itoa(1 + rng.IntN(3))}
+		},
 		func() []string { return []string{"BLMPOP", "0.01", "1", "l2", "LEFT"} },
 		func() []string { return []string{"ZADD", "z", strconv.Itoa(rng.IntN(10)), val()} },
 		func() []string { return []string{"ZINCRBY", "z", "2", val()} },
