@@ -35,6 +35,9 @@ type Ctx struct {
 	FailedNoStats bool
 	// Dirty counts the changes the command made (Redis's server.dirty delta).
 	Dirty int
+	// Prop collects the unit's propagated commands; nil when nothing listens
+	// (see propagate.go). Set by the server before each command.
+	Prop *Propagation
 }
 
 // Error appends an error reply: msg is the full text after '-', e.g. "ERR syntax error".

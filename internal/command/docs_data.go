@@ -2459,6 +2459,16 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
+	"psync": {
+		Summary: "An internal command used in replication.",
+		Since:   "2.8.0",
+		Group:   "server",
+		Args: []ArgDoc{
+			{Name: "replicationid", Type: "string", KeySpecIndex: -1},
+			{Name: "offset", Type: "integer", KeySpecIndex: -1},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"pttl": {
 		Summary:    "Returns the expiration time in milliseconds of a key.",
 		Since:      "2.6.0",
@@ -2596,6 +2606,14 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
+	"replconf": {
+		Summary:    "An internal command for configuring the replication stream.",
+		Since:      "3.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		DocFlags:   []string{"syscmd"},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"reset": {
 		Summary:    "Resets the connection.",
 		Since:      "6.2.0",
@@ -2622,6 +2640,13 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
 			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
 		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"role": {
+		Summary:    "Returns the replication role.",
+		Since:      "2.8.12",
+		Group:      "server",
+		Complexity: "O(1)",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"rpop": {
@@ -3199,6 +3224,12 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "index1", Type: "integer", KeySpecIndex: -1},
 			{Name: "index2", Type: "integer", KeySpecIndex: -1},
 		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"sync": {
+		Summary: "An internal command used in replication.",
+		Since:   "1.0.0",
+		Group:   "server",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"time": {

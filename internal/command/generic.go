@@ -155,9 +155,20 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 		// (and propagated as DEL) by Redis's expireGenericCommand
 		c.DB.Delete(key)
 		c.Notify('g', "del", key)
+		if c.Prop != nil {
+			propagateDel(c, key, configYes(c, "lazyfree-lazy-expire"))
+		}
 	} else {
 		c.DB.SetExpire(key, e, when)
 		c.Notify('g', "expire", key)
+		if c.Prop != nil && name != "pexpireat" {
+			// propagated as PEXPIREAT key <ms> [options]: the command name
+			// and the time are rewritten, the options kept
+			var buf [8][]byte
+			argv := append(buf[:0], c.Argv...)
+			argv[0], argv[2] = wPexpireat, c.PropInt(when)
+			c.PropagateAs(argv...)
+		}
 	}
 	c.Dirty++
 	c.W.Int(1)

@@ -101,6 +101,7 @@ func getField(c *Ctx, key []byte, h *keyspace.Hash, f []byte, flags int) ([]byte
 	}
 	h.Del(f)
 	c.KS.Stats.ExpiredSubkeys++
+	c.AlsoPropagate(wHdel, key, f) // propagateHashFieldDeletion
 	res := fieldExpired
 	if flags&lazyNoNotify == 0 {
 		c.Notify('h', "hexpired", key)
@@ -453,4 +454,10 @@ func hincrbyfloatCmd(c *Ctx) {
 	c.DB.Touch(key)
 	c.Notify('h', "hincrbyfloat", key)
 	c.Dirty++
+	c.PropagateAs(wHset, key, f, out) // hincrbyfloatCommand: replicated as HSET
 }
+
+var (
+	wHset = []byte("HSET")
+	wHdel = []byte("HDEL")
+)

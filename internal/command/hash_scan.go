@@ -73,7 +73,11 @@ func expireAllFields(c *Ctx, key []byte, h *keyspace.Hash) bool {
 	if m := h.MinExpire(); m == 0 || m > c.Now {
 		return false
 	}
-	n := h.ExpireFields(c.Now, math.MaxInt, nil)
+	var fn func(f []byte)
+	if c.Prop != nil {
+		fn = func(f []byte) { c.AlsoPropagate(wHdel, key, f) }
+	}
+	n := h.ExpireFields(c.Now, math.MaxInt, fn)
 	c.KS.Stats.ExpiredSubkeys += int64(n)
 	c.Notify('h', "hexpired", key)
 	if h.Len() == 0 {

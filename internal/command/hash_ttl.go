@@ -145,6 +145,7 @@ func hexpireGeneric(c *Ctx, base int64, seconds bool, name string) {
 	h.EnableFieldTTL()
 	c.W.ArrayLen(len(fields))
 	updated, deleted := 0, 0
+	var prop fieldTTLProp
 	for _, f := range fields {
 		_, prev, exists := h.Get(f)
 		switch {
@@ -158,12 +159,15 @@ func hexpireGeneric(c *Ctx, base int64, seconds bool, name string) {
 			c.KS.Stats.ExpiredSubkeys++
 			deleted++
 			c.W.Int(hsetexDeleted)
+			prop.deleted(c, key, f)
 		default:
 			h.SetFieldTTL(f, at)
 			updated++
 			c.W.Int(hsetexOK)
+			prop.updated(c, f)
 		}
 	}
+	prop.done(c, wHpexpireat, key, at)
 	if updated+deleted > 0 {
 		c.Dirty += updated + deleted
 		c.DB.Touch(key)
@@ -279,6 +283,7 @@ func hgetdelCmd(c *Ctx) {
 		return
 	}
 	expired, deleted := 0, 0
+	var prop fieldTTLProp
 	for _, f := range fields {
 		v, _, res := getField(c, key, h, f, lazyNoNotify|lazyKeepHash)
 		if res != fieldOK {
@@ -291,6 +296,10 @@ func hgetdelCmd(c *Ctx) {
 		c.W.Bulk(v) // copied into the reply before the field goes
 		h.Del(f)
 		deleted++
+		prop.updated(c, f)
+	}
+	if len(prop.fields) > 0 {
+		c.PropagateAs(append([][]byte{wHdel, key}, prop.fields...)...) // replicated as HDEL
 	}
 	if expired == 0 && deleted == 0 {
 		return
@@ -380,6 +389,7 @@ func hgetexCmd(c *Ctx) {
 		h.EnableFieldTTL()
 	}
 	expired, deleted, updated := 0, 0, 0
+	var prop fieldTTLProp
 	for _, f := range fields {
 		v, exp, res := getField(c, key, h, f, lazyNoNotify|lazyKeepHash)
 		if res != fieldOK {
@@ -396,15 +406,25 @@ func hgetexCmd(c *Ctx) {
 			if exp != 0 {
 				h.SetFieldTTL(f, 0)
 				updated++
+				prop.updated(c, f)
 			}
 		case at <= c.Now:
 			h.Del(f)
 			c.KS.Stats.ExpiredSubkeys++
 			deleted++
+			prop.deleted(c, key, f)
 		default:
 			h.SetFieldTTL(f, at)
 			updated++
+			prop.updated(c, f)
 		}
+	}
+	// replicated as HPEXPIREAT key <ms> / HPERSIST key FIELDS n <updated...>,
+	// and HDEL for the fields it deleted
+	if cond == hfePersist {
+		prop.done(c, wHpersist, key, 0)
+	} else {
+		prop.done(c, wHpexpireat, key, at)
 	}
 	if expired == 0 && deleted == 0 && updated == 0 {
 		return
@@ -569,6 +589,65 @@ func hsetexCmd(c *Ctx) {
 	c.Dirty += len(pairs) / 2
 	c.W.Int(1)
 	hsetexFinish(c, key, h, set, expired, deleted, updated)
+	if c.Prop != nil && flags&(hfeEX|hfePX|hfeEXAT) != 0 {
+		// a relative (or EXAT) deadline goes out as PXAT <ms>
+		argv := make([][]byte, 0, len(c.Argv))
+		for i := 0; i < len(c.Argv); i++ {
+			a := c.Argv[i]
+			if eqFold(a, "fields") {
+				argv = append(argv, c.Argv[i:]...)
+				break
+			}
+			if eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") {
+				argv = append(argv, wPXAT, c.PropInt(at))
+				i++
+				continue
+			}
+			argv = append(argv, a)
+		}
+		c.PropagateAs(argv...)
+	}
+}
+
+var (
+	wHpexpireat = []byte("HPEXPIREAT")
+	wHpersist   = []byte("HPERSIST")
+	wFields     = []byte("FIELDS")
+)
+
+// fieldTTLProp builds the propagation of a command that changed field
+// deadlines (hexpireGenericCommand's rewrite): the fields it deleted go out as
+// HDELs, the ones it updated as one <verb> key [<ms>] FIELDS n field...;
+// nothing when no field was updated. Inert unless propagating.
+type fieldTTLProp struct {
+	fields [][]byte
+}
+
+func (p *fieldTTLProp) updated(c *Ctx, f []byte) {
+	if c.Prop != nil {
+		p.fields = append(p.fields, f)
+	}
+}
+
+func (p *fieldTTLProp) deleted(c *Ctx, key, f []byte) {
+	c.AlsoPropagate(wHdel, key, f)
+}
+
+func (p *fieldTTLProp) done(c *Ctx, verb, key []byte, at int64) {
+	if c.Prop == nil {
+		return
+	}
+	if len(p.fields) == 0 {
+		c.PreventPropagation()
+		return
+	}
+	argv := make([][]byte, 0, 5+len(p.fields))
+	argv = append(argv, verb, key)
+	if at != 0 {
+		argv = append(argv, c.PropInt(at))
+	}
+	argv = append(argv, wFields, c.PropInt(int64(len(p.fields))))
+	c.PropagateAs(append(argv, p.fields...)...)
 }
 
 func hsetexFinish(c *Ctx, key []byte, h *keyspace.Hash, set bool, expired, deleted, updated int) {

@@ -714,13 +714,21 @@ func serveListPop(c *Ctx, keys [][]byte, front bool, count int64) bool {
 		l := listOf(e)
 		c.W.ArrayLen(2)
 		c.W.Bulk(key)
+		// replicated as [LR]POP key [count] (blockingPopGenericCommand,
+		// listPopRangeAndReplyWithKey)
+		pop := wLpop
+		if !front {
+			pop = wRpop
+		}
 		if count == -1 {
 			c.W.Bulk(l.Pop(front))
 			listElementsRemoved(c, key, front, l, 1)
+			c.PropagateAs(pop, key)
 			return true
 		}
 		n := popRangeReply(c, l, front, count)
 		listElementsRemoved(c, key, front, l, n)
+		c.PropagateAs(pop, key, c.PropInt(int64(n)))
 		return true
 	}
 	return false
@@ -757,6 +765,12 @@ func brpoplpushCmd(c *Ctx) {
 // parked on the source.
 func blmoveGeneric(c *Ctx, from, to bool, timeout int64) {
 	if serveListMove(c, from, to) {
+		// replicated as the non-blocking command (LMOVE, RPOPLPUSH)
+		if len(c.Argv) == 6 {
+			c.PropagateAs(wLmove, c.Argv[1], c.Argv[2], c.Argv[3], c.Argv[4])
+		} else {
+			c.PropagateAs(wRpoplpush, c.Argv[1], c.Argv[2])
+		}
 		return
 	}
 	if !c.Block(c.Argv[1:2], timeout) {
@@ -780,3 +794,10 @@ func serveListMove(c *Ctx, from, to bool) bool {
 	}
 	return true
 }
+
+var (
+	wLpop      = []byte("LPOP")
+	wRpop      = []byte("RPOP")
+	wLmove     = []byte("LMOVE")
+	wRpoplpush = []byte("RPOPLPUSH")
+)

@@ -61,12 +61,16 @@ func unsubscribeCmd(c *Ctx)  { c.Srv.PubSub().Unsubscribe(c, SubChannel, c.Argv[
 func punsubscribeCmd(c *Ctx) { c.Srv.PubSub().Unsubscribe(c, SubPattern, c.Argv[1:]) }
 func sunsubscribeCmd(c *Ctx) { c.Srv.PubSub().Unsubscribe(c, SubShard, c.Argv[1:]) }
 
+// publishCmd: replicas get every PUBLISH (forceCommandPropagation with
+// PROPAGATE_REPL: their own subscribers hear it too); the AOF does not.
 func publishCmd(c *Ctx) {
 	c.W.Int(int64(c.Srv.PubSub().Publish(SubChannel, c.Argv[1], c.Argv[2])))
+	c.ForcePropagation(PropRepl)
 }
 
 func spublishCmd(c *Ctx) {
 	c.W.Int(int64(c.Srv.PubSub().Publish(SubShard, c.Argv[1], c.Argv[2])))
+	c.ForcePropagation(PropRepl)
 }
 
 func pubsubChannelsGeneric(c *Ctx, kind int) {

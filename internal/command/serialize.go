@@ -41,6 +41,8 @@ func dumpCmd(c *Ctx) {
 	c.W.Bulk(rdb.Dump(e, c.Srv.Persistence().RDBCompression()))
 }
 
+var wAbsTTL = []byte("ABSTTL")
+
 // restoreCmd: RESTORE key ttl serialized-value [REPLACE] [ABSTTL]
 // [IDLETIME seconds] [FREQ frequency], checked in Redis's order: options,
 // an existing key (BUSYKEY), the TTL, the payload's footer, its contents.
@@ -125,9 +127,19 @@ func restoreCmd(c *Ctx) {
 		if deleted {
 			c.Notify('g', "del", key)
 			c.Dirty++
+			propagateDel(c, key, configYes(c, "lazyfree-lazy-server-del"))
 		}
 		c.W.SimpleString("OK")
 		return
+	}
+	if c.Prop != nil && ttl != 0 && !absTTL {
+		// a relative TTL is propagated as an absolute one (restoreCommand:
+		// argv[2] rewritten, ABSTTL appended)
+		var buf [8][]byte
+		argv := append(buf[:0], c.Argv...)
+		argv[2] = c.PropInt(ttl)
+		argv = append(argv, wAbsTTL)
+		c.PropagateAs(argv...)
 	}
 	ent := keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj, ExpireAt: ttl, Access: c.KS.LRUClock()}
 	if v.Kind == keyspace.KindString {

@@ -45,6 +45,8 @@ func flushallCmd(c *Ctx) {
 	c.Dirty += c.KS.Keys()
 	c.KS.FlushAll()
 	c.W.SimpleString("OK")
+	// propagated even when there was nothing to flush (flushallCommand)
+	c.ForcePropagation(PropAll)
 }
 
 func flushdbCmd(c *Ctx) {
@@ -54,6 +56,7 @@ func flushdbCmd(c *Ctx) {
 	c.Dirty += c.DB.Len()
 	c.DB.Flush()
 	c.W.SimpleString("OK")
+	c.ForcePropagation(PropAll)
 }
 
 func swapdbCmd(c *Ctx) {
@@ -92,8 +95,9 @@ func timeCmd(c *Ctx) {
 
 func lastsaveCmd(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
 
-// waitCmd: WAIT numreplicas timeout. HotKV has no replicas yet, so no write can be
-// acknowledged by any: it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
+// waitCmd: WAIT numreplicas timeout: the number of replicas that acknowledged
+// the client's writes, blocking until numreplicas do or the timeout passes; with
+// no replica attached it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
 func waitCmd(c *Ctx) {
 	if _, ok := resp.ParseInt(c.Argv[1]); !ok {
 		c.Err(ErrNotInt)
@@ -106,6 +110,11 @@ func waitCmd(c *Ctx) {
 	}
 	if t < 0 {
 		c.Error("ERR timeout is negative")
+		return
+	}
+	if r := replication(c); r != nil && !c.Client.Script {
+		n, _ := resp.ParseInt(c.Argv[1])
+		r.Wait(c, n, t)
 		return
 	}
 	c.W.Int(0)

@@ -248,6 +248,7 @@ func spopCmd(c *Ctx) {
 	m := s.Pop(c.Rand, scratch[:0])
 	c.Notify('s', "spop", key)
 	c.W.Bulk(m)
+	c.PropagateAs(wSrem, key, m) // spopCommand: replicated as SREM
 	if s.Len() == 0 {
 		c.DB.Delete(key)
 		c.Notify('g', "del", key)
@@ -284,11 +285,24 @@ func spopWithCount(c *Ctx) {
 		sunionDiff(c, c.Argv[1:2], nil, false)
 		c.DB.Delete(key)
 		c.Notify('g', "del", key)
+		if c.Prop != nil {
+			propagateDel(c, key, configYes(c, "lazyfree-lazy-server-del"))
+		}
 		return
 	}
 	count, remaining := int(n), int(size-n)
 	c.W.SetLen(count)
-	reply := func(m []byte) { c.W.Bulk(m) }
+	// the popped members are replicated as SREMs of up to 1024 members each
+	// (Redis 7.2+'s batches; 7.0 sent one SREM per member)
+	var prop *sremBatch
+	if c.Prop != nil {
+		prop = &sremBatch{c: c, key: key}
+		defer prop.done()
+	}
+	reply := func(m []byte) {
+		c.W.Bulk(m)
+		prop.add(m)
+	}
 	switch {
 	case remaining*spopMoveStrategyMul > count && s.Enc() == keyspace.SetListpack:
 		// CASE 2, listpack: count members picked in one ordered pass
@@ -297,7 +311,7 @@ func spopWithCount(c *Ctx) {
 		// CASE 2: count random pops
 		var scratch [64]byte
 		for range count {
-			c.W.Bulk(s.Pop(c.Rand, scratch[:0]))
+			reply(s.Pop(c.Rand, scratch[:0]))
 		}
 	default:
 		// CASE 3: move the members that stay to a new set, reply with the rest
@@ -321,7 +335,7 @@ func spopWithCount(c *Ctx) {
 			}
 		}
 		s.Range(func(m []byte) bool {
-			c.W.Bulk(m)
+			reply(m)
 			return true
 		})
 		e.Obj = ns // dbReplaceValue: the key keeps its TTL
@@ -779,4 +793,40 @@ func insertArrayLen(c *Ctx, start, n int) {
 	copy(buf[start+h:], buf[start:len(buf)-h])
 	copy(buf[start:], hw.Buf)
 	c.W.Buf = buf
+}
+
+var wSrem = []byte("SREM")
+
+// sremBatch collects SPOP's popped members into SREM commands of up to 1024
+// members (spopWithCountCommand's propagation); only used while propagating.
+type sremBatch struct {
+	c    *Ctx
+	key  []byte
+	argv [][]byte
+}
+
+func (b *sremBatch) add(m []byte) {
+	if b == nil {
+		return
+	}
+	if len(b.argv) == 0 {
+		b.argv = append(b.argv, wSrem, b.key)
+	}
+	b.argv = append(b.argv, append([]byte(nil), m...))
+	if len(b.argv) == 2+1024 {
+		b.flush()
+	}
+}
+
+func (b *sremBatch) flush() {
+	if len(b.argv) > 2 {
+		b.c.AlsoPropagate(b.argv...)
+	}
+	b.argv = b.argv[:0]
+}
+
+// done sends the last batch; SPOP itself is not propagated.
+func (b *sremBatch) done() {
+	b.flush()
+	b.c.PreventPropagation()
 }

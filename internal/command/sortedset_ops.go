@@ -101,6 +101,19 @@ func zpopGeneric(c *Ctx, keys [][]byte, max, emitKey bool, count int64, nested, 
 		z.Pop(max, emit)
 	}
 	c.Dirty += n
+	if c.Prop != nil && emitKey {
+		// [B]ZMPOP is replicated as ZPOPMIN|ZPOPMAX key <popped>, BZPOPMIN|MAX
+		// as ZPOPMIN|ZPOPMAX key (genericZpopCommand, blockingGenericZpopCommand)
+		verb := wZpopmin
+		if max {
+			verb = wZpopmax
+		}
+		if nested {
+			c.PropagateAs(verb, key, c.PropInt(int64(n)))
+		} else {
+			c.PropagateAs(verb, key)
+		}
+	}
 	if max {
 		c.Notify('z', "zpopmax", key)
 	} else {
@@ -659,3 +672,8 @@ func zdiff(src []zsetSource) []keyspace.ZEntry {
 	})
 	return out
 }
+
+var (
+	wZpopmin = []byte("ZPOPMIN")
+	wZpopmax = []byte("ZPOPMAX")
+)

@@ -124,6 +124,50 @@ func setCmd(c *Ctx) {
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
 	}
+	if c.Prop != nil {
+		propagateSet(c, o.flags, at)
+	}
+}
+
+// Shared propagation words (Redis's shared.*).
+var (
+	wSet       = []byte("SET")
+	wPXAT      = []byte("PXAT")
+	wKeepTTL   = []byte("KEEPTTL")
+	wDel       = []byte("DEL")
+	wUnlink    = []byte("UNLINK")
+	wPexpireat = []byte("PEXPIREAT")
+	wPersist   = []byte("PERSIST")
+)
+
+// propagateSet is setGenericCommand's rewrite: a relative or EXAT deadline
+// goes out as SET key value PXAT <ms> (the other options dropped); without a
+// deadline, GET (which may repeat) is left out.
+func propagateSet(c *Ctx, flags setFlags, at int64) {
+	switch {
+	case at != 0 && flags&optPXAT == 0:
+		c.PropagateAs(wSet, c.Argv[1], c.Argv[2], wPXAT, c.PropInt(at))
+	case at == 0 && flags&optGet != 0:
+		var buf [8][]byte
+		argv := buf[:0]
+		for i, a := range c.Argv {
+			if i >= 3 && eqFold(a, "get") {
+				continue
+			}
+			argv = append(argv, a)
+		}
+		c.PropagateAs(argv...)
+	}
+}
+
+// propagateDel rewrites the command as a deletion of key: UNLINK when the
+// lazyfree parameter's value (lazy) is yes.
+func propagateDel(c *Ctx, key []byte, lazy bool) {
+	if lazy {
+		c.PropagateAs(wUnlink, key)
+	} else {
+		c.PropagateAs(wDel, key)
+	}
 }
 
 // setWithExpire stores a string and applies an absolute deadline (0: none), as
@@ -230,6 +274,7 @@ func setexGeneric(c *Ctx, seconds bool, name string) {
 	setWithExpire(c, c.Argv[1], c.Argv[3], false, at)
 	notifySetExpire(c, c.Argv[1], at)
 	c.W.SimpleString("OK")
+	c.PropagateAs(wSet, c.Argv[1], c.Argv[3], wPXAT, c.PropInt(at))
 }
 
 // getsetCmd reads the key as GET does (a miss announces "keymiss"), then sets it.
@@ -262,6 +307,7 @@ func getdelCmd(c *Ctx) {
 	c.DB.Delete(c.Argv[1])
 	c.Notify('g', "del", c.Argv[1])
 	c.Dirty++
+	c.PropagateAs(wDel, c.Argv[1]) // getdelCommand: propagated as DEL
 }
 
 // getexCmd: GETEX key [EX s|PX ms|EXAT ts|PXAT ms-ts|PERSIST]. Options are parsed
@@ -288,19 +334,25 @@ func getexCmd(c *Ctx) {
 		return
 	}
 	c.W.Bulk(e.Str)
+	// getexCommand propagates DEL/UNLINK, PEXPIREAT key <ms> or PERSIST key
 	switch {
 	case at != 0 && at <= c.Now:
 		c.DB.Delete(key)
 		c.Notify('g', "del", key)
 		c.Dirty++
+		if c.Prop != nil {
+			propagateDel(c, key, configYes(c, "lazyfree-lazy-expire"))
+		}
 	case at != 0:
 		c.DB.SetExpire(key, e, at)
 		c.Notify('g', "expire", key)
 		c.Dirty++
+		c.PropagateAs(wPexpireat, key, c.PropInt(at))
 	case o.flags&optPersist != 0:
 		if c.DB.Persist(key, e) {
 			c.Notify('g', "persist", key)
 			c.Dirty++
+			c.PropagateAs(wPersist, key)
 		}
 	}
 }
@@ -550,6 +602,9 @@ func incrbyfloatCmd(c *Ctx) {
 	c.Notify('$', "incrbyfloat", key)
 	c.Dirty++
 	c.W.Bulk(out)
+	// replicated as SET with the result, so that float formatting can never
+	// differ on the other side (incrbyfloatCommand)
+	c.PropagateAs(wSet, key, out, wKeepTTL)
 }
 
 func mgetCmd(c *Ctx) {
@@ -657,6 +712,19 @@ func msetexCmd(c *Ctx) {
 		c.Notify('$', "set", c.Argv[i])
 	}
 	c.W.Int(1)
+	if c.Prop != nil && at != 0 && o.flags&optPXAT == 0 {
+		// a relative (or EXAT) deadline goes out as PXAT <ms>
+		argv := make([][]byte, 0, len(c.Argv))
+		argv = append(argv, c.Argv[:end]...)
+		for i := end; i < len(c.Argv); i++ {
+			if a := c.Argv[i]; eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") {
+				i++
+				continue
+			}
+			argv = append(argv, c.Argv[i])
+		}
+		c.PropagateAs(append(argv, wPXAT, c.PropInt(at))...)
+	}
 }
 
 func digestCmd(c *Ctx) {
@@ -710,4 +778,7 @@ func delexCmd(c *Ctx) {
 	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
+	if len(c.Argv) == 4 {
+		c.PropagateAs(wDel, key) // the condition held here: replay it as the deletion
+	}
 }

@@ -145,6 +145,7 @@ func NewTable() *Table {
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
 		family{"server", memoryCommands()},
+		family{"server", replicationCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},

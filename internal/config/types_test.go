@@ -439,9 +439,10 @@ func TestParams(t *testing.T) {
 	want := []string{"bind", "busy-reply-threshold", "client-output-buffer-limit", "client-query-buffer-limit",
 		"databases", "enable-debug-command", "hash-max-listpack-entries", "hash-max-listpack-value",
 		"hll-sparse-max-bytes", "hz", "io-threads", "latency-tracking", "latency-tracking-info-percentiles",
+		"lazyexpire-nested-arbitrary-keys", "lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
 		"lfu-decay-time", "lfu-log-factor", "list-max-listpack-size", "logfile", "loglevel", "maxclients",
 		"maxmemory", "maxmemory-eviction-tenacity", "maxmemory-policy", "maxmemory-samples", "min-replicas-max-lag",
-		"min-replicas-to-write", "notify-keyspace-events", "port", "proto-max-bulk-len", "requirepass",
+		"min-replicas-to-write", "notify-keyspace-events", "port", "proto-max-bulk-len", "repl-ping-replica-period", "requirepass",
 		"set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value", "tcp-keepalive",
 		"timeout", "tracking-table-max-keys", "zset-max-listpack-entries", "zset-max-listpack-value"}
 	if !slices.Equal(honoured, want) {

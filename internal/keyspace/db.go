@@ -45,7 +45,9 @@ func (db *DB) Lookup(key []byte) *Entry {
 		return nil
 	}
 	if db.isExpired(e) {
-		db.expireKey(key)
+		if !db.ks.KeepExpired {
+			db.expireKey(key)
+		}
 		return nil
 	}
 	return e
@@ -303,7 +305,9 @@ func (db *DB) Random(rnd func() uint64) (string, bool) {
 			// as Redis does, rather than looping forever
 			return k, true
 		}
-		db.expireKeyString(k)
+		if !db.ks.KeepExpired {
+			db.expireKeyString(k)
+		}
 	}
 	return "", false
 }

@@ -248,7 +248,7 @@ func (o *fieldObs) Modified(int, []byte) {}
 func (o *fieldObs) Expired(int, []byte)  {}
 func (o *fieldObs) Flushing(int)         {}
 func (o *fieldObs) Swapping(int, int)    {}
-func (o *fieldObs) FieldsExpired(db int, key []byte, deleted bool) {
+func (o *fieldObs) FieldsExpired(db int, key []byte, _ [][]byte, deleted bool) {
 	o.events = append(o.events, fmt.Sprintf("%d %s %v", db, key, deleted))
 }
 

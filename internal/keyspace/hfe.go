@@ -13,9 +13,10 @@ package keyspace
 // when the hash became empty and was deleted, and propagates HDELs). It is
 // optional: an observer without it still gets Modified for the key.
 type FieldExpiryObserver interface {
-	// FieldsExpired is called after the sweeper deleted expired fields of the
-	// hash at key, before the key itself is deleted when keyDeleted.
-	FieldsExpired(db int, key []byte, keyDeleted bool)
+	// FieldsExpired is called after the sweeper deleted the expired fields of
+	// the hash at key (fields: copies, in deletion order), before the key
+	// itself is deleted when keyDeleted.
+	FieldsExpired(db int, key []byte, fields [][]byte, keyDeleted bool)
 }
 
 // hfeItem is one registered hash: its key (the dict's own string) and the
@@ -79,14 +80,20 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 			db.expireKeyString(it.key) // the key itself is due first
 			continue
 		}
-		n := it.h.ExpireFields(now, max-expired, nil)
+		fo, _ := db.ks.Obs.(FieldExpiryObserver)
+		var fields [][]byte
+		var collect func(f []byte)
+		if fo != nil {
+			collect = func(f []byte) { fields = append(fields, append([]byte(nil), f...)) }
+		}
+		n := it.h.ExpireFields(now, max-expired, collect)
 		expired += n
 		if n > 0 {
 			db.ks.Stats.ExpiredSubkeys += int64(n)
 			kb := []byte(it.key)
 			empty := it.h.Len() == 0
-			if fo, ok := db.ks.Obs.(FieldExpiryObserver); ok {
-				fo.FieldsExpired(db.ID, kb, empty)
+			if fo != nil {
+				fo.FieldsExpired(db.ID, kb, fields, empty)
 			}
 			if empty {
 				db.removeString(it.key)

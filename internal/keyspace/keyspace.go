@@ -81,6 +81,12 @@ type Keyspace struct {
 	// was freed since the last garbage collection (decision 0022).
 	Freed int64
 
+	// KeepExpired makes lazy expiry report expired keys as absent without
+	// deleting them (Redis's EXPIRE_AVOID_DELETE_EXPIRED): the server sets it
+	// while SCAN or RANDOMKEY runs inside MULTI or a script with
+	// lazyexpire-nested-arbitrary-keys off.
+	KeepExpired bool
+
 	now    int64
 	seed   uint64
 	access AccessPolicy

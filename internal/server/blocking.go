@@ -162,7 +162,9 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	prevCur, prevExec := s.trk.cur, s.trk.executing
 	s.trackBeforeExec(cl) // cl's own invalidations follow its reply, as for any command
 	s.trackBeginCommand()
+	s.propBegin(&c, spec)
 	s.run(&c, spec)
+	s.propEnd(&c, spec)
 	s.trackRemember(spec, b.argv)
 	if len(w.Buf) == 0 {
 		s.trk.cur, s.trk.executing = prevCur, prevExec

@@ -74,8 +74,8 @@ func (s *Server) sortedClients() []*client {
 // ClientList implements CLIENT LIST's lines.
 func (s *Server) ClientList(dst []byte, typ string, ids []int64) []byte {
 	for _, cl := range s.sortedClients() {
-		if typ != "" && typ != "normal" {
-			continue // no replicas, masters or pub/sub clients yet
+		if typ != "" && normClientType(typ) != clientType(cl) {
+			continue
 		}
 		if ids != nil && !containsID(ids, cl.ID) {
 			continue
@@ -156,11 +156,31 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	return b
 }
 
+// clientType is the CLIENT LIST / CLIENT KILL TYPE class of cl (Redis's
+// getClientType, "slave" being "replica"): pubsub counts as normal here, as
+// HotKV's CLIENT LIST has always matched it.
+func clientType(cl *client) string {
+	if cl.replica != nil {
+		return "replica"
+	}
+	return "normal"
+}
+
+func normClientType(t string) string {
+	if t == "slave" {
+		return "replica"
+	}
+	return t
+}
+
 // appendClientFlags appends CLIENT LIST's flags in Redis's order (the ones
 // HotKV has): P pub/sub, x MULTI, t R B tracking (on, broken redirection,
 // BCAST), d a watched key changed, e no-evict, T no-touch; N for none.
 func appendClientFlags(b []byte, cl *client) []byte {
 	n := len(b)
+	if cl.replica != nil {
+		b = append(b, 'S')
+	}
 	if cl.subscriptions() > 0 {
 		b = append(b, 'P')
 	}
@@ -196,7 +216,7 @@ func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 			f.LAddr != "" && cl.LAddr != f.LAddr,
 			f.ID != 0 && cl.ID != f.ID,
 			f.User != "" && cl.User != f.User,
-			f.Type != "" && f.Type != "normal",
+			f.Type != "" && normClientType(f.Type) != clientType(cl),
 			f.MaxAgeSec != 0 && (now-cl.CreatedMs)/1000 < f.MaxAgeSec:
 			continue
 		}
@@ -243,6 +263,11 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 	if s.obufDirty.Swap(false) {
 		normal := s.cfg.ClientOutputBufferLimits()[0]
 		s.obufLimit.Store(&normal)
+	}
+	if cl.replica != nil {
+		// the snapshot is not output in Redis's sense; the stream is limited
+		// in the push buffer, with the replica class (pushOverLimit)
+		return false
 	}
 	lim := s.obufLimit.Load()
 	if cl.subscriptions() > 0 { // the pubsub class

@@ -42,6 +42,10 @@ type client struct {
 	qbuf            atomic.Int64                 // bytes buffered by the reader, for CLIENT LIST
 	netIn, netOut   int64
 	cmds            int64
+	// replication (repl.go): set once the connection sent SYNC/PSYNC
+	replica           *replicaState
+	pendingListenPort int64 // REPLCONF listening-port before SYNC
+	woff              int64 // the stream offset a WAIT waits for
 }
 
 // maxBatch bounds how many pipelined commands one connection runs per hold of the
@@ -223,6 +227,8 @@ func (s *Server) dropClient(cl *client) {
 	s.unsubscribeAll(cl)
 	s.dropBlocked(cl)
 	s.trackDisable(cl)
+	s.dropReplica(cl)
+	s.dropWaiter(cl)
 	s.eng.Unlock()
 	// leave the registry before the socket closes, as the event loop does: a
 	// client whose connection is seen closed is gone for CLIENT LIST and for

@@ -159,7 +159,13 @@ func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs in
 	outer := !cl.push.running // EXEC runs its commands through execute too
 	cl.push.running = true
 	s.trackBeginCommand()
+	off := s.repl.offset
+	s.propBegin(c, spec)
 	s.run(c, spec)
+	s.propEnd(c, spec)
+	if s.repl.offset != off && spec.Name != "wait" {
+		cl.woff = s.repl.offset // what a WAIT of this client waits for (Redis's c->woff)
+	}
 	s.trackRemember(spec, argv)
 	if outer {
 		cl.push.running = false

@@ -169,3 +169,51 @@ func TestOneRedisVersion(t *testing.T) {
 		t.Fatalf("config.RedisVersion %q != command.Version %q", config.RedisVersion, command.Version)
 	}
 }
+
+// countTarget is a PropagationTarget that keeps only a count and the bytes of
+// the last command (what a replica's encoder would do, minus the socket).
+type countTarget struct {
+	n    int
+	last []byte
+}
+
+func (t *countTarget) Propagate(db int, argv [][]byte) {
+	t.n++
+	t.last = appendCommand(t.last[:0], argv...)
+}
+func (t *countTarget) UnitDone() {}
+
+// With a propagation target attached, the write path still allocates nothing
+// per command once its buffers are warm (the unit's arena is reused), and a
+// rewrite (SET ... PX -> PXAT) neither.
+func TestHotPathAllocsPropagating(t *testing.T) {
+	for _, hc := range hotCases {
+		s, cl := newBenchServer(t)
+		tgt := &countTarget{}
+		s.eng.Lock()
+		s.AddPropagationTarget(tgt, command.PropAll)
+		s.eng.Unlock()
+		for _, st := range hc.setup {
+			run(s, cl, args(st...))
+		}
+		argv := args(hc.argv...)
+		run(s, cl, argv)
+		if n := testing.AllocsPerRun(1000, func() { run(s, cl, argv) }); n != 0 {
+			t.Errorf("%s: %.1f allocations per command while propagating, want 0", hc.name, n)
+		}
+	}
+	// a rewrite: SET ... PX as SET ... PXAT <ms>
+	s, cl := newBenchServer(t)
+	tgt := &countTarget{}
+	s.eng.Lock()
+	s.AddPropagationTarget(tgt, command.PropAll)
+	s.eng.Unlock()
+	argv := args("SET", "k", "v", "PX", "30000")
+	run(s, cl, argv)
+	if n := testing.AllocsPerRun(1000, func() { run(s, cl, argv) }); n != 0 {
+		t.Errorf("SET PX: %.1f allocations per command while propagating, want 0", n)
+	}
+	if got := string(tgt.last); got != "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n1700000030000\r\n" {
+		t.Errorf("SET PX propagated as %q", got)
+	}
+}

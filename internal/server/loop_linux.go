@@ -527,6 +527,8 @@ func (l *eventLoop) close(cl *client) {
 	l.s.unsubscribeAll(cl)
 	l.s.dropBlocked(cl)
 	l.s.trackDisable(cl)
+	l.s.dropReplica(cl)
+	l.s.dropWaiter(cl)
 	l.s.eng.Unlock()
 	// leave the registry before the fd is closed: CLIENT KILL and the idle reaper
 	// shut down only registered clients, under the same lock, so they can never

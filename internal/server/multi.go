@@ -62,6 +62,7 @@ func (s *Server) Modified(db int, key []byte) {
 func (s *Server) Expired(db int, key []byte) {
 	s.Notify(db, 'x', "expired", key)
 	s.trackExpired(db, key)
+	s.propDeletion(db, key, "lazyfree-lazy-expire")
 }
 
 // Flushing touches the watched keys of db that exist.

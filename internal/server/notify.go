@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/hotkv/hotkv/internal/command"
 	"strconv"
 
 	"github.com/hotkv/hotkv/internal/config"
@@ -102,14 +103,27 @@ func (s *Server) KeyOverwritten(db int, key []byte, typeChanged bool) {
 func (s *Server) KeyMiss(db int, key []byte) { s.Notify(db, 'm', "keymiss", key) }
 
 // KeyEvicted implements keyspace.EventObserver: "evicted" (class e).
-func (s *Server) KeyEvicted(db int, key []byte) { s.Notify(db, 'e', "evicted", key) }
+func (s *Server) KeyEvicted(db int, key []byte) {
+	s.Notify(db, 'e', "evicted", key)
+	s.propDeletion(db, key, "lazyfree-lazy-eviction")
+}
 
 // FieldsExpired implements keyspace.FieldExpiryObserver: the active expiry of
 // hash fields announces "hexpired", then "del" when the hash was left empty
 // (Redis's hashTypeActiveExpire).
-func (s *Server) FieldsExpired(db int, key []byte, keyDeleted bool) {
+func (s *Server) FieldsExpired(db int, key []byte, fields [][]byte, keyDeleted bool) {
 	s.Notify(db, 'h', "hexpired", key)
 	if keyDeleted {
 		s.Notify(db, 'g', "del", key)
+	}
+	// each field goes out as its own HDEL (propagateHashFieldDeletion), outside
+	// any execution unit as active expiry's DELs
+	if len(s.prop.targets) > 0 {
+		for _, f := range fields {
+			s.prop.buf.Add(db, command.PropAll, wordHDel, key, f)
+			if s.prop.nesting == 0 {
+				s.propFlush()
+			}
+		}
 	}
 }

@@ -47,21 +47,8 @@ func (s *Server) saveRDB() error {
 	if err != nil {
 		return err
 	}
-	var codes []string
-	if s.scripts != nil {
-		for _, l := range s.scripts.vm.Libraries() {
-			codes = append(codes, l.Code)
-		}
-	}
 	nowUs := s.clock.NowUs()
-	info := rdb.SaveInfo{
-		RedisVersion: command.Version,
-		CTime:        nowUs / 1e6,
-		Functions:    codes,
-		Compress:     s.cfg.Bool("rdbcompression"),
-		Checksum:     s.cfg.Bool("rdbchecksum"),
-	}
-	err = rdb.Write(f, s.ks, info)
+	err = rdb.Write(f, s.ks, s.rdbInfo(nowUs))
 	if err == nil {
 		err = f.Sync()
 	}
@@ -130,4 +117,22 @@ func (s *Server) DebugReload(save, flush, merge bool) string {
 	}
 	s.log.Info("DB reloaded by DEBUG RELOAD")
 	return ""
+}
+
+// rdbInfo is what a snapshot records besides the keyspace: the AUX fields and
+// the function libraries. Engine lock held.
+func (s *Server) rdbInfo(nowUs int64) rdb.SaveInfo {
+	var codes []string
+	if s.scripts != nil {
+		for _, l := range s.scripts.vm.Libraries() {
+			codes = append(codes, l.Code)
+		}
+	}
+	return rdb.SaveInfo{
+		RedisVersion: command.Version,
+		CTime:        nowUs / 1e6,
+		Functions:    codes,
+		Compress:     s.cfg.Bool("rdbcompression"),
+		Checksum:     s.cfg.Bool("rdbchecksum"),
+	}
 }

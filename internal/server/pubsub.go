@@ -108,7 +108,10 @@ func (cl *client) drainPush() {
 // a client: the pubsub class for a subscriber, else the normal class.
 func (s *Server) pushOverLimit(cl *client, queued int) bool {
 	class := 0
-	if cl.subscriptions() > 0 {
+	switch {
+	case cl.replica != nil:
+		class = 1
+	case cl.subscriptions() > 0:
 		class = 2
 	}
 	lim := s.cfg.ClientOutputBufferLimits()[class]

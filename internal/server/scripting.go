@@ -267,7 +267,9 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	c.DB = s.ks.DBs[sc.client.DB]
 	start := s.clock.NowUs()
 	s.trackBeginCommand()
+	s.propBegin(c, spec)
 	s.run(c, spec)
+	s.propEnd(c, spec)
 	s.trackRemember(spec, argv)
 	end := s.clock.NowUs()
 	stat := &s.cmdStats[spec.ID]

@@ -74,6 +74,9 @@ type Server struct {
 	cmdStats []cmdStat     // indexed by Spec.ID; guarded by the engine lock
 	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
+	prop        propState                         // command propagation (propagate.go); engine lock
+	repl        replState                         // replicas (repl.go); engine lock
+	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
 	trk         tracker                           // client-side caching (tracking.go); engine lock
 	loopStats   loopStats
