@@ -4,7 +4,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 )
 
-// Command propagation (decisions/0020): every execution unit — a command, an
+// Command propagation (decisions/0023): every execution unit — a command, an
 // EXEC, a script, a blocked command served, one key deleted by the active expiry
 // cycle or by eviction — ends by handing its write effects, as commands, to the
 // propagation targets (replicas today; the AOF and a Raft log later), as Redis's

@@ -10,7 +10,7 @@ import (
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
-// The master side of Redis replication (decisions/0020): a connection that sends
+// The master side of Redis replication (decisions/0023): a connection that sends
 // SYNC (or PSYNC, always answered +FULLRESYNC) gets a snapshot of the dataset as
 // "$<len>\r\n<rdb>" and from then on the propagated stream, as Redis's
 // replicationFeedSlaves encodes it (SELECT when the database changes, each
