@@ -41,7 +41,7 @@ func setOf(e *keyspace.Entry) *keyspace.Set {
 	if e == nil {
 		return nil
 	}
-	return e.Obj.(*keyspace.Set)
+	return e.Obj().(*keyspace.Set)
 }
 
 // SADD key member [member ...]
@@ -324,7 +324,7 @@ func spopWithCount(c *Ctx) {
 			c.W.Bulk(m)
 			return true
 		})
-		e.Obj = ns // dbReplaceValue: the key keeps its TTL
+		e.SetObj(ns) // dbReplaceValue: the key keeps its TTL
 	}
 	c.DB.Touch(key)
 }

@@ -83,7 +83,7 @@ func lookupZSet(c *Ctx, key []byte, write bool) (z *keyspace.ZSet, ok bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.ZSet), true
+	return e.Obj().(*keyspace.ZSet), true
 }
 
 // zsetReplyEntry writes one member (and score), nested in a pair in RESP3 as
@@ -618,7 +618,7 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 	}
 	var z *keyspace.ZSet
 	if e != nil {
-		z = e.Obj.(*keyspace.ZSet)
+		z = e.Obj().(*keyspace.ZSet)
 	}
 	if store {
 		zrangeStore(c, z, typ, rev, start, end, &sr, &lr, int(offset), int(limit))

@@ -34,8 +34,12 @@ func (db *DB) Expires() int { return len(db.expiring) }
 func (db *DB) AvgTTL() int64 { return db.avgTTL }
 
 func (db *DB) isExpired(e *Entry) bool {
-	return e.ExpireAt != 0 && e.ExpireAt <= db.ks.now
+	return e.expireAt != 0 && e.expireAt <= db.ks.now
 }
+
+// ExpireAt returns the absolute deadline (Unix ms) of e, an entry of db; 0 when
+// it has no TTL.
+func (db *DB) ExpireAt(e *Entry) int64 { return e.expireAt }
 
 // Lookup returns the live entry for key, or nil. An expired key is deleted on the
 // way (lazy expiry) and reported as absent. It touches neither stats nor LRU.
@@ -110,16 +114,16 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	if existed {
 		db.dropHashReg(e)
 	}
-	if existed && e.Kind == KindString && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+64 {
-		e.Str = append(e.Str[:0], val...)
+	if old := e.Bytes(); existed && e.Kind == KindString && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
+		e.SetBytes(append(old[:0], val...))
 	} else {
-		e.Str = append(make([]byte, 0, len(val)), val...)
+		e.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
-	e.Obj = nil
+	e.obj = nil
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
 	e.Access = db.ks.lruClock()
-	if !keepTTL && e.ExpireAt != 0 {
+	if !keepTTL && e.expireAt != 0 {
 		db.clearTTL(e)
 	}
 	db.ks.modified(db.ID, key)
@@ -143,12 +147,13 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 			db.ks.expired(db.ID, key)
 			live = false
 		}
-		if e.ExpireAt != 0 {
+		if e.expireAt != 0 {
 			db.clearTTL(e)
 		}
 		db.dropHashReg(e)
 	}
-	*e = Entry{Kind: kind, Obj: obj, Access: db.ks.lruClock()}
+	*e = Entry{Kind: kind, Access: db.ks.lruClock()}
+	e.SetObj(obj)
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != kind)
@@ -200,7 +205,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 		db.expiring = append(db.expiring, expItem{key: k, e: e})
 		e.expIdx = int32(len(db.expiring))
 	}
-	e.ExpireAt = at
+	e.expireAt = at
 	if ttl := at - db.ks.now; ttl > 0 {
 		if db.avgTTL == 0 {
 			db.avgTTL = ttl
@@ -212,7 +217,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 
 // Persist removes e's TTL; it reports whether there was one.
 func (db *DB) Persist(key []byte, e *Entry) bool {
-	if e.ExpireAt == 0 {
+	if e.expireAt == 0 {
 		return false
 	}
 	db.clearTTL(e)
@@ -225,7 +230,7 @@ func (db *DB) clearTTL(e *Entry) {
 		db.dropExpiring(e.expIdx)
 		e.expIdx = 0
 	}
-	e.ExpireAt = 0
+	e.expireAt = 0
 }
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
@@ -328,9 +333,9 @@ func (db *DB) Rename(src, dst []byte) {
 	}
 	ne, _ := db.dict.Upsert(dst)
 	*ne = moved
-	ne.ExpireAt = 0
-	if moved.ExpireAt != 0 {
-		db.setExpire(dst, ne, moved.ExpireAt)
+	ne.expireAt = 0
+	if moved.expireAt != 0 {
+		db.setExpire(dst, ne, moved.expireAt)
 	}
 	db.trackHash(dst, ne)
 	db.ks.added(db.ID, dst)
@@ -338,18 +343,18 @@ func (db *DB) Rename(src, dst []byte) {
 	db.ks.modified(db.ID, dst)
 }
 
-// Insert stores a copy of entry content v under key in db, replacing any value, with
-// v's deadline (used by COPY and MOVE). v.Str/v.Obj must already be owned by the caller.
+// Insert stores entry content v under key in db, replacing any value, with the
+// deadline at (Unix ms, 0 for none; used by COPY and MOVE). v's value must be
+// owned by db from now on (see Entry.Clone); v's own deadline is ignored.
 // The key is reported as added ("new"), as Redis's dbDelete then dbAdd; COPY
 // REPLACE announces "overwritten" itself, after "copy_to".
-func (db *DB) Insert(key []byte, v Entry) *Entry {
+func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	if db.Lookup(key) != nil {
 		db.remove(key)
 	}
 	ne, _ := db.dict.Upsert(key)
-	at := v.ExpireAt
 	v.expIdx = 0
-	v.ExpireAt = 0
+	v.expireAt = 0
 	*ne = v
 	if at != 0 {
 		db.setExpire(key, ne, at)

@@ -32,14 +32,49 @@ const embstrLimit = 44
 // Entry is one key's value and metadata. It is owned by its DB; pointers handed
 // out by DB methods are valid until the key is deleted or the DB is flushed, and
 // only while the caller holds the engine's serialisation point.
+//
+// The value is reached through accessors (Bytes, SetBytes, Obj, SetObj) and the
+// deadline through DB.ExpireAt, so that the layout can change without touching
+// commands.
 type Entry struct {
-	Str      []byte // KindString: the bytes (owned by the keyspace; never aliases caller memory)
-	Obj      any    // other kinds: *List, *Hash, ...
-	ExpireAt int64  // absolute Unix ms; 0 = no TTL
+	str      []byte // KindString: the bytes (owned by the keyspace; never aliases caller memory)
+	obj      any    // other kinds: *List, *Hash, ...
+	expireAt int64  // absolute Unix ms; 0 = no TTL
 	expIdx   int32  // 1-based index in DB.expiring; 0 = none
 	Kind     Kind
 	Enc      uint8  // string encoding (EncRaw/EncEmbstr/EncInt)
 	Access   uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+}
+
+// Bytes returns a string entry's value. The slice is the keyspace's own memory:
+// callers may modify its bytes in place (SETRANGE, SETBIT) but must call SetBytes
+// to change its length or after growing it with append.
+func (e *Entry) Bytes() []byte { return e.str }
+
+// SetBytes makes b (owned by the keyspace from now on) a string entry's value.
+// It does not change Kind or Enc.
+func (e *Entry) SetBytes(b []byte) { e.str = b }
+
+// Obj returns the value of a non-string entry (*List, *Hash, *Set, *ZSet), nil
+// for a string.
+func (e *Entry) Obj() any { return e.obj }
+
+// SetObj makes o the value of a non-string entry whose Kind is already set.
+func (e *Entry) SetObj(o any) { e.obj = o }
+
+// Clone returns a deep copy of e's value and metadata that shares no memory with
+// e, for COPY; the copy has no place in any expiry index (give its deadline to
+// DB.Insert).
+func (e *Entry) Clone() Entry {
+	v := Entry{Kind: e.Kind, Enc: e.Enc, Access: e.Access}
+	if e.Kind == KindString {
+		v.SetBytes(append([]byte(nil), e.Bytes()...))
+	} else if cl, ok := e.Obj().(interface{ Clone() any }); ok {
+		v.SetObj(cl.Clone())
+	} else {
+		v.SetObj(e.Obj())
+	}
+	return v
 }
 
 // StrEncoding classifies val the way Redis's tryObjectEncoding does for a fresh SET.
@@ -101,7 +136,7 @@ func (e *Entry) EncodingName() string {
 		}
 		return "raw"
 	}
-	if en, ok := e.Obj.(interface{ Encoding() string }); ok {
+	if en, ok := e.Obj().(interface{ Encoding() string }); ok {
 		return en.Encoding()
 	}
 	return "unknown"
