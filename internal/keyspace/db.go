@@ -119,7 +119,6 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	} else {
 		e.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
-	e.obj = nil
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
 	e.Access = db.ks.lruClock()
@@ -153,7 +152,9 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 		db.dropHashReg(e)
 	}
 	*e = Entry{Kind: kind, Access: db.ks.lruClock()}
-	e.SetObj(obj)
+	if e.SetObj(obj); e.Kind != kind {
+		panic("keyspace: SetObject: " + kind.String() + " with a value of another kind")
+	}
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != kind)

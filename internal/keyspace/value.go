@@ -1,5 +1,11 @@
 package keyspace
 
+import (
+	"fmt"
+	"math"
+	"unsafe"
+)
+
 // Kind is the Redis type of a value, as TYPE reports it.
 type Kind uint8
 
@@ -35,32 +41,114 @@ const embstrLimit = 44
 //
 // The value is reached through accessors (Bytes, SetBytes, Obj, SetObj) and the
 // deadline through DB.ExpireAt, so that the layout can change without touching
-// commands.
+// commands. The layout is a union (docs/decisions/0020-memlayout-entry-layout.md):
+// p is the only pointer, and what it points to depends on Kind:
+//
+//   - KindString: the first byte of the value's backing array (a Go allocation
+//     of at least n+slack bytes, or nil for an empty value with no array), or,
+//     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
+//   - KindList, KindHash, KindSet, KindZSet: the *List, *Hash, *Set, *ZSet;
+//   - any other kind: a *any holding the value.
+//
+// Only SetBytes and SetObj write p, n and c, so these invariants hold by
+// construction; the garbage collector treats p as a pointer whatever it points
+// to, so the entry keeps its value alive exactly as a slice or interface would.
 type Entry struct {
-	str      []byte // KindString: the bytes (owned by the keyspace; never aliases caller memory)
-	obj      any    // other kinds: *List, *Hash, ...
+	p        unsafe.Pointer
+	n        uint32 // KindString: the length, or bigStr
+	c        uint32 // KindString: the capacity of the array at p (<= the real one)
 	expireAt int64  // absolute Unix ms; 0 = no TTL
 	expIdx   int32  // 1-based index in DB.expiring; 0 = none
-	Kind     Kind
-	Enc      uint8  // string encoding (EncRaw/EncEmbstr/EncInt)
 	Access   uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+	Kind     Kind
+	Enc      uint8 // string encoding (EncRaw/EncEmbstr/EncInt)
 }
+
+// bigStr in Entry.n marks a string value too long for a uint32 length: p is then a
+// *[]byte. (Redis caps strings at proto-max-bulk-len, 512 MB by default, but the
+// limit can be raised.)
+const bigStr = math.MaxUint32
 
 // Bytes returns a string entry's value. The slice is the keyspace's own memory:
 // callers may modify its bytes in place (SETRANGE, SETBIT) but must call SetBytes
-// to change its length or after growing it with append.
-func (e *Entry) Bytes() []byte { return e.str }
+// to change its length or after growing it with append. It returns nil for a
+// non-string entry.
+func (e *Entry) Bytes() []byte {
+	if e.Kind != KindString {
+		return nil
+	}
+	if e.n == bigStr {
+		return *(*[]byte)(e.p)
+	}
+	return unsafe.Slice((*byte)(e.p), e.c)[:e.n]
+}
 
-// SetBytes makes b (owned by the keyspace from now on) a string entry's value.
-// It does not change Kind or Enc.
-func (e *Entry) SetBytes(b []byte) { e.str = b }
+// SetBytes makes b (owned by the keyspace from now on) a string entry's value
+// and sets Kind to KindString. It does not change Enc.
+func (e *Entry) SetBytes(b []byte) {
+	e.Kind = KindString
+	if len(b) >= bigStr {
+		e.setBig(b)
+		return
+	}
+	e.p = unsafe.Pointer(unsafe.SliceData(b))
+	e.n = uint32(len(b))
+	e.c = uint32(min(cap(b), bigStr-1)) // a shorter capacity than the real one is safe
+}
+
+// setBig stores b boxed, as SetBytes does for a value of 4 GiB or more.
+func (e *Entry) setBig(b []byte) {
+	box := new([]byte)
+	*box = b
+	e.p, e.n, e.c = unsafe.Pointer(box), bigStr, 0
+}
 
 // Obj returns the value of a non-string entry (*List, *Hash, *Set, *ZSet), nil
 // for a string.
-func (e *Entry) Obj() any { return e.obj }
+func (e *Entry) Obj() any {
+	switch e.Kind {
+	case KindString, KindNone:
+		return nil
+	case KindList:
+		return (*List)(e.p)
+	case KindHash:
+		return (*Hash)(e.p)
+	case KindSet:
+		return (*Set)(e.p)
+	case KindZSet:
+		return (*ZSet)(e.p)
+	}
+	if e.p == nil {
+		return nil
+	}
+	return *(*any)(e.p)
+}
 
-// SetObj makes o the value of a non-string entry whose Kind is already set.
-func (e *Entry) SetObj(o any) { e.obj = o }
+// SetObj makes o the value of a non-string entry. For *List, *Hash, *Set and
+// *ZSet it sets Kind to match; any other value is kept for the entry's current
+// Kind, which must be set first and must not be one of those (nor a string).
+func (e *Entry) SetObj(o any) {
+	e.n, e.c = 0, 0
+	switch v := o.(type) {
+	case *List:
+		e.p, e.Kind = unsafe.Pointer(v), KindList
+	case *Hash:
+		e.p, e.Kind = unsafe.Pointer(v), KindHash
+	case *Set:
+		e.p, e.Kind = unsafe.Pointer(v), KindSet
+	case *ZSet:
+		e.p, e.Kind = unsafe.Pointer(v), KindZSet
+	case nil:
+		e.p = nil // (tests) a nil value of the current Kind
+	default:
+		if e.Kind <= KindZSet {
+			panic(fmt.Sprintf("keyspace: SetObj(%T) on a %s entry", o, e.Kind))
+		}
+		box := new(any)
+		*box = o
+		e.p = unsafe.Pointer(box)
+	}
+}
 
 // Clone returns a deep copy of e's value and metadata that shares no memory with
 // e, for COPY; the copy has no place in any expiry index (give its deadline to
