@@ -427,15 +427,15 @@ func setrangeCmd(c *Ctx) {
 		e = c.DB.SetString(key, nil, false)
 	}
 	need := int(off) + len(val)
-	if need > len(e.Bytes()) {
-		if need > cap(e.Bytes()) {
-			grown := make([]byte, len(e.Bytes()), need)
-			copy(grown, e.Bytes())
+	if cur := e.Bytes(); need > len(cur) {
+		if need > cap(cur) {
+			grown := make([]byte, need) // zeroed
+			copy(grown, cur)
 			e.SetBytes(grown)
+		} else {
+			e.SetBytes(cur[:need])
+			clear(cur[len(cur):need])
 		}
-		old := len(e.Bytes())
-		e.SetBytes(e.Bytes()[:need])
-		clear(e.Bytes()[old:])
 	}
 	copy(e.Bytes()[off:], val)
 	e.Enc = keyspace.EncRaw

@@ -1,10 +1,12 @@
 package keyspace
 
 // expItem is one member of a DB's set of keys that carry a TTL, kept in a slice so
-// that the active expiry cycle can sample it uniformly with a seeded source.
+// that the active expiry cycle can sample it uniformly with a seeded source. It
+// holds the key's deadline (Entry has no room for it: 16 bytes per TTL key here
+// instead of 8 in every entry) and the dict entry, whose key and value never move.
 type expItem struct {
-	key string
-	e   *Entry
+	de *dictEntry[Entry]
+	at int64 // absolute Unix ms
 }
 
 // DB is one numbered Redis database. It is not safe for concurrent use: every call
@@ -34,12 +36,17 @@ func (db *DB) Expires() int { return len(db.expiring) }
 func (db *DB) AvgTTL() int64 { return db.avgTTL }
 
 func (db *DB) isExpired(e *Entry) bool {
-	return e.expireAt != 0 && e.expireAt <= db.ks.now
+	return e.expIdx != 0 && db.expiring[e.expIdx-1].at <= db.ks.now
 }
 
 // ExpireAt returns the absolute deadline (Unix ms) of e, an entry of db; 0 when
 // it has no TTL.
-func (db *DB) ExpireAt(e *Entry) int64 { return e.expireAt }
+func (db *DB) ExpireAt(e *Entry) int64 {
+	if e.expIdx == 0 {
+		return 0
+	}
+	return db.expiring[e.expIdx-1].at
+}
 
 // Lookup returns the live entry for key, or nil. An expired key is deleted on the
 // way (lazy expiry) and reported as absent. It touches neither stats nor LRU.
@@ -122,7 +129,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
 	e.Access = db.ks.lruClock()
-	if !keepTTL && e.expireAt != 0 {
+	if !keepTTL && e.expIdx != 0 {
 		db.clearTTL(e)
 	}
 	db.ks.modified(db.ID, key)
@@ -146,7 +153,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 			db.ks.expired(db.ID, key)
 			live = false
 		}
-		if e.expireAt != 0 {
+		if e.expIdx != 0 {
 			db.clearTTL(e)
 		}
 		db.dropHashReg(e)
@@ -202,11 +209,15 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 // destination, as Redis's signalModifiedKey calls do).
 func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 	if e.expIdx == 0 {
-		k, _ := db.dict.KeyOf(key) // the dict's own copy: no allocation
-		db.expiring = append(db.expiring, expItem{key: k, e: e})
+		de := db.dict.entryOf(key)
+		if de == nil || &de.val != e {
+			panic("keyspace: setExpire of an entry that is not key's")
+		}
+		db.expiring = append(db.expiring, expItem{de: de, at: at})
 		e.expIdx = int32(len(db.expiring))
+	} else {
+		db.expiring[e.expIdx-1].at = at
 	}
-	e.expireAt = at
 	if ttl := at - db.ks.now; ttl > 0 {
 		if db.avgTTL == 0 {
 			db.avgTTL = ttl
@@ -218,7 +229,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 
 // Persist removes e's TTL; it reports whether there was one.
 func (db *DB) Persist(key []byte, e *Entry) bool {
-	if e.expireAt == 0 {
+	if e.expIdx == 0 {
 		return false
 	}
 	db.clearTTL(e)
@@ -231,7 +242,6 @@ func (db *DB) clearTTL(e *Entry) {
 		db.dropExpiring(e.expIdx)
 		e.expIdx = 0
 	}
-	e.expireAt = 0
 }
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
@@ -240,10 +250,14 @@ func (db *DB) dropExpiring(idx int32) {
 	last := len(db.expiring) - 1
 	if i != last {
 		db.expiring[i] = db.expiring[last]
-		db.expiring[i].e.expIdx = idx
+		db.expiring[i].de.val.expIdx = idx
 	}
 	db.expiring[last] = expItem{}
 	db.expiring = db.expiring[:last]
+	if c := cap(db.expiring); c > 1024 && last < c/4 {
+		// give back most of an array that held many more TTL keys than now
+		db.expiring = append(make([]expItem, 0, 2*last), db.expiring...)
+	}
 }
 
 // expireKey deletes an expired key: the one deletion path shared by lazy and active
@@ -264,8 +278,8 @@ func (db *DB) expireKeyString(key string) {
 func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) {
 	for ; sampled < n && len(db.expiring) > 0; sampled++ {
 		it := db.expiring[rnd()%uint64(len(db.expiring))]
-		if db.isExpired(it.e) {
-			db.expireKeyString(it.key)
+		if it.at <= db.ks.now {
+			db.expireKeyString(it.de.key)
 			expired++
 		}
 	}
@@ -326,7 +340,7 @@ func (db *DB) Flush() {
 // after its own events.
 func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
-	moved := *e
+	moved, at := *e, db.ExpireAt(e)
 	moved.expIdx = 0
 	db.remove(src)
 	if d := db.Lookup(dst); d != nil {
@@ -334,9 +348,8 @@ func (db *DB) Rename(src, dst []byte) {
 	}
 	ne, _ := db.dict.Upsert(dst)
 	*ne = moved
-	ne.expireAt = 0
-	if moved.expireAt != 0 {
-		db.setExpire(dst, ne, moved.expireAt)
+	if at != 0 {
+		db.setExpire(dst, ne, at)
 	}
 	db.trackHash(dst, ne)
 	db.ks.added(db.ID, dst)
@@ -355,7 +368,6 @@ func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	}
 	ne, _ := db.dict.Upsert(key)
 	v.expIdx = 0
-	v.expireAt = 0
 	*ne = v
 	if at != 0 {
 		db.setExpire(key, ne, at)

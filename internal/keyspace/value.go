@@ -3,6 +3,7 @@ package keyspace
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"unsafe"
 )
 
@@ -41,11 +42,13 @@ const embstrLimit = 44
 //
 // The value is reached through accessors (Bytes, SetBytes, Obj, SetObj) and the
 // deadline through DB.ExpireAt, so that the layout can change without touching
-// commands. The layout is a union (docs/decisions/0020-memlayout-entry-layout.md):
-// p is the only pointer, and what it points to depends on Kind:
+// commands. The entry is 24 bytes, so that with its key and chain link a dict
+// entry is 48 (a Go size class). The layout is a union
+// (docs/decisions/0020-memlayout-entry-layout.md): p is the only pointer, and
+// what it points to depends on Kind:
 //
 //   - KindString: the first byte of the value's backing array (a Go allocation
-//     of at least n+slack bytes, or nil for an empty value with no array), or,
+//     of at least n + capSlack(c) bytes, or nil for an empty value), or,
 //     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
 //   - KindList, KindHash, KindSet, KindZSet: the *List, *Hash, *Set, *ZSet;
 //   - any other kind: a *any holding the value.
@@ -53,16 +56,36 @@ const embstrLimit = 44
 // Only SetBytes and SetObj write p, n and c, so these invariants hold by
 // construction; the garbage collector treats p as a pointer whatever it points
 // to, so the entry keeps its value alive exactly as a slice or interface would.
+//
+// The deadline is not here but in the DB's expiry index (expIdx), which costs
+// nothing for the keys without a TTL.
 type Entry struct {
-	p        unsafe.Pointer
-	n        uint32 // KindString: the length, or bigStr
-	c        uint32 // KindString: the capacity of the array at p (<= the real one)
-	expireAt int64  // absolute Unix ms; 0 = no TTL
-	expIdx   int32  // 1-based index in DB.expiring; 0 = none
-	Access   uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
-	Kind     Kind
-	Enc      uint8 // string encoding (EncRaw/EncEmbstr/EncInt)
+	p      unsafe.Pointer
+	n      uint32 // KindString: the length, or bigStr
+	Access uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+	expIdx int32  // 1-based index in DB.expiring; 0 = no TTL
+	c      uint16 // KindString: the spare capacity after n, coded by slackCode
+	Kind   Kind
+	Enc    uint8 // string encoding (EncRaw/EncEmbstr/EncInt)
 }
+
+// slackCode codes a string's spare capacity s (cap - len) in 16 bits, rounding
+// down so that the decoded capacity never exceeds the real one: below 2048 it is
+// exact, above it is an 11-bit mantissa and a 5-bit exponent (at most 1/1024 is
+// lost, which keeps APPEND's amortised growth; the largest code is about 4.4e12).
+func slackCode(s int) uint16 {
+	if s < 1<<11 {
+		return uint16(s)
+	}
+	exp := bits.Len64(uint64(s)) - 11
+	if exp > 31 {
+		return 1<<16 - 1
+	}
+	return uint16(exp<<11 | s>>exp)
+}
+
+// capSlack decodes slackCode.
+func capSlack(c uint16) int { return int(c&(1<<11-1)) << (c >> 11) }
 
 // bigStr in Entry.n marks a string value too long for a uint32 length: p is then a
 // *[]byte. (Redis caps strings at proto-max-bulk-len, 512 MB by default, but the
@@ -80,11 +103,14 @@ func (e *Entry) Bytes() []byte {
 	if e.n == bigStr {
 		return *(*[]byte)(e.p)
 	}
-	return unsafe.Slice((*byte)(e.p), e.c)[:e.n]
+	return unsafe.Slice((*byte)(e.p), int(e.n)+capSlack(e.c))[:e.n]
 }
 
 // SetBytes makes b (owned by the keyspace from now on) a string entry's value
-// and sets Kind to KindString. It does not change Enc.
+// and sets Kind to KindString. It does not change Enc. The entry may remember a
+// smaller capacity than cap(b) (by at most 1/1024 of a spare capacity of 2048
+// bytes or more, see slackCode): reslice b to the length wanted before storing
+// it, rather than reslicing Bytes() up to cap(b) afterwards.
 func (e *Entry) SetBytes(b []byte) {
 	e.Kind = KindString
 	if len(b) >= bigStr {
@@ -93,7 +119,7 @@ func (e *Entry) SetBytes(b []byte) {
 	}
 	e.p = unsafe.Pointer(unsafe.SliceData(b))
 	e.n = uint32(len(b))
-	e.c = uint32(min(cap(b), bigStr-1)) // a shorter capacity than the real one is safe
+	e.c = slackCode(cap(b) - len(b)) // a shorter capacity than the real one is safe
 }
 
 // setBig stores b boxed, as SetBytes does for a value of 4 GiB or more.
