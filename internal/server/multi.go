@@ -62,6 +62,7 @@ func (s *Server) Expired(db int, key []byte) {
 
 // Flushing touches the watched keys of db that exist.
 func (s *Server) Flushing(db int) {
+	s.releaseAfterFlush(s.ks.DBs[db].Len())
 	s.trackFlushing()
 	s.touchAllInDB(db, -1)
 }
