@@ -16,7 +16,7 @@ type DB struct {
 	ID       int
 	ks       *Keyspace
 	dict     *Dict[Entry]
-	expiring []expItem
+	expiring expIndex  // the keys with a TTL and their deadlines (expindex.go)
 	hfe      []hfeItem // hashes with field deadlines, a min-heap (hfe.go)
 	avgTTL   int64     // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
 }
@@ -30,13 +30,13 @@ func newDB(ks *Keyspace, id int) *DB {
 func (db *DB) Len() int { return db.dict.Len() }
 
 // Expires is the number of keys with a TTL.
-func (db *DB) Expires() int { return len(db.expiring) }
+func (db *DB) Expires() int { return db.expiring.len() }
 
 // AvgTTL is INFO keyspace's avg_ttl estimate in ms.
 func (db *DB) AvgTTL() int64 { return db.avgTTL }
 
 func (db *DB) isExpired(e *Entry) bool {
-	return e.expIdx != 0 && db.expiring[e.expIdx-1].at <= db.ks.now
+	return e.expIdx != 0 && db.expiring.at(int(e.expIdx)-1).at <= db.ks.now
 }
 
 // ExpireAt returns the absolute deadline (Unix ms) of e, an entry of db; 0 when
@@ -45,7 +45,7 @@ func (db *DB) ExpireAt(e *Entry) int64 {
 	if e.expIdx == 0 {
 		return 0
 	}
-	return db.expiring[e.expIdx-1].at
+	return db.expiring.at(int(e.expIdx) - 1).at
 }
 
 // Lookup returns the live entry for key, or nil. An expired key is deleted on the
@@ -213,10 +213,9 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 		if de == nil || &de.val != e {
 			panic("keyspace: setExpire of an entry that is not key's")
 		}
-		db.expiring = append(db.expiring, expItem{de: de, at: at})
-		e.expIdx = int32(len(db.expiring))
+		e.expIdx = db.expiring.push(expItem{de: de, at: at})
 	} else {
-		db.expiring[e.expIdx-1].at = at
+		db.expiring.at(int(e.expIdx) - 1).at = at
 	}
 	if ttl := at - db.ks.now; ttl > 0 {
 		if db.avgTTL == 0 {
@@ -246,17 +245,8 @@ func (db *DB) clearTTL(e *Entry) {
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
 func (db *DB) dropExpiring(idx int32) {
-	i := int(idx) - 1
-	last := len(db.expiring) - 1
-	if i != last {
-		db.expiring[i] = db.expiring[last]
-		db.expiring[i].de.val.expIdx = idx
-	}
-	db.expiring[last] = expItem{}
-	db.expiring = db.expiring[:last]
-	if c := cap(db.expiring); c > 1024 && last < c/4 {
-		// give back most of an array that held many more TTL keys than now
-		db.expiring = append(make([]expItem, 0, 2*last), db.expiring...)
+	if moved := db.expiring.remove(int(idx) - 1); moved != nil {
+		moved.de.val.expIdx = idx
 	}
 }
 
@@ -276,8 +266,8 @@ func (db *DB) expireKeyString(key string) {
 // ones. It returns how many it sampled and how many it deleted (Redis's
 // activeExpireCycle inner loop).
 func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) {
-	for ; sampled < n && len(db.expiring) > 0; sampled++ {
-		it := db.expiring[rnd()%uint64(len(db.expiring))]
+	for ; sampled < n && db.expiring.len() > 0; sampled++ {
+		it := *db.expiring.at(int(rnd() % uint64(db.expiring.len())))
 		if it.at <= db.ks.now {
 			db.expireKeyString(it.de.key)
 			expired++
@@ -297,7 +287,7 @@ func (db *DB) Random(rnd func() uint64) (string, bool) {
 		if !db.isExpired(e) {
 			return k, true
 		}
-		if tries >= 100 && db.dict.Len() == len(db.expiring) {
+		if tries >= 100 && db.dict.Len() == db.expiring.len() {
 			// every key has a TTL and we keep hitting expired ones: return one anyway,
 			// as Redis does, rather than looping forever
 			return k, true
@@ -329,7 +319,7 @@ func (db *DB) Flush() {
 		db.ks.Obs.Flushing(db.ID)
 	}
 	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
-	db.expiring = nil
+	db.expiring = expIndex{}
 	db.clearHashReg()
 	db.avgTTL = 0
 }
