@@ -188,7 +188,7 @@ func (h *Hash) lpReplace(off, end int, f, v []byte, exp int64) {
 	delta := sz - (end - off)
 	switch {
 	case delta > 0:
-		h.lp = append(h.lp, make([]byte, delta)...)
+		h.lp = growCompact(h.lp, delta)
 		copy(h.lp[end+delta:], h.lp[end:len(h.lp)-delta])
 	case delta < 0:
 		copy(h.lp[end+delta:], h.lp[end:])

@@ -566,17 +566,10 @@ func (s *Set) isCut(i int) {
 
 // --- buffers
 
-// growBuf extends b by extra bytes, growing its capacity by about an eighth
-// beyond need (compact sets are rebuilt often and should stay close to their
-// size, as Redis's exactly reallocated listpacks are).
+// growBuf extends b by extra bytes with growCompact's policy (compact sets
+// should stay close to their size, as Redis's exactly reallocated listpacks are).
 func growBuf(b []byte, extra int) []byte {
-	n := len(b) + extra
-	if n <= cap(b) {
-		return b[:n]
-	}
-	nb := make([]byte, n, n+n/8+8)
-	copy(nb, b)
-	return nb
+	return growCompact(b, extra)
 }
 
 // shrinkIfSparse gives back a buffer at most half used.

@@ -157,7 +157,7 @@ func zlpPut(dst []byte, member []byte, score float64) {
 
 func zlpAppend(dst []byte, member []byte, score float64) []byte {
 	n := len(dst)
-	dst = append(dst, make([]byte, zlpEntrySize(member, score))...)
+	dst = growCompact(dst, zlpEntrySize(member, score))
 	zlpPut(dst[n:], member, score)
 	return dst
 }
@@ -207,7 +207,7 @@ func (z *ZSet) zlpInsert(member []byte, score float64) {
 	}
 	size := zlpEntrySize(member, score)
 	old := len(z.lp)
-	z.lp = append(z.lp, make([]byte, size)...)
+	z.lp = growCompact(z.lp, size)
 	copy(z.lp[off+size:], z.lp[off:old])
 	zlpPut(z.lp[off:], member, score)
 	z.n++
