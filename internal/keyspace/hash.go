@@ -401,11 +401,18 @@ func (h *Hash) PrepareSets(args [][]byte, o HashOpts) {
 		h.toTable(o, n)
 		return
 	}
+	need := 0
 	for _, a := range args {
 		if len(a) > o.MaxValue {
 			h.toTable(o, 0)
 			return
 		}
+		need += uvarintLen(uint64(len(a))) + len(a)
+	}
+	if h.n == 0 && cap(h.lp) < need {
+		// a new hash gets its listpack in one allocation (an upper bound: a field
+		// may repeat) rather than one per field, the garbage of a bulk load
+		h.lp = growCompact(h.lp[:0], need)[:0]
 	}
 }
 

@@ -161,3 +161,20 @@ func TestDeadlineInExpiryIndex(t *testing.T) {
 		t.Fatalf("expires %d", db.Expires())
 	}
 }
+
+// The per-key structs of small collections (their buffers come on top).
+func TestCollectionStructSizes(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"List", unsafe.Sizeof(List{}), 96},
+		{"Hash", unsafe.Sizeof(Hash{}), 48},
+		{"Set", unsafe.Sizeof(Set{}), 48},
+		{"ZSet", unsafe.Sizeof(ZSet{}), 48},
+	} {
+		if c.got != c.want {
+			t.Errorf("sizeof(%s) = %d, want %d", c.name, c.got, c.want)
+		}
+	}
+}
