@@ -56,6 +56,7 @@ func saddCmd(c *Ctx) {
 	created := e == nil
 	if created {
 		s = c.KS.NewSet(members[0], len(members))
+		s.Reserve(members)
 		c.DB.SetObject(key, keyspace.KindSet, s)
 	} else {
 		s = setOf(e)
