@@ -196,6 +196,9 @@ opts:
 		}
 		lim := c.KS.Limits.ZSet()
 		z = c.KS.NewZSet(elements, len(c.Argv[idx+1]), lim)
+		if !incr {
+			z.Reserve(c.Argv[idx:], scores)
+		}
 		c.DB.SetObject(key, keyspace.KindZSet, z)
 	} else {
 		z.MaybeConvert(elements, c.KS.Limits.ZSet())
