@@ -1,8 +1,8 @@
 package keyspace
 
-// expItem is one member of a DB's set of keys that carry a TTL, kept in a slice so
-// that the active expiry cycle can sample it uniformly with a seeded source. It
-// holds the key's deadline (Entry has no room for it: 16 bytes per TTL key here
+// expItem is one member of a DB's set of keys that carry a TTL, kept in a dense
+// array (expIndex) so that the active expiry cycle can sample it uniformly with a
+// seeded source. It holds the key's deadline (Entry has no room for it: 16 bytes per TTL key here
 // instead of 8 in every entry) and the dict entry, whose key and value never move.
 type expItem struct {
 	de *dictEntry[Entry]
