@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -120,14 +121,14 @@ func bitfieldGeneric(c *Ctx, readonlyCmd bool) {
 	key := argv[1]
 	var str []byte
 	grown := false
-	var entryStr *[]byte
+	var entry *keyspace.Entry // the written string: its bytes are modified in place
 	if readonly {
 		e, wt := lookupString(c, key)
 		if wt {
 			return
 		}
 		if e != nil {
-			str = e.Str
+			str = e.Bytes()
 		}
 	} else {
 		if readonlyCmd {
@@ -139,15 +140,15 @@ func bitfieldGeneric(c *Ctx, readonlyCmd bool) {
 			return
 		}
 		grown = g
-		entryStr = &e.Str
+		entry = e
 	}
 
 	c.W.ArrayLen(len(ops))
 	changes := 0
 	for i := range ops {
 		o := &ops[i]
-		if entryStr != nil {
-			str = *entryStr
+		if entry != nil {
+			str = entry.Bytes()
 		}
 		if o.op == bfGet {
 			var buf [9]byte

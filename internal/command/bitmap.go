@@ -58,17 +58,17 @@ func stringForBitWrite(c *Ctx, key []byte, maxbit uint64) (e *keyspace.Entry, gr
 	need := int(maxbit>>3) + 1
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
-		e.Str = make([]byte, need)
+		e.SetBytes(make([]byte, need))
 		grown = true
-	} else if need > len(e.Str) {
-		if need <= cap(e.Str) {
-			old := len(e.Str)
-			e.Str = e.Str[:need]
-			clear(e.Str[old:])
+	} else if need > len(e.Bytes()) {
+		if need <= cap(e.Bytes()) {
+			old := len(e.Bytes())
+			e.SetBytes(e.Bytes()[:need])
+			clear(e.Bytes()[old:])
 		} else {
-			s := make([]byte, need, max(need, 2*len(e.Str)))
-			copy(s, e.Str)
-			e.Str = s
+			s := make([]byte, need, max(need, 2*len(e.Bytes())))
+			copy(s, e.Bytes())
+			e.SetBytes(s)
 		}
 		grown = true
 	}
@@ -96,14 +96,14 @@ func setbitCmd(c *Ctx) {
 	byteIdx := off >> 3
 	mask := byte(1) << (7 - off&7)
 	old := int64(0)
-	if e.Str[byteIdx]&mask != 0 {
+	if e.Bytes()[byteIdx]&mask != 0 {
 		old = 1
 	}
 	if grown || old != on {
 		if on == 1 {
-			e.Str[byteIdx] |= mask
+			e.Bytes()[byteIdx] |= mask
 		} else {
-			e.Str[byteIdx] &^= mask
+			e.Bytes()[byteIdx] &^= mask
 		}
 		c.DB.Touch(key)
 		c.Notify('$', "setbit", key)
@@ -122,11 +122,11 @@ func getbitCmd(c *Ctx) {
 		return
 	}
 	byteIdx := off >> 3
-	if e == nil || byteIdx >= uint64(len(e.Str)) {
+	if e == nil || byteIdx >= uint64(len(e.Bytes())) {
 		c.W.Int(0)
 		return
 	}
-	if e.Str[byteIdx]&(1<<(7-off&7)) != 0 {
+	if e.Bytes()[byteIdx]&(1<<(7-off&7)) != 0 {
 		c.W.Int(1)
 	} else {
 		c.W.Int(0)
@@ -226,8 +226,8 @@ func bitcountCmd(c *Ctx) {
 			c.W.Int(0)
 			return
 		}
-		start, end, firstMask, lastMask = bitRange(start, end, int64(len(e.Str)), isBit)
-		c.W.Int(countRange(e.Str, start, end, firstMask, lastMask))
+		start, end, firstMask, lastMask = bitRange(start, end, int64(len(e.Bytes())), isBit)
+		c.W.Int(countRange(e.Bytes(), start, end, firstMask, lastMask))
 	case 2:
 		e, wt := lookupString(c, c.Argv[1])
 		if wt {
@@ -237,7 +237,7 @@ func bitcountCmd(c *Ctx) {
 			c.W.Int(0)
 			return
 		}
-		c.W.Int(popcount(e.Str))
+		c.W.Int(popcount(e.Bytes()))
 	default:
 		c.Err(ErrSyntax)
 	}
@@ -305,7 +305,7 @@ func bitposCmd(c *Ctx) {
 		}
 		return
 	}
-	n := int64(len(e.Str))
+	n := int64(len(e.Bytes()))
 	if argc == 3 {
 		start, end = 0, n-1
 	} else if !endGiven {
@@ -334,7 +334,7 @@ func bitposCmd(c *Ctx) {
 		c.W.Int(-1)
 		return
 	}
-	if pos := findBit(e.Str, first, last, bit == 1); pos >= 0 {
+	if pos := findBit(e.Bytes(), first, last, bit == 1); pos >= 0 {
 		c.W.Int(pos)
 		return
 	}
@@ -423,7 +423,7 @@ func bitopCmd(c *Ctx) {
 		}
 		var s []byte
 		if e != nil {
-			s = e.Str
+			s = e.Bytes()
 		}
 		srcs = append(srcs, s)
 		maxlen = max(maxlen, len(s))

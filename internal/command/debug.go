@@ -127,7 +127,7 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.W.SimpleString("Value at:0x0 refcount:1 encoding:" + e.EncodingName() +
-			" serializedlength:" + strconv.Itoa(len(e.Str)+1) +
+			" serializedlength:" + strconv.Itoa(len(e.Bytes())+1) +
 			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
 			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10) + debugObjectExtra(c, e))
 	case "listpack":
@@ -236,7 +236,7 @@ func debugProtocol(c *Ctx, typ string) {
 // live; Redis keeps the depth the quicklist was created with) and the sum of the
 // nodes' sizes.
 func debugObjectExtra(c *Ctx, e *keyspace.Entry) string {
-	l, ok := e.Obj.(*keyspace.List)
+	l, ok := e.Obj().(*keyspace.List)
 	if !ok || !l.Quicklist() {
 		return ""
 	}

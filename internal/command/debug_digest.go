@@ -45,28 +45,28 @@ func redisTypeCode(k keyspace.Kind) uint32 {
 
 // xorEntryDigest is xorObjectDigest: the type, the value, and a marker if the key
 // has a TTL.
-func xorEntryDigest(d *digest, e *keyspace.Entry) {
+func xorEntryDigest(d *digest, db *keyspace.DB, e *keyspace.Entry) {
 	var aux [4]byte
 	binary.BigEndian.PutUint32(aux[:], redisTypeCode(e.Kind))
 	d.mix(aux[:])
 	switch e.Kind {
 	case keyspace.KindString:
-		d.mix(e.Str)
+		d.mix(e.Bytes())
 	case keyspace.KindList:
 		// each element mixed in, head to tail: the digest follows the order
-		e.Obj.(*keyspace.List).Range(func(v []byte) bool {
+		e.Obj().(*keyspace.List).Range(func(v []byte) bool {
 			d.mix(v)
 			return true
 		})
 	case keyspace.KindSet:
 		// each member is xored in: the digest ignores the set's order
-		e.Obj.(*keyspace.Set).Range(func(m []byte) bool {
+		e.Obj().(*keyspace.Set).Range(func(m []byte) bool {
 			d.xor(m)
 			return true
 		})
 	case keyspace.KindHash:
 		// every field, expired or not; a field with a deadline is marked
-		e.Obj.(*keyspace.Hash).Range(func(f, v []byte, exp int64) bool {
+		e.Obj().(*keyspace.Hash).Range(func(f, v []byte, exp int64) bool {
 			var ed digest
 			ed.mix(f)
 			ed.mix(v)
@@ -78,14 +78,14 @@ func xorEntryDigest(d *digest, e *keyspace.Entry) {
 		})
 	case keyspace.KindZSet:
 		var buf [32]byte
-		e.Obj.(*keyspace.ZSet).Range(func(m []byte, score float64) {
+		e.Obj().(*keyspace.ZSet).Range(func(m []byte, score float64) {
 			var ed digest
 			ed.mix(m)
 			ed.mix(resp.AppendFpconv(buf[:0], score))
 			d.xor(ed[:])
 		})
 	}
-	if e.ExpireAt != 0 {
+	if db.ExpireAt(e) != 0 {
 		d.xor([]byte("!!expire!!"))
 	}
 }
@@ -105,7 +105,7 @@ func debugDigest(c *Ctx) {
 		db.Range(func(k string, e *keyspace.Entry) bool {
 			var d digest
 			d.mix([]byte(k))
-			xorEntryDigest(&d, e)
+			xorEntryDigest(&d, db, e)
 			final.xor(d[:])
 			return true
 		})
@@ -120,7 +120,7 @@ func debugDigestValue(c *Ctx, keys [][]byte) {
 	for _, k := range keys {
 		var d digest
 		if e := c.DB.Lookup(k); e != nil {
-			xorEntryDigest(&d, e)
+			xorEntryDigest(&d, c.DB, e)
 		}
 		c.W.SimpleString(d.hex())
 	}

@@ -142,7 +142,7 @@ func expireGeneric(c *Ctx, base int64, seconds bool, name string) {
 		c.W.Int(0)
 		return
 	}
-	cur := e.ExpireAt
+	cur := c.DB.ExpireAt(e)
 	if (flags&expNX != 0 && cur != 0) ||
 		(flags&expXX != 0 && cur == 0) ||
 		(flags&expGT != 0 && (cur == 0 || when <= cur)) ||
@@ -187,11 +187,11 @@ func ttlGeneric(c *Ctx, ms, abs bool) {
 		c.W.Int(-2)
 		return
 	}
-	if e.ExpireAt == 0 {
+	t := c.DB.ExpireAt(e)
+	if t == 0 {
 		c.W.Int(-1)
 		return
 	}
-	t := e.ExpireAt
 	if !abs {
 		t = max(t-c.Now, 0)
 	}
@@ -494,9 +494,9 @@ func moveCmd(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	v := *e
+	v, at := *e, c.DB.ExpireAt(e)
 	c.DB.Delete(key)
-	dst.Insert(key, v) // "new" in the destination database
+	dst.Insert(key, v, at) // "new" in the destination database
 	c.Notify('g', "move_from", key)
 	c.NotifyIn(dst, 'g', "move_to", key)
 	c.Dirty++
@@ -542,7 +542,7 @@ func copyCmd(c *Ctx) {
 	overwritten, typeChanged := d != nil, d != nil && d.Kind != e.Kind
 	// Redis's copyCommand: "new" (dbAdd), "copy_to", then "overwritten" and
 	// "type_changed" for a replaced destination, all in the destination db
-	dst.Insert(dstKey, cloneEntry(e))
+	dst.Insert(dstKey, e.Clone(), c.DB.ExpireAt(e))
 	c.NotifyIn(dst, 'g', "copy_to", dstKey)
 	if overwritten {
 		c.NotifyIn(dst, 'o', "overwritten", dstKey)
@@ -552,16 +552,6 @@ func copyCmd(c *Ctx) {
 	}
 	c.Dirty++
 	c.W.Int(1)
-}
-
-// cloneEntry deep-copies a value so the copy shares no memory with the original.
-func cloneEntry(e *keyspace.Entry) keyspace.Entry {
-	v := *e
-	v.Str = append([]byte(nil), e.Str...)
-	if cl, ok := e.Obj.(interface{ Clone() any }); ok {
-		v.Obj = cl.Clone()
-	}
-	return v
 }
 
 func objectSubcommands() []*Spec {
@@ -623,7 +613,7 @@ func objectRefcount(c *Ctx) {
 		return
 	}
 	if e.Kind == keyspace.KindString && e.Enc == keyspace.EncInt && c.Srv.SharedIntegers() {
-		if v, ok := resp.ParseInt(e.Str); ok && v >= 0 && v < 10000 {
+		if v, ok := resp.ParseInt(e.Bytes()); ok && v >= 0 && v < 10000 {
 			c.W.Int(math.MaxInt32)
 			return
 		}

@@ -79,7 +79,7 @@ func hashLookup(c *Ctx, key []byte, write bool) (h *keyspace.Hash, ok bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.Hash), true
+	return e.Obj().(*keyspace.Hash), true
 }
 
 // hashCreate stores a new empty hash at key.

@@ -35,7 +35,7 @@ func lookupHLL(c *Ctx, key []byte, write bool) (*keyspace.Entry, bool) {
 	if !ok {
 		return nil, false
 	}
-	if e != nil && !isHLL(e.Str, e.Enc == keyspace.EncInt) {
+	if e != nil && !isHLL(e.Bytes(), e.Enc == keyspace.EncInt) {
 		c.Error(errNotHLL)
 		return nil, false
 	}
@@ -54,25 +54,28 @@ func pfaddCmd(c *Ctx) {
 	updated := 0
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
-		e.Str = newHLL()
+		e.SetBytes(newHLL())
 		updated++
 	}
 	e.Enc = keyspace.EncRaw
 	maxBytes := c.hllSparseMax()
+	s := e.Bytes() // hllAdd may reallocate s: stored back on every path
 	for _, ele := range c.Argv[2:] {
-		switch hllAdd(&e.Str, ele, maxBytes) {
+		switch hllAdd(&s, ele, maxBytes) {
 		case 1:
 			updated++
 		case -1:
+			e.SetBytes(s)
 			c.Error(errHLLInvalid)
 			return
 		}
 	}
+	e.SetBytes(s)
 	if updated > 0 {
 		c.DB.Touch(key)
 		c.Notify('$', "pfadd", key)
 		c.Dirty += updated
-		hllInvalidate(e.Str)
+		hllInvalidate(s)
 		c.W.Int(1)
 		return
 	}
@@ -93,7 +96,7 @@ func pfcountCmd(c *Ctx) {
 			if e == nil {
 				continue
 			}
-			if !hllMergeInto(&regs, e.Str) {
+			if !hllMergeInto(&regs, e.Bytes()) {
 				c.Error(errHLLInvalid)
 				return
 			}
@@ -115,15 +118,15 @@ func pfcountCmd(c *Ctx) {
 		return
 	}
 	e.Enc = keyspace.EncRaw
-	card := binary.LittleEndian.Uint64(e.Str[8:16])
-	if e.Str[15]&0x80 != 0 {
+	card := binary.LittleEndian.Uint64(e.Bytes()[8:16])
+	if e.Bytes()[15]&0x80 != 0 {
 		var h [64]int
-		if hllHisto(e.Str, &h) {
+		if hllHisto(e.Bytes(), &h) {
 			c.Error(errHLLInvalid)
 			return
 		}
 		card = hllEstimate(&h)
-		binary.LittleEndian.PutUint64(e.Str[8:16], card)
+		binary.LittleEndian.PutUint64(e.Bytes()[8:16], card)
 		c.DB.Touch(key)
 		c.Dirty++
 	}
@@ -144,10 +147,10 @@ func pfmergeCmd(c *Ctx) {
 		if e == nil {
 			continue
 		}
-		if e.Str[4] == hllDense {
+		if e.Bytes()[4] == hllDense {
 			useDense = true
 		}
-		if !hllMergeInto(&regs, e.Str) {
+		if !hllMergeInto(&regs, e.Bytes()) {
 			c.Error(errHLLInvalid)
 			return
 		}
@@ -156,10 +159,12 @@ func pfmergeCmd(c *Ctx) {
 	e := c.DB.LookupWrite(key)
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
-		e.Str = newHLL()
+		e.SetBytes(newHLL())
 	}
 	e.Enc = keyspace.EncRaw
-	if useDense && !hllSparseToDense(&e.Str) {
+	s := e.Bytes() // the conversions may reallocate s: stored back on every path
+	if useDense && !hllSparseToDense(&s) {
+		e.SetBytes(s)
 		c.Error(errHLLInvalid)
 		return
 	}
@@ -168,13 +173,14 @@ func pfmergeCmd(c *Ctx) {
 		if v == 0 {
 			continue
 		}
-		if e.Str[4] == hllDense {
-			denseSetMax(e.Str[hllHdrSize:], i, v)
+		if s[4] == hllDense {
+			denseSetMax(s[hllHdrSize:], i, v)
 		} else {
-			hllSparseSet(&e.Str, i, v, maxBytes)
+			hllSparseSet(&s, i, v, maxBytes)
 		}
 	}
-	hllInvalidate(e.Str)
+	e.SetBytes(s)
+	hllInvalidate(s)
 	c.DB.Touch(key)
 	c.Notify('$', "pfadd", key)
 	c.Dirty++
@@ -196,26 +202,29 @@ func pfdebugCmd(c *Ctx) {
 	e.Enc = keyspace.EncRaw
 	switch {
 	case eqFold(sub, "getreg"):
-		if e.Str[4] == hllSparse {
-			if !hllSparseToDense(&e.Str) {
+		if e.Bytes()[4] == hllSparse {
+			s := e.Bytes()
+			ok := hllSparseToDense(&s)
+			e.SetBytes(s)
+			if !ok {
 				c.Error(errHLLInvalid)
 				return
 			}
 			c.DB.Touch(key)
 			c.Dirty++
 		}
-		regs := e.Str[hllHdrSize:]
+		regs := e.Bytes()[hllHdrSize:]
 		c.W.ArrayLen(hllRegisters)
 		for i := 0; i < hllRegisters; i++ {
 			c.W.Int(int64(denseGet(regs, i)))
 		}
 	case eqFold(sub, "decode"):
-		if e.Str[4] != hllSparse {
+		if e.Bytes()[4] != hllSparse {
 			c.Error("ERR HLL encoding is not sparse")
 			return
 		}
 		var out []byte
-		s := e.Str
+		s := e.Bytes()
 		for p := hllHdrSize; p < len(s); {
 			b := s[p]
 			switch {
@@ -241,14 +250,17 @@ func pfdebugCmd(c *Ctx) {
 		}
 		c.W.Bulk(out)
 	case eqFold(sub, "encoding"):
-		if e.Str[4] == hllDense {
+		if e.Bytes()[4] == hllDense {
 			c.W.SimpleString("dense")
 		} else {
 			c.W.SimpleString("sparse")
 		}
 	case eqFold(sub, "todense"):
-		if e.Str[4] == hllSparse {
-			if !hllSparseToDense(&e.Str) {
+		if e.Bytes()[4] == hllSparse {
+			s := e.Bytes()
+			ok := hllSparseToDense(&s)
+			e.SetBytes(s)
+			if !ok {
 				c.Error(errHLLInvalid)
 				return
 			}

@@ -60,7 +60,7 @@ func lookupKind(c *Ctx, key []byte, kind keyspace.Kind, write bool) (*keyspace.E
 }
 
 // listOf returns the list stored in e.
-func listOf(e *keyspace.Entry) *keyspace.List { return e.Obj.(*keyspace.List) }
+func listOf(e *keyspace.Entry) *keyspace.List { return e.Obj().(*keyspace.List) }
 
 // popEvent is the keyspace event of a pop from the head (front) or the tail.
 func popEvent(front bool) string {

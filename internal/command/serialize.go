@@ -141,11 +141,9 @@ func restoreCmd(c *Ctx) {
 		argv = append(argv, wAbsTTL)
 		c.PropagateAs(argv...)
 	}
-	ent := keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj, ExpireAt: ttl, Access: c.KS.LRUClock()}
-	if v.Kind == keyspace.KindString {
-		ent.Enc = keyspace.StrEncoding(v.Str)
-	}
-	e := c.DB.Insert(key, ent)
+	ent := v.Entry()
+	ent.Access = c.KS.LRUClock()
+	e := c.DB.Insert(key, ent, ttl)
 	if idle >= 0 && !c.Srv.LFU() {
 		c.KS.SetIdle(e, idle)
 	}

@@ -41,7 +41,7 @@ func setOf(e *keyspace.Entry) *keyspace.Set {
 	if e == nil {
 		return nil
 	}
-	return e.Obj.(*keyspace.Set)
+	return e.Obj().(*keyspace.Set)
 }
 
 // SADD key member [member ...]
@@ -56,6 +56,7 @@ func saddCmd(c *Ctx) {
 	created := e == nil
 	if created {
 		s = c.KS.NewSet(members[0], len(members))
+		s.Reserve(members)
 		c.DB.SetObject(key, keyspace.KindSet, s)
 	} else {
 		s = setOf(e)
@@ -338,7 +339,7 @@ func spopWithCount(c *Ctx) {
 			reply(m)
 			return true
 		})
-		e.Obj = ns // dbReplaceValue: the key keeps its TTL
+		e.SetObj(ns) // dbReplaceValue: the key keeps its TTL
 	}
 	c.DB.Touch(key)
 }

@@ -50,7 +50,7 @@ func sortKeys(argv [][]byte) []int {
 	return keys
 }
 
-// SortableZSet is what SORT needs from a sorted set value (Entry.Obj of a
+// SortableZSet is what SORT needs from a sorted set value (Entry.Obj() of a
 // KindZSet key): its size and its members in rank order. Redis also converts a
 // listpack sorted set to a skiplist for good when it sorts it; a type that
 // models that implements SortConvert as well.
@@ -133,16 +133,16 @@ func sortGeneric(c *Ctx, readonly bool) {
 	if e != nil {
 		switch kind {
 		case keyspace.KindList:
-			vectorlen = e.Obj.(*keyspace.List).Len()
+			vectorlen = e.Obj().(*keyspace.List).Len()
 		case keyspace.KindSet:
-			vectorlen = e.Obj.(*keyspace.Set).Len()
+			vectorlen = e.Obj().(*keyspace.Set).Len()
 		case keyspace.KindZSet:
 			var ok bool
-			if zs, ok = e.Obj.(SortableZSet); !ok {
+			if zs, ok = e.Obj().(SortableZSet); !ok {
 				c.Err(ErrWrongType) // every sorted set value implements it
 				return
 			}
-			if conv, ok := e.Obj.(interface{ SortConvert() }); ok {
+			if conv, ok := e.Obj().(interface{ SortConvert() }); ok {
 				conv.SortConvert()
 			}
 			vectorlen = zs.Len()
@@ -174,7 +174,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 			n := int(end - start + 1)
 			vec = make([]sortItem, 0, n)
 			if kind == keyspace.KindList {
-				l := e.Obj.(*keyspace.List)
+				l := e.Obj().(*keyspace.List)
 				for i := 0; i < n; i++ {
 					idx := int(start) + i
 					if desc {
@@ -192,7 +192,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 		end -= start
 		start = 0
 	case kind == keyspace.KindList:
-		l := e.Obj.(*keyspace.List)
+		l := e.Obj().(*keyspace.List)
 		vec = make([]sortItem, l.Len())
 		i := 0
 		l.Range(func(v []byte) bool {
@@ -201,7 +201,7 @@ func sortGeneric(c *Ctx, readonly bool) {
 			return true
 		})
 	case kind == keyspace.KindSet:
-		members := e.Obj.(*keyspace.Set).Members(make([][]byte, 0, vectorlen))
+		members := e.Obj().(*keyspace.Set).Members(make([][]byte, 0, vectorlen))
 		vec = make([]sortItem, len(members))
 		for i, m := range members {
 			vec[i].obj = m
@@ -383,13 +383,13 @@ func lookupByPattern(c *Ctx, pattern, subst []byte) ([]byte, bool) {
 		if e.Kind != keyspace.KindHash {
 			return nil, false
 		}
-		v, _, res := getField(c, key, e.Obj.(*keyspace.Hash), field, 0)
+		v, _, res := getField(c, key, e.Obj().(*keyspace.Hash), field, 0)
 		return v, res == fieldOK
 	}
 	if e.Kind != keyspace.KindString {
 		return nil, false
 	}
-	return e.Str, true
+	return e.Bytes(), true
 }
 
 // sortScore converts a SORT weight as Redis 8's fast_float_strtod does: the

@@ -83,7 +83,7 @@ func lookupZSet(c *Ctx, key []byte, write bool) (z *keyspace.ZSet, ok bool) {
 	if !ok || e == nil {
 		return nil, ok
 	}
-	return e.Obj.(*keyspace.ZSet), true
+	return e.Obj().(*keyspace.ZSet), true
 }
 
 // zsetReplyEntry writes one member (and score), nested in a pair in RESP3 as
@@ -196,6 +196,9 @@ opts:
 		}
 		lim := c.KS.Limits.ZSet()
 		z = c.KS.NewZSet(elements, len(c.Argv[idx+1]), lim)
+		if !incr {
+			z.Reserve(c.Argv[idx:], scores)
+		}
 		c.DB.SetObject(key, keyspace.KindZSet, z)
 	} else {
 		z.MaybeConvert(elements, c.KS.Limits.ZSet())
@@ -618,7 +621,7 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 	}
 	var z *keyspace.ZSet
 	if e != nil {
-		z = e.Obj.(*keyspace.ZSet)
+		z = e.Obj().(*keyspace.ZSet)
 	}
 	if store {
 		zrangeStore(c, z, typ, rev, start, end, &sr, &lr, int(offset), int(limit))

@@ -486,9 +486,9 @@ func zsetOpGeneric(c *Ctx, dstKey []byte, numkeysIdx int, op zsetOp, cardOnly bo
 		}
 		switch e.Kind {
 		case keyspace.KindZSet:
-			src[i].z = e.Obj.(*keyspace.ZSet)
+			src[i].z = e.Obj().(*keyspace.ZSet)
 		case keyspace.KindSet:
-			src[i].set = e.Obj.(*keyspace.Set)
+			src[i].set = e.Obj().(*keyspace.Set)
 		default:
 			c.Err(ErrWrongType)
 			return

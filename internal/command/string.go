@@ -62,7 +62,7 @@ func getCmd(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	c.W.Bulk(e.Str)
+	c.W.Bulk(e.Bytes())
 }
 
 // setCmd: SET key value [NX|XX] [IFEQ v|IFNE v|IFDEQ d|IFDNE d] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]
@@ -110,7 +110,7 @@ func setCmd(c *Ctx) {
 		if e == nil {
 			c.W.Null()
 		} else {
-			c.W.Bulk(e.Str) // appended (copied) before the value is overwritten
+			c.W.Bulk(e.Bytes()) // appended (copied) before the value is overwritten
 		}
 	}
 	if !cond {
@@ -206,15 +206,15 @@ func checkCond(cond setFlags, arg []byte, e *keyspace.Entry) (ok bool, errMsg st
 	}
 	switch cond {
 	case optIFEQ:
-		return string(e.Str) == string(arg), ""
+		return string(e.Bytes()) == string(arg), ""
 	case optIFNE:
-		return string(e.Str) != string(arg), ""
+		return string(e.Bytes()) != string(arg), ""
 	}
 	if len(arg) != 16 {
 		return false, ErrDigestLen.Text()
 	}
 	var d [16]byte
-	same := eqFoldBytes(appendDigest(d[:0], e.Str), arg)
+	same := eqFoldBytes(appendDigest(d[:0], e.Bytes()), arg)
 	if cond == optIFDEQ {
 		return same, ""
 	}
@@ -287,7 +287,7 @@ func getsetCmd(c *Ctx) {
 	if e == nil {
 		c.W.Null()
 	} else {
-		c.W.Bulk(e.Str)
+		c.W.Bulk(e.Bytes())
 	}
 	c.DB.SetString(key, c.Argv[2], false)
 	c.Notify('$', "set", key)
@@ -303,7 +303,7 @@ func getdelCmd(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	c.W.Bulk(e.Str)
+	c.W.Bulk(e.Bytes())
 	c.DB.Delete(c.Argv[1])
 	c.Notify('g', "del", c.Argv[1])
 	c.Dirty++
@@ -333,7 +333,7 @@ func getexCmd(c *Ctx) {
 		c.Error(msg)
 		return
 	}
-	c.W.Bulk(e.Str)
+	c.W.Bulk(e.Bytes())
 	// getexCommand propagates DEL/UNLINK, PEXPIREAT key <ms> or PERSIST key
 	switch {
 	case at != 0 && at <= c.Now:
@@ -366,7 +366,7 @@ func strlenCmd(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
-	c.W.Int(int64(len(e.Str)))
+	c.W.Int(int64(len(e.Bytes())))
 }
 
 // getrangeCmd is GETRANGE and SUBSTR (Redis 7 semantics for negative indexes).
@@ -385,7 +385,7 @@ func getrangeCmd(c *Ctx) {
 		c.W.BulkString("")
 		return
 	}
-	n := int64(len(e.Str))
+	n := int64(len(e.Bytes()))
 	if start < 0 && end < 0 && start > end {
 		c.W.BulkString("")
 		return
@@ -409,7 +409,7 @@ func getrangeCmd(c *Ctx) {
 		c.W.BulkString("")
 		return
 	}
-	c.W.Bulk(e.Str[start : end+1])
+	c.W.Bulk(e.Bytes()[start : end+1])
 }
 
 // checkStringLength enforces proto-max-bulk-len on a value of cur bytes about to
@@ -437,15 +437,15 @@ func appendCmd(c *Ctx) {
 		c.Err(ErrWrongType)
 		return
 	}
-	if !checkStringLength(c, int64(len(e.Str)), int64(len(add))) {
+	if !checkStringLength(c, int64(len(e.Bytes())), int64(len(add))) {
 		return
 	}
-	e.Str = append(e.Str, add...)
+	e.SetBytes(append(e.Bytes(), add...))
 	e.Enc = keyspace.EncRaw
 	c.DB.Touch(key)
 	c.Notify('$', "append", key)
 	c.Dirty++
-	c.W.Int(int64(len(e.Str)))
+	c.W.Int(int64(len(e.Bytes())))
 }
 
 func setrangeCmd(c *Ctx) {
@@ -468,7 +468,7 @@ func setrangeCmd(c *Ctx) {
 		if e == nil {
 			c.W.Int(0)
 		} else {
-			c.W.Int(int64(len(e.Str)))
+			c.W.Int(int64(len(e.Bytes())))
 		}
 		return
 	}
@@ -479,22 +479,22 @@ func setrangeCmd(c *Ctx) {
 		e = c.DB.SetString(key, nil, false)
 	}
 	need := int(off) + len(val)
-	if need > len(e.Str) {
-		if need > cap(e.Str) {
-			grown := make([]byte, len(e.Str), need)
-			copy(grown, e.Str)
-			e.Str = grown
+	if cur := e.Bytes(); need > len(cur) {
+		if need > cap(cur) {
+			grown := make([]byte, need) // zeroed
+			copy(grown, cur)
+			e.SetBytes(grown)
+		} else {
+			e.SetBytes(cur[:need])
+			clear(cur[len(cur):need])
 		}
-		old := len(e.Str)
-		e.Str = e.Str[:need]
-		clear(e.Str[old:])
 	}
-	copy(e.Str[off:], val)
+	copy(e.Bytes()[off:], val)
 	e.Enc = keyspace.EncRaw
 	c.DB.Touch(key)
 	c.Notify('$', "setrange", key)
 	c.Dirty++
-	c.W.Int(int64(len(e.Str)))
+	c.W.Int(int64(len(e.Bytes())))
 }
 
 func incrCmd(c *Ctx) { incrBy(c, 1) }
@@ -533,7 +533,7 @@ func incrBy(c *Ctx, n int64) {
 			c.Err(ErrWrongType)
 			return
 		}
-		v, ok := resp.ParseInt(e.Str)
+		v, ok := resp.ParseInt(e.Bytes())
 		if !ok {
 			c.Err(ErrNotInt)
 			return
@@ -549,7 +549,7 @@ func incrBy(c *Ctx, n int64) {
 		var buf [20]byte
 		e = c.DB.SetString(key, strconv.AppendInt(buf[:0], cur, 10), false)
 	} else {
-		e.Str = strconv.AppendInt(e.Str[:0], cur, 10)
+		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], cur, 10))
 		e.Enc = keyspace.EncInt
 		c.DB.Touch(key)
 	}
@@ -574,7 +574,7 @@ func incrbyfloatCmd(c *Ctx) {
 			c.Err(ErrWrongType)
 			return
 		}
-		if cur, ok = resp.ParseLongDouble(e.Str); !ok {
+		if cur, ok = resp.ParseLongDouble(e.Bytes()); !ok {
 			c.Err(ErrNotFloat)
 			return
 		}
@@ -592,7 +592,7 @@ func incrbyfloatCmd(c *Ctx) {
 	if ne == nil {
 		ne = c.DB.SetString(key, out, false)
 	} else {
-		ne.Str = out
+		ne.SetBytes(out)
 		c.DB.Touch(key)
 	}
 	ne.Enc = keyspace.EncEmbstr
@@ -615,7 +615,7 @@ func mgetCmd(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		c.W.Bulk(e.Str)
+		c.W.Bulk(e.Bytes())
 	}
 }
 
@@ -737,7 +737,7 @@ func digestCmd(c *Ctx) {
 		return
 	}
 	var d [16]byte
-	c.W.Bulk(appendDigest(d[:0], e.Str))
+	c.W.Bulk(appendDigest(d[:0], e.Bytes()))
 }
 
 // delexCmd: DELEX key [IFEQ v|IFNE v|IFDEQ d|IFDNE d]. The key is looked up before

@@ -17,10 +17,10 @@ func lcsCmd(c *Ctx) {
 	}
 	var a, b []byte
 	if ea != nil {
-		a = ea.Str
+		a = ea.Bytes()
 	}
 	if eb != nil {
-		b = eb.Str
+		b = eb.Bytes()
 	}
 	var getLen, getIdx, withMatchLen bool
 	var minMatchLen int64

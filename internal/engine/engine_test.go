@@ -105,7 +105,7 @@ func TestActiveExpireCycleReclaimsHashFields(t *testing.T) {
 		if db.Len() != 1 || db.HashesWithFieldTTL() != 0 {
 			t.Fatalf("db%d: %d keys, %d registered hashes; want only h2, unregistered", db.ID, db.Len(), db.HashesWithFieldTTL())
 		}
-		if e := db.Lookup([]byte("h2")); e == nil || e.Obj.(*keyspace.Hash).Len() != 500 {
+		if e := db.Lookup([]byte("h2")); e == nil || e.Obj().(*keyspace.Hash).Len() != 500 {
 			t.Fatalf("db%d: h2 should keep its 500 fields without a deadline", db.ID)
 		}
 	}

@@ -1,10 +1,12 @@
 package keyspace
 
-// expItem is one member of a DB's set of keys that carry a TTL, kept in a slice so
-// that the active expiry cycle can sample it uniformly with a seeded source.
+// expItem is one member of a DB's set of keys that carry a TTL, kept in a dense
+// array (expIndex) so that the active expiry cycle can sample it uniformly with a
+// seeded source. It holds the key's deadline (Entry has no room for it: 16 bytes per TTL key here
+// instead of 8 in every entry) and the dict entry, whose key and value never move.
 type expItem struct {
-	key string
-	e   *Entry
+	de *dictEntry[Entry]
+	at int64 // absolute Unix ms
 }
 
 // DB is one numbered Redis database. It is not safe for concurrent use: every call
@@ -14,7 +16,7 @@ type DB struct {
 	ID       int
 	ks       *Keyspace
 	dict     *Dict[Entry]
-	expiring []expItem
+	expiring expIndex  // the keys with a TTL and their deadlines (expindex.go)
 	hfe      []hfeItem // hashes with field deadlines, a min-heap (hfe.go)
 	avgTTL   int64     // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
 }
@@ -28,13 +30,22 @@ func newDB(ks *Keyspace, id int) *DB {
 func (db *DB) Len() int { return db.dict.Len() }
 
 // Expires is the number of keys with a TTL.
-func (db *DB) Expires() int { return len(db.expiring) }
+func (db *DB) Expires() int { return db.expiring.len() }
 
 // AvgTTL is INFO keyspace's avg_ttl estimate in ms.
 func (db *DB) AvgTTL() int64 { return db.avgTTL }
 
 func (db *DB) isExpired(e *Entry) bool {
-	return e.ExpireAt != 0 && e.ExpireAt <= db.ks.now
+	return e.expIdx != 0 && db.expiring.at(int(e.expIdx)-1).at <= db.ks.now
+}
+
+// ExpireAt returns the absolute deadline (Unix ms) of e, an entry of db; 0 when
+// it has no TTL.
+func (db *DB) ExpireAt(e *Entry) int64 {
+	if e.expIdx == 0 {
+		return 0
+	}
+	return db.expiring.at(int(e.expIdx) - 1).at
 }
 
 // Lookup returns the live entry for key, or nil. An expired key is deleted on the
@@ -112,22 +123,21 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	if existed {
 		db.dropHashReg(e)
 	}
-	if existed && e.Kind == KindString && cap(e.Str) >= len(val) && cap(e.Str) <= 2*len(val)+64 {
-		e.Str = append(e.Str[:0], val...)
+	if old := e.Bytes(); existed && e.Kind == KindString && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
+		e.SetBytes(append(old[:0], val...))
 	} else {
 		if existed {
 			db.ks.Freed += valueUsage(e, defaultSamples)
 		}
-		e.Str = append(make([]byte, 0, len(val)), val...)
+		e.SetBytes(append(make([]byte, 0, len(val)), val...))
 	}
-	e.Obj = nil
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
 	if !live || db.ks.access != AccessLFU {
 		// an overwrite keeps the LFU counter (dbSetValue: val->lru = old->lru)
 		e.Access = db.ks.newAccess()
 	}
-	if !keepTTL && e.ExpireAt != 0 {
+	if !keepTTL && e.expIdx != 0 {
 		db.clearTTL(e)
 	}
 	db.ks.modified(db.ID, key)
@@ -151,7 +161,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 			db.ks.expired(db.ID, key)
 			live = false
 		}
-		if e.ExpireAt != 0 {
+		if e.expIdx != 0 {
 			db.clearTTL(e)
 		}
 		db.dropHashReg(e)
@@ -161,7 +171,10 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	if live && db.ks.access == AccessLFU {
 		access = e.Access // an overwrite keeps the LFU counter
 	}
-	*e = Entry{Kind: kind, Obj: obj, Access: access}
+	*e = Entry{Kind: kind, Access: access}
+	if e.SetObj(obj); e.Kind != kind {
+		panic("keyspace: SetObject: " + kind.String() + " with a value of another kind")
+	}
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != kind)
@@ -219,11 +232,14 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 // destination, as Redis's signalModifiedKey calls do).
 func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 	if e.expIdx == 0 {
-		k, _ := db.dict.KeyOf(key) // the dict's own copy: no allocation
-		db.expiring = append(db.expiring, expItem{key: k, e: e})
-		e.expIdx = int32(len(db.expiring))
+		de := db.dict.entryOf(key)
+		if de == nil || &de.val != e {
+			panic("keyspace: setExpire of an entry that is not key's")
+		}
+		e.expIdx = db.expiring.push(expItem{de: de, at: at})
+	} else {
+		db.expiring.at(int(e.expIdx) - 1).at = at
 	}
-	e.ExpireAt = at
 	if ttl := at - db.ks.now; ttl > 0 {
 		if db.avgTTL == 0 {
 			db.avgTTL = ttl
@@ -235,7 +251,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 
 // Persist removes e's TTL; it reports whether there was one.
 func (db *DB) Persist(key []byte, e *Entry) bool {
-	if e.ExpireAt == 0 {
+	if e.expIdx == 0 {
 		return false
 	}
 	db.clearTTL(e)
@@ -248,19 +264,13 @@ func (db *DB) clearTTL(e *Entry) {
 		db.dropExpiring(e.expIdx)
 		e.expIdx = 0
 	}
-	e.ExpireAt = 0
 }
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
 func (db *DB) dropExpiring(idx int32) {
-	i := int(idx) - 1
-	last := len(db.expiring) - 1
-	if i != last {
-		db.expiring[i] = db.expiring[last]
-		db.expiring[i].e.expIdx = idx
+	if moved := db.expiring.remove(int(idx) - 1); moved != nil {
+		moved.de.val.expIdx = idx
 	}
-	db.expiring[last] = expItem{}
-	db.expiring = db.expiring[:last]
 }
 
 // expireKey deletes an expired key: the one deletion path shared by lazy and active
@@ -279,10 +289,10 @@ func (db *DB) expireKeyString(key string) {
 // ones. It returns how many it sampled and how many it deleted (Redis's
 // activeExpireCycle inner loop).
 func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) {
-	for ; sampled < n && len(db.expiring) > 0; sampled++ {
-		it := db.expiring[rnd()%uint64(len(db.expiring))]
-		if db.isExpired(it.e) {
-			db.expireKeyString(it.key)
+	for ; sampled < n && db.expiring.len() > 0; sampled++ {
+		it := *db.expiring.at(int(rnd() % uint64(db.expiring.len())))
+		if it.at <= db.ks.now {
+			db.expireKeyString(it.de.key)
 			expired++
 		}
 	}
@@ -300,7 +310,7 @@ func (db *DB) Random(rnd func() uint64) (string, bool) {
 		if !db.isExpired(e) {
 			return k, true
 		}
-		if tries >= 100 && db.dict.Len() == len(db.expiring) {
+		if tries >= 100 && db.dict.Len() == db.expiring.len() {
 			// every key has a TTL and we keep hitting expired ones: return one anyway,
 			// as Redis does, rather than looping forever
 			return k, true
@@ -334,7 +344,7 @@ func (db *DB) Flush() {
 		db.ks.Obs.Flushing(db.ID)
 	}
 	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
-	db.expiring = nil
+	db.expiring = expIndex{}
 	db.clearHashReg()
 	db.avgTTL = 0
 }
@@ -345,7 +355,7 @@ func (db *DB) Flush() {
 // after its own events.
 func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
-	moved := *e
+	moved, at := *e, db.ExpireAt(e)
 	moved.expIdx = 0
 	if old, ok := db.unlink(unsafeView(src)); ok {
 		db.ks.Freed += keyOverhead(unsafeView(src), &old) // the value moves
@@ -355,9 +365,8 @@ func (db *DB) Rename(src, dst []byte) {
 	}
 	ne, _ := db.dict.Upsert(dst)
 	*ne = moved
-	ne.ExpireAt = 0
-	if moved.ExpireAt != 0 {
-		db.setExpire(dst, ne, moved.ExpireAt)
+	if at != 0 {
+		db.setExpire(dst, ne, at)
 	}
 	db.trackHash(dst, ne)
 	db.ks.added(db.ID, dst)
@@ -365,18 +374,17 @@ func (db *DB) Rename(src, dst []byte) {
 	db.ks.modified(db.ID, dst)
 }
 
-// Insert stores a copy of entry content v under key in db, replacing any value, with
-// v's deadline (used by COPY and MOVE). v.Str/v.Obj must already be owned by the caller.
+// Insert stores entry content v under key in db, replacing any value, with the
+// deadline at (Unix ms, 0 for none; used by COPY and MOVE). v's value must be
+// owned by db from now on (see Entry.Clone); v's own deadline is ignored.
 // The key is reported as added ("new"), as Redis's dbDelete then dbAdd; COPY
 // REPLACE announces "overwritten" itself, after "copy_to".
-func (db *DB) Insert(key []byte, v Entry) *Entry {
+func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	if db.Lookup(key) != nil {
 		db.remove(key)
 	}
 	ne, _ := db.dict.Upsert(key)
-	at := v.ExpireAt
 	v.expIdx = 0
-	v.ExpireAt = 0
 	*ne = v
 	if at != 0 {
 		db.setExpire(key, ne, at)

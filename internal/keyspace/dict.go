@@ -87,6 +87,16 @@ func (d *Dict[V]) KeyOf(key []byte) (string, bool) {
 	return "", false
 }
 
+// entryOf returns the entry of key, or nil, without a rehash step: for the
+// keyspace's own index of entries (entries never move in memory).
+func (d *Dict[V]) entryOf(key []byte) *dictEntry[V] {
+	if d.Len() == 0 {
+		return nil
+	}
+	k := dictView(key)
+	return d.lookup(k, d.hash(k))
+}
+
 // Upsert returns the value slot of key, inserting a zero V under a copy of key if
 // it is absent. Updating an existing key does not allocate.
 func (d *Dict[V]) Upsert(key []byte) (v *V, existed bool) { return d.upsert(dictView(key), true) }

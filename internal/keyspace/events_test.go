@@ -87,7 +87,7 @@ func TestKeyspaceEvents(t *testing.T) {
 	l.take()
 	db.Rename([]byte("a"), []byte("b"))
 	check("Rename", "new 0 b")
-	db1.Insert([]byte("b"), *db.Lookup([]byte("b")))
+	db1.Insert([]byte("b"), *db.Lookup([]byte("b")), 0)
 	check("Insert", "new 1 b")
 
 	// active expiry and eviction

@@ -99,8 +99,8 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 				if k, _, ok := db.dict.Random(rnd); ok {
 					return db, k, true
 				}
-			} else if n := len(db.expiring); n > 0 {
-				return db, db.expiring[rnd()%uint64(n)].key, true
+			} else if n := db.expiring.len(); n > 0 {
+				return db, db.expiring.at(int(rnd() % uint64(n))).de.key, true
 			}
 		}
 		return nil, "", false
@@ -110,7 +110,7 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 		for _, db := range ks.DBs {
 			n := db.dict.Len()
 			if !policy.AllKeys() {
-				n = len(db.expiring)
+				n = db.expiring.len()
 			}
 			if n > 0 {
 				ks.populate(p, db, policy, samples, rnd)
@@ -127,7 +127,7 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 			}
 			key, db := pe.key, ks.DBs[pe.db]
 			*pe = poolEntry{}
-			if e, ok := db.dict.GetString(key); ok && (policy.AllKeys() || e.ExpireAt != 0) {
+			if e, ok := db.dict.GetString(key); ok && (policy.AllKeys() || e.expIdx != 0) {
 				return db, key, true
 			}
 			// a ghost: deleted (or persisted) since it was sampled
@@ -146,7 +146,7 @@ func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, sample
 		case VolatileLFU, AllKeysLFU:
 			idle = 255 - uint64(ks.lfuDecr(e.Access))
 		case VolatileTTL:
-			idle = math.MaxUint64 - uint64(e.ExpireAt)
+			idle = math.MaxUint64 - uint64(db.ExpireAt(e))
 		}
 		p.insert(idle, key, db.ID)
 	}
@@ -154,12 +154,12 @@ func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, sample
 		db.dict.Sample(samples, rnd, add)
 		return
 	}
-	// the expiring set is a slice: sample it uniformly (dictGetSomeKeys on
-	// db->expires in Redis)
-	n := len(db.expiring)
+	// the expiring set is a dense array: sample it uniformly
+	// (dictGetSomeKeys on db->expires in Redis)
+	n := db.expiring.len()
 	for i := 0; i < samples && i < n; i++ {
-		it := db.expiring[rnd()%uint64(n)]
-		add(it.key, it.e)
+		it := db.expiring.at(int(rnd() % uint64(n)))
+		add(it.de.key, &it.de.val)
 	}
 }
 

@@ -188,7 +188,7 @@ func (h *Hash) lpReplace(off, end int, f, v []byte, exp int64) {
 	delta := sz - (end - off)
 	switch {
 	case delta > 0:
-		h.lp = append(h.lp, make([]byte, delta)...)
+		h.lp = growCompact(h.lp, delta)
 		copy(h.lp[end+delta:], h.lp[end:len(h.lp)-delta])
 	case delta < 0:
 		copy(h.lp[end+delta:], h.lp[end:])
@@ -401,11 +401,18 @@ func (h *Hash) PrepareSets(args [][]byte, o HashOpts) {
 		h.toTable(o, n)
 		return
 	}
+	need := 0
 	for _, a := range args {
 		if len(a) > o.MaxValue {
 			h.toTable(o, 0)
 			return
 		}
+		need += uvarintLen(uint64(len(a))) + len(a)
+	}
+	if h.n == 0 && cap(h.lp) < need {
+		// a new hash gets its listpack in one allocation (an upper bound: a field
+		// may repeat) rather than one per field, the garbage of a bulk load
+		h.lp = growCompact(h.lp[:0], need)[:0]
 	}
 }
 

@@ -305,7 +305,7 @@ func TestActiveExpireHashFields(t *testing.T) {
 	}
 	ks.SetNow(600)
 	db.ActiveExpireHashFields(100)
-	if e := db.Lookup([]byte("some")); e == nil || e.Obj.(*Hash).Len() != 1 || db.HashesWithFieldTTL() != 0 {
+	if e := db.Lookup([]byte("some")); e == nil || e.Obj().(*Hash).Len() != 1 || db.HashesWithFieldTTL() != 0 {
 		t.Fatal("the field without a deadline stays, the hash leaves the registry")
 	}
 }
@@ -321,13 +321,13 @@ func TestHashRegistryFollowsKeys(t *testing.T) {
 	}
 	v := *db.Lookup([]byte("h2"))
 	db.Delete([]byte("h2")) // MOVE
-	db1.Insert([]byte("h2"), v)
+	db1.Insert([]byte("h2"), v, 0)
 	if db.HashesWithFieldTTL() != 0 || db1.HashesWithFieldTTL() != 1 {
 		t.Fatal("move")
 	}
 	c := *db1.Lookup([]byte("h2")) // COPY
-	c.Obj = c.Obj.(*Hash).Clone()
-	db1.Insert([]byte("copy"), c)
+	c.SetObj(c.Obj().(*Hash).Clone())
+	db1.Insert([]byte("copy"), c, 0)
 	if db1.HashesWithFieldTTL() != 2 {
 		t.Fatal("copy")
 	}

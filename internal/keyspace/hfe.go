@@ -72,7 +72,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 			break
 		}
 		e, ok := db.dict.GetString(it.key)
-		if !ok || e.Kind != KindHash || e.Obj != any(it.h) {
+		if !ok || e.Kind != KindHash || e.Obj() != any(it.h) {
 			db.hfeRemove(0) // cannot happen: deletions unregister
 			continue
 		}
@@ -117,7 +117,7 @@ func (db *DB) dropHashReg(e *Entry) {
 	if e.Kind != KindHash {
 		return
 	}
-	if h, ok := e.Obj.(*Hash); ok && h.reg != 0 {
+	if h, ok := e.Obj().(*Hash); ok && h.reg != 0 {
 		db.hfeRemove(int(h.reg) - 1)
 	}
 }
@@ -128,7 +128,7 @@ func (db *DB) trackHash(key []byte, e *Entry) {
 	if e.Kind != KindHash {
 		return
 	}
-	if h, ok := e.Obj.(*Hash); ok && h.ttls > 0 {
+	if h, ok := e.Obj().(*Hash); ok && h.ttls > 0 {
 		db.HashFieldTTLChanged(key, h)
 	}
 }

@@ -34,7 +34,7 @@ type List struct {
 	one   [1]qnode
 	count int
 	lo    int32
-	fill  int32 // the quicklist's fill, fixed when it became a quicklist
+	fill  int16 // the quicklist's fill, fixed when it became a quicklist (-5..32767): int16 keeps List in 96 bytes
 	enc   uint8
 }
 
@@ -272,7 +272,7 @@ func (l *List) TryGrow(addBytes, addCount int) {
 		return
 	}
 	l.enc = ListQuicklist
-	l.fill = int32(min(max(fill, -5), fillMax)) // quicklistSetFill
+	l.fill = int16(min(max(fill, -5), fillMax)) // quicklistSetFill
 	if l.numNodes() > 0 && l.node(0).count == 0 {
 		l.removeNode(0)
 	}

@@ -188,7 +188,11 @@ func (n *qnode) gap(pos, k int) int {
 	if cap(b) >= total+total/4 {
 		nb = b[:cap(b)] // compact in place: memmove handles the overlap
 	} else {
-		nb = slices.Grow([]byte(nil), max(total+total/2, 16))
+		want := total + total/2 // amortises pushes onto long lists' nodes
+		if total <= 256 {
+			want = total // a small list's only node: its size class (growCompact)
+		}
+		nb = slices.Grow([]byte(nil), max(want, 16))
 		nb = nb[:cap(nb)]
 	}
 	newOff := 0

@@ -36,7 +36,7 @@ type ListBuilder struct{ l *List }
 // NewListBuilder starts a quicklist with the live list-max-listpack-size.
 func (ks *Keyspace) NewListBuilder() *ListBuilder {
 	l := &List{ks: ks, enc: ListQuicklist}
-	l.fill = int32(min(max(l.serverFill(), -5), fillMax))
+	l.fill = int16(min(max(l.serverFill(), -5), fillMax))
 	return &ListBuilder{l: l}
 }
 

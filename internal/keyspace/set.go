@@ -161,6 +161,43 @@ func (s *Set) Add(m []byte) bool {
 	return true
 }
 
+// Reserve sizes the buffer of a new, empty compact set for members, which the
+// caller is about to Add (SADD creating the key): one allocation instead of one
+// per member while the set grows, the garbage of a bulk load. It changes no
+// encoding: an intset takes the width of its widest member, as adding them would.
+func (s *Set) Reserve(members [][]byte) {
+	if s.n != 0 || s.enc == SetHashtable || len(members) < 2 {
+		return
+	}
+	need := 0
+	switch s.enc {
+	case SetIntset:
+		w := s.w
+		for _, m := range members {
+			v, ok := canonicalInt(m)
+			if !ok {
+				return // it becomes a listpack or a table on the way
+			}
+			w = max(w, intWidth(v))
+		}
+		if int64(len(members)) > s.intsetMax() {
+			return
+		}
+		s.w, need = w, len(members)*int(w)
+	case SetListpack:
+		lim := s.ks.Limits
+		if int64(len(members)) > lim.SetMaxListpackEntries() {
+			return
+		}
+		for _, m := range members {
+			need += uvarintLen(uint64(len(m))) + len(m)
+		}
+	}
+	if cap(s.buf) < need {
+		s.buf = growCompact(s.buf[:0], need)[:0]
+	}
+}
+
 // Remove deletes m and reports whether it was a member (setTypeRemove).
 func (s *Set) Remove(m []byte) bool {
 	switch s.enc {
@@ -566,17 +603,10 @@ func (s *Set) isCut(i int) {
 
 // --- buffers
 
-// growBuf extends b by extra bytes, growing its capacity by about an eighth
-// beyond need (compact sets are rebuilt often and should stay close to their
-// size, as Redis's exactly reallocated listpacks are).
+// growBuf extends b by extra bytes with growCompact's policy (compact sets
+// should stay close to their size, as Redis's exactly reallocated listpacks are).
 func growBuf(b []byte, extra int) []byte {
-	n := len(b) + extra
-	if n <= cap(b) {
-		return b[:n]
-	}
-	nb := make([]byte, n, n+n/8+8)
-	copy(nb, b)
-	return nb
+	return growCompact(b, extra)
 }
 
 // shrinkIfSparse gives back a buffer at most half used.

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -434,6 +435,38 @@ func TestSetHotPathAllocs(t *testing.T) {
 	} {
 		if a := testing.AllocsPerRun(200, f); a != 0 {
 			t.Errorf("%s: %.1f allocations, want 0", name, a)
+		}
+	}
+}
+
+// Reserve changes nothing but the allocation: the same members, encoding and
+// intset width as adding the members to an unreserved set.
+func TestSetReserveSameResult(t *testing.T) {
+	ks := newTestKS()
+	r := rand.New(rand.NewPCG(3, 4))
+	for round := range 500 {
+		n := 2 + r.IntN(200)
+		members := make([][]byte, n)
+		for i := range members {
+			switch k := r.IntN(10); {
+			case k < 6 || round%3 == 0:
+				members[i] = []byte(strconv.FormatInt(r.Int64N(1<<uint(1+r.IntN(62)))-(1<<20), 10))
+			case k < 8:
+				members[i] = []byte("m" + strconv.Itoa(r.IntN(50)))
+			default:
+				members[i] = bytes.Repeat([]byte("x"), r.IntN(80))
+			}
+		}
+		a, b := ks.NewSet(members[0], n), ks.NewSet(members[0], n)
+		b.Reserve(members)
+		for _, m := range members {
+			if a.Add(m) != b.Add(m) {
+				t.Fatalf("round %d: Add(%q) differs", round, m)
+			}
+		}
+		if a.Encoding() != b.Encoding() || a.w != b.w || a.Len() != b.Len() ||
+			!slices.EqualFunc(a.Members(nil), b.Members(nil), bytes.Equal) {
+			t.Fatalf("round %d: %s/%d/%d vs %s/%d/%d", round, a.Encoding(), a.w, a.Len(), b.Encoding(), b.w, b.Len())
 		}
 	}
 }

@@ -64,7 +64,7 @@ func entryUsage(key string, e *Entry, samples int) int64 {
 // slot, and its place in the expiring set.
 func keyOverhead(key string, e *Entry) int64 {
 	n := allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key))) + ptrSize
-	if e.ExpireAt != 0 {
+	if e.expIdx != 0 {
 		n += int64(unsafe.Sizeof(expItem{}))
 	}
 	return n
@@ -74,21 +74,21 @@ func keyOverhead(key string, e *Entry) int64 {
 func valueUsage(e *Entry, samples int) int64 {
 	switch e.Kind {
 	case KindString:
-		return allocSize(int64(cap(e.Str)))
+		return allocSize(int64(cap(e.Bytes())))
 	case KindList:
-		if l, ok := e.Obj.(*List); ok {
+		if l, ok := e.Obj().(*List); ok && l != nil {
 			return l.usage(samples)
 		}
 	case KindHash:
-		if h, ok := e.Obj.(*Hash); ok {
+		if h, ok := e.Obj().(*Hash); ok && h != nil {
 			return h.usage(samples)
 		}
 	case KindSet:
-		if s, ok := e.Obj.(*Set); ok {
+		if s, ok := e.Obj().(*Set); ok && s != nil {
 			return s.usage(samples)
 		}
 	case KindZSet:
-		if z, ok := e.Obj.(*ZSet); ok {
+		if z, ok := e.Obj().(*ZSet); ok && z != nil {
 			return z.usage(samples)
 		}
 	}
@@ -212,6 +212,6 @@ func (db *DB) Overhead() (main, expires, lut, rehashing int64) {
 		rehashing = allocSize(int64(len(db.dict.ht[0])) * ptrSize)
 	}
 	main = lut + int64(db.dict.Len())*allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{})))
-	expires = int64(cap(db.expiring)) * int64(unsafe.Sizeof(expItem{}))
+	expires = int64(len(db.expiring.chunks)) * allocSize(int64(unsafe.Sizeof([expChunk]expItem{})))
 	return main, expires, lut, rehashing
 }

@@ -1,5 +1,12 @@
 package keyspace
 
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"unsafe"
+)
+
 // Kind is the Redis type of a value, as TYPE reports it.
 type Kind uint8
 
@@ -32,14 +39,156 @@ const embstrLimit = 44
 // Entry is one key's value and metadata. It is owned by its DB; pointers handed
 // out by DB methods are valid until the key is deleted or the DB is flushed, and
 // only while the caller holds the engine's serialisation point.
+//
+// The value is reached through accessors (Bytes, SetBytes, Obj, SetObj) and the
+// deadline through DB.ExpireAt, so that the layout can change without touching
+// commands. The entry is 24 bytes, so that with its key and chain link a dict
+// entry is 48 (a Go size class). The layout is a union
+// (docs/decisions/0024-memlayout-entry-layout.md): p is the only pointer, and
+// what it points to depends on Kind:
+//
+//   - KindString: the first byte of the value's backing array (a Go allocation
+//     of at least n + capSlack(c) bytes, or nil for an empty value), or,
+//     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
+//   - KindList, KindHash, KindSet, KindZSet: the *List, *Hash, *Set, *ZSet;
+//   - any other kind: a *any holding the value.
+//
+// Only SetBytes and SetObj write p, n and c, so these invariants hold by
+// construction; the garbage collector treats p as a pointer whatever it points
+// to, so the entry keeps its value alive exactly as a slice or interface would.
+//
+// The deadline is not here but in the DB's expiry index (expIdx), which costs
+// nothing for the keys without a TTL.
 type Entry struct {
-	Str      []byte // KindString: the bytes (owned by the keyspace; never aliases caller memory)
-	Obj      any    // other kinds: *List, *Hash, ...
-	ExpireAt int64  // absolute Unix ms; 0 = no TTL
-	expIdx   int32  // 1-based index in DB.expiring; 0 = none
-	Kind     Kind
-	Enc      uint8  // string encoding (EncRaw/EncEmbstr/EncInt)
-	Access   uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+	p      unsafe.Pointer
+	n      uint32 // KindString: the length, or bigStr
+	Access uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+	expIdx int32  // 1-based index in DB.expiring; 0 = no TTL
+	c      uint16 // KindString: the spare capacity after n, coded by slackCode
+	Kind   Kind
+	Enc    uint8 // string encoding (EncRaw/EncEmbstr/EncInt)
+}
+
+// slackCode codes a string's spare capacity s (cap - len) in 16 bits, rounding
+// down so that the decoded capacity never exceeds the real one: below 2048 it is
+// exact, above it is an 11-bit mantissa and a 5-bit exponent (at most 1/1024 is
+// lost, which keeps APPEND's amortised growth; the largest code is about 4.4e12).
+func slackCode(s int) uint16 {
+	if s < 1<<11 {
+		return uint16(s)
+	}
+	exp := bits.Len64(uint64(s)) - 11
+	if exp > 31 {
+		return 1<<16 - 1
+	}
+	return uint16(exp<<11 | s>>exp)
+}
+
+// capSlack decodes slackCode.
+func capSlack(c uint16) int { return int(c&(1<<11-1)) << (c >> 11) }
+
+// bigStr in Entry.n marks a string value too long for a uint32 length: p is then a
+// *[]byte. (Redis caps strings at proto-max-bulk-len, 512 MB by default, but the
+// limit can be raised.)
+const bigStr = math.MaxUint32
+
+// Bytes returns a string entry's value. The slice is the keyspace's own memory:
+// callers may modify its bytes in place (SETRANGE, SETBIT) but must call SetBytes
+// to change its length or after growing it with append. It returns nil for a
+// non-string entry.
+func (e *Entry) Bytes() []byte {
+	if e.Kind != KindString {
+		return nil
+	}
+	if e.n == bigStr {
+		return *(*[]byte)(e.p)
+	}
+	return unsafe.Slice((*byte)(e.p), int(e.n)+capSlack(e.c))[:e.n]
+}
+
+// SetBytes makes b (owned by the keyspace from now on) a string entry's value
+// and sets Kind to KindString. It does not change Enc. The entry may remember a
+// smaller capacity than cap(b) (by at most 1/1024 of a spare capacity of 2048
+// bytes or more, see slackCode): reslice b to the length wanted before storing
+// it, rather than reslicing Bytes() up to cap(b) afterwards.
+func (e *Entry) SetBytes(b []byte) {
+	e.Kind = KindString
+	if len(b) >= bigStr {
+		e.setBig(b)
+		return
+	}
+	e.p = unsafe.Pointer(unsafe.SliceData(b))
+	e.n = uint32(len(b))
+	e.c = slackCode(cap(b) - len(b)) // a shorter capacity than the real one is safe
+}
+
+// setBig stores b boxed, as SetBytes does for a value of 4 GiB or more.
+func (e *Entry) setBig(b []byte) {
+	box := new([]byte)
+	*box = b
+	e.p, e.n, e.c = unsafe.Pointer(box), bigStr, 0
+}
+
+// Obj returns the value of a non-string entry (*List, *Hash, *Set, *ZSet), nil
+// for a string.
+func (e *Entry) Obj() any {
+	switch e.Kind {
+	case KindString, KindNone:
+		return nil
+	case KindList:
+		return (*List)(e.p)
+	case KindHash:
+		return (*Hash)(e.p)
+	case KindSet:
+		return (*Set)(e.p)
+	case KindZSet:
+		return (*ZSet)(e.p)
+	}
+	if e.p == nil {
+		return nil
+	}
+	return *(*any)(e.p)
+}
+
+// SetObj makes o the value of a non-string entry. For *List, *Hash, *Set and
+// *ZSet it sets Kind to match; any other value is kept for the entry's current
+// Kind, which must be set first and must not be one of those (nor a string).
+func (e *Entry) SetObj(o any) {
+	e.n, e.c = 0, 0
+	switch v := o.(type) {
+	case *List:
+		e.p, e.Kind = unsafe.Pointer(v), KindList
+	case *Hash:
+		e.p, e.Kind = unsafe.Pointer(v), KindHash
+	case *Set:
+		e.p, e.Kind = unsafe.Pointer(v), KindSet
+	case *ZSet:
+		e.p, e.Kind = unsafe.Pointer(v), KindZSet
+	case nil:
+		e.p = nil // (tests) a nil value of the current Kind
+	default:
+		if e.Kind <= KindZSet {
+			panic(fmt.Sprintf("keyspace: SetObj(%T) on a %s entry", o, e.Kind))
+		}
+		box := new(any)
+		*box = o
+		e.p = unsafe.Pointer(box)
+	}
+}
+
+// Clone returns a deep copy of e's value and metadata that shares no memory with
+// e, for COPY; the copy has no place in any expiry index (give its deadline to
+// DB.Insert).
+func (e *Entry) Clone() Entry {
+	v := Entry{Kind: e.Kind, Enc: e.Enc, Access: e.Access}
+	if e.Kind == KindString {
+		v.SetBytes(append([]byte(nil), e.Bytes()...))
+	} else if cl, ok := e.Obj().(interface{ Clone() any }); ok {
+		v.SetObj(cl.Clone())
+	} else {
+		v.SetObj(e.Obj())
+	}
+	return v
 }
 
 // StrEncoding classifies val the way Redis's tryObjectEncoding does for a fresh SET.
@@ -101,7 +250,7 @@ func (e *Entry) EncodingName() string {
 		}
 		return "raw"
 	}
-	if en, ok := e.Obj.(interface{ Encoding() string }); ok {
+	if en, ok := e.Obj().(interface{ Encoding() string }); ok {
 		return en.Encoding()
 	}
 	return "unknown"

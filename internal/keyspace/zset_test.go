@@ -313,3 +313,31 @@ func TestZSetNodeSize(t *testing.T) {
 		t.Errorf("dict entry with node is %d bytes, want 64", n)
 	}
 }
+
+// Reserve changes nothing but the allocation.
+func TestZSetReserveSameResult(t *testing.T) {
+	ks := New(1, 7)
+	lim := ZLimits{Entries: 128, Value: 64}
+	r := rand.New(rand.NewPCG(5, 6))
+	for round := range 300 {
+		n := 2 + r.IntN(160)
+		pairs := make([][]byte, 0, 2*n)
+		scores := make([]float64, n)
+		for j := range n {
+			scores[j] = float64(r.IntN(1000)) / float64(1+r.IntN(3))
+			pairs = append(pairs, []byte("s"), bytes.Repeat([]byte{'a' + byte(r.IntN(26))}, 1+r.IntN(70)))
+		}
+		a, b := ks.NewZSet(n, len(pairs[1]), lim), ks.NewZSet(n, len(pairs[1]), lim)
+		b.Reserve(pairs, scores)
+		for j, sc := range scores {
+			oa, _ := a.Add(pairs[2*j+1], sc, 0, lim)
+			ob, _ := b.Add(pairs[2*j+1], sc, 0, lim)
+			if oa != ob {
+				t.Fatalf("round %d: Add differs", round)
+			}
+		}
+		if a.Encoding() != b.Encoding() || entriesString(a.Entries(nil)) != entriesString(b.Entries(nil)) {
+			t.Fatalf("round %d: %s vs %s", round, a.Encoding(), b.Encoding())
+		}
+	}
+}

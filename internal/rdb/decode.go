@@ -17,6 +17,20 @@ type Value struct {
 	Obj  any
 }
 
+// Entry returns v as the content of a keyspace entry (string encoding
+// classified as a fresh SET does), with no deadline and no access time.
+func (v *Value) Entry() keyspace.Entry {
+	var e keyspace.Entry
+	if v.Kind == keyspace.KindString {
+		e.SetBytes(v.Str)
+		e.Enc = keyspace.StrEncoding(v.Str)
+	} else {
+		e.Kind = v.Kind
+		e.SetObj(v.Obj)
+	}
+	return e
+}
+
 // errEmpty is rdbLoadObject's RDB_LOAD_ERR_EMPTY_KEY: a collection without
 // elements (an RDB file skips the key; RESTORE reports bad data).
 var errEmpty = errors.New("rdb: empty key")

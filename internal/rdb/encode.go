@@ -14,7 +14,7 @@ func ValueType(e *keyspace.Entry) byte {
 	case keyspace.KindList:
 		return TypeListQuicklist2
 	case keyspace.KindSet:
-		switch e.Obj.(*keyspace.Set).Enc() {
+		switch e.Obj().(*keyspace.Set).Enc() {
 		case keyspace.SetIntset:
 			return TypeSetIntset
 		case keyspace.SetListpack:
@@ -22,12 +22,12 @@ func ValueType(e *keyspace.Entry) byte {
 		}
 		return TypeSet
 	case keyspace.KindZSet:
-		if e.Obj.(*keyspace.ZSet).IsCompact() {
+		if e.Obj().(*keyspace.ZSet).IsCompact() {
 			return TypeZSetListpack
 		}
 		return TypeZSet2
 	case keyspace.KindHash:
-		h := e.Obj.(*keyspace.Hash)
+		h := e.Obj().(*keyspace.Hash)
 		switch h.Encoding() {
 		case "listpack":
 			return TypeHashListpack
@@ -54,15 +54,15 @@ func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
 	t := ValueType(e)
 	switch e.Kind {
 	case keyspace.KindString:
-		return AppendString(b, e.Str, compress)
+		return AppendString(b, e.Bytes(), compress)
 	case keyspace.KindList:
-		return appendList(b, e.Obj.(*keyspace.List), compress)
+		return appendList(b, e.Obj().(*keyspace.List), compress)
 	case keyspace.KindSet:
-		return appendSet(b, t, e.Obj.(*keyspace.Set), compress)
+		return appendSet(b, t, e.Obj().(*keyspace.Set), compress)
 	case keyspace.KindZSet:
-		return appendZSet(b, t, e.Obj.(*keyspace.ZSet), compress)
+		return appendZSet(b, t, e.Obj().(*keyspace.ZSet), compress)
 	case keyspace.KindHash:
-		return appendHash(b, t, e.Obj.(*keyspace.Hash), compress)
+		return appendHash(b, t, e.Obj().(*keyspace.Hash), compress)
 	}
 	panic("rdb: unsupported value kind " + e.Kind.String())
 }

@@ -73,8 +73,8 @@ func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
 		cw.write(b)
 		db.Range(func(key string, e *keyspace.Entry) bool {
 			b = b[:0]
-			if e.ExpireAt != 0 {
-				b = appendMillis(append(b, opExpireTimeMs), e.ExpireAt)
+			if at := db.ExpireAt(e); at != 0 {
+				b = appendMillis(append(b, opExpireTimeMs), at)
 			}
 			b = append(b, ValueType(e))
 			b = AppendString(b, []byte(key), info.Compress)
@@ -251,14 +251,13 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			if !o.Merge && db.Peek(key) != nil {
 				return st, fmt.Errorf("RDB has duplicated key '%s' in DB %d", key, db.ID)
 			}
-			e := keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj, Access: lru}
-			if v.Kind == keyspace.KindString {
-				e.Enc = keyspace.StrEncoding(v.Str)
-			}
+			e := v.Entry()
+			e.Access = lru
+			at := int64(0)
 			if expireAt != -1 {
-				e.ExpireAt = expireAt
+				at = expireAt
 			}
-			db.Insert(key, e)
+			db.Insert(key, e, at)
 			st.Loaded++
 		}
 		expireAt = -1

@@ -26,28 +26,28 @@ func describe(e *keyspace.Entry) string {
 	fmt.Fprintf(&b, "%s/%s:", e.Kind, e.EncodingName())
 	switch e.Kind {
 	case keyspace.KindString:
-		b.Write(e.Str)
+		b.Write(e.Bytes())
 	case keyspace.KindList:
-		l := e.Obj.(*keyspace.List)
+		l := e.Obj().(*keyspace.List)
 		l.Range(func(v []byte) bool {
 			fmt.Fprintf(&b, "%q,", v)
 			return true
 		})
 	case keyspace.KindSet:
 		var ms []string
-		e.Obj.(*keyspace.Set).Range(func(m []byte) bool {
+		e.Obj().(*keyspace.Set).Range(func(m []byte) bool {
 			ms = append(ms, string(m))
 			return true
 		})
 		slices.Sort(ms)
 		fmt.Fprintf(&b, "%q", ms)
 	case keyspace.KindZSet:
-		e.Obj.(*keyspace.ZSet).Range(func(m []byte, s float64) {
+		e.Obj().(*keyspace.ZSet).Range(func(m []byte, s float64) {
 			fmt.Fprintf(&b, "%q=%v,", m, s)
 		})
 	case keyspace.KindHash:
 		var fs []string
-		e.Obj.(*keyspace.Hash).Range(func(f, v []byte, exp int64) bool {
+		e.Obj().(*keyspace.Hash).Range(func(f, v []byte, exp int64) bool {
 			fs = append(fs, fmt.Sprintf("%q=%q@%d", f, v, exp))
 			return true
 		})
@@ -57,12 +57,15 @@ func describe(e *keyspace.Entry) string {
 	return b.String()
 }
 
-func entryOf(v Value) *keyspace.Entry {
-	e := &keyspace.Entry{Kind: v.Kind, Str: v.Str, Obj: v.Obj}
-	if v.Kind == keyspace.KindString {
-		e.Enc = keyspace.StrEncoding(v.Str)
-	}
+func objEntry(o any) *keyspace.Entry {
+	e := &keyspace.Entry{}
+	e.SetObj(o)
 	return e
+}
+
+func entryOf(v Value) *keyspace.Entry {
+	e := v.Entry()
+	return &e
 }
 
 // withVersion replaces a payload's RDB version and recomputes its CRC.
@@ -149,7 +152,9 @@ func TestRedis70Payloads(t *testing.T) {
 func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 	out := map[string]*keyspace.Entry{}
 	str := func(name, v string) {
-		out[name] = &keyspace.Entry{Kind: keyspace.KindString, Str: []byte(v), Enc: keyspace.StrEncoding([]byte(v))}
+		e := &keyspace.Entry{Enc: keyspace.StrEncoding([]byte(v))}
+		e.SetBytes([]byte(v))
+		out[name] = e
 	}
 	str("s-empty", "")
 	str("s-int", "-2147483648")
@@ -164,7 +169,7 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 			l.TryGrow(len(v), 1)
 			l.Push(v, false)
 		}
-		out[name] = &keyspace.Entry{Kind: keyspace.KindList, Obj: l}
+		out[name] = objEntry(l)
 	}
 	list("l-lp", 5, func(i int) string { return []string{"a", "1", "-70000", "x y", "9223372036854775807"}[i] })
 	list("l-ql", 3000, func(i int) string { return "element:" + strconv.Itoa(i) })
@@ -175,7 +180,7 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 			s.MaybeConvert(1)
 			s.Add([]byte(m))
 		}
-		out[name] = &keyspace.Entry{Kind: keyspace.KindSet, Obj: s}
+		out[name] = objEntry(s)
 	}
 	set("set-intset", []string{"3", "1", "-5", "70000"})
 	set("set-intset64", []string{"1", "-9000000000000"})
@@ -191,7 +196,7 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 		for i := range n {
 			z.Add([]byte("z"+strconv.Itoa(i)), score(i), 0, lim)
 		}
-		out[name] = &keyspace.Entry{Kind: keyspace.KindZSet, Obj: z}
+		out[name] = objEntry(z)
 	}
 	zset("z-lp", 6, func(i int) float64 { return []float64{1, -2.5, 0.1, math.Inf(1), math.Inf(-1), 1e300}[i] })
 	zset("z-sl", 500, func(i int) float64 { return float64(i%50) / 3 })
@@ -209,7 +214,7 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 				}
 			}
 		}
-		out[name] = &keyspace.Entry{Kind: keyspace.KindHash, Obj: h}
+		out[name] = objEntry(h)
 	}
 	hash("h-lp", 5, nil)
 	hash("h-lpex", 6, func(i int) int64 {
@@ -312,7 +317,7 @@ func TestFileRoundTrip(t *testing.T) {
 	src := keyspace.New(16, 3)
 	src.SetNow(1700000000000)
 	for name, e := range sample(src) {
-		src.DBs[0].Insert([]byte(name), *e)
+		src.DBs[0].Insert([]byte(name), *e, 0)
 	}
 	src.DBs[5].SetString([]byte("in5"), []byte("v"), false)
 	e := src.DBs[5].SetString([]byte("ttl"), []byte("v"), false)
@@ -347,7 +352,7 @@ func TestFileRoundTrip(t *testing.T) {
 			t.Errorf("%s: not loaded back", name)
 		}
 	}
-	if got := dst.DBs[5].Peek([]byte("ttl")); got == nil || got.ExpireAt != 1700000005000 {
+	if got := dst.DBs[5].Peek([]byte("ttl")); got == nil || dst.DBs[5].ExpireAt(got) != 1700000005000 {
 		t.Errorf("ttl key: %+v", got)
 	}
 	if dst.DBs[5].Peek([]byte("gone")) != nil {

@@ -127,8 +127,9 @@ func (s *Server) serveReady() {
 			if !cl.block.on {
 				continue
 			}
-			e := s.ks.DBs[bk.db].Peek([]byte(bk.key))
-			if e == nil || e.Kind != cl.block.kind || (e.ExpireAt != 0 && e.ExpireAt <= s.clock.NowMs()) {
+			db := s.ks.DBs[bk.db]
+			e := db.Peek([]byte(bk.key))
+			if e == nil || e.Kind != cl.block.kind || (db.ExpireAt(e) != 0 && db.ExpireAt(e) <= s.clock.NowMs()) {
 				// consumed, deleted, expired, or now of another type (LPUSH + DEL +
 				// SET in one transaction): nobody is woken, as in Redis
 				break

@@ -70,6 +70,7 @@ func (s *Server) Flushing(db int) {
 	if s.ks.DBs[db].Len() > 0 {
 		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
 	}
+	s.releaseAfterFlush(s.ks.DBs[db].Len())
 	s.trackFlushing()
 	s.touchAllInDB(db, -1)
 }

@@ -554,8 +554,8 @@ func checkRDB(t *testing.T, b []byte, want map[int]map[string]string) {
 			if got[i] == nil {
 				got[i] = map[string]string{}
 			}
-			v := string(e.Str)
-			if at := e.ExpireAt; at != 0 {
+			v := string(e.Bytes())
+			if at := db.ExpireAt(e); at != 0 {
 				v += "@" + strconv.FormatInt(at, 10)
 			}
 			got[i][key] = v

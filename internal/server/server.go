@@ -99,6 +99,9 @@ type Server struct {
 	loops        []*eventLoop
 	lnFDs        sync.Map // listener fds the loops accept on
 	stopping     atomic.Bool
+
+	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
+	flushFrees atomic.Int64 // how many times it did (tests)
 }
 
 // New builds a server from cfg (already loaded) and opts.

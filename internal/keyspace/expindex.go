@@ -1,0 +1,54 @@
+package keyspace
+
+// expChunk is the number of items per chunk of an expIndex (16 KiB chunks).
+const expChunk = 1024
+
+// expIndex is a DB's set of keys with a TTL: a dense array of items addressed
+// 0..len-1 (Entry.expIdx is the 1-based position), so that the active expiry
+// cycle samples it uniformly, stored in fixed chunks rather than one slice. A
+// slice grown by append copies itself at every growth and leaves the old arrays
+// to the collector (for 1M TTL keys, about 64 MB of garbage while loading, and
+// up to a quarter of the array unused after it); chunks never move, the last one
+// is the only one partly empty, and a chunk emptied by deletions is freed at once.
+type expIndex struct {
+	chunks []*[expChunk]expItem
+	n      int
+}
+
+// len is the number of items.
+func (x *expIndex) len() int { return x.n }
+
+// at returns item i (0 <= i < len).
+func (x *expIndex) at(i int) *expItem { return &x.chunks[i/expChunk][i%expChunk] }
+
+// push appends it and returns its 1-based position.
+func (x *expIndex) push(it expItem) int32 {
+	if x.n == len(x.chunks)*expChunk {
+		x.chunks = append(x.chunks, new([expChunk]expItem))
+	}
+	*x.at(x.n) = it
+	x.n++
+	return int32(x.n)
+}
+
+// remove deletes item i by moving the last item into its place (swap-remove) and
+// returns the moved item's new address, or nil if i was the last.
+func (x *expIndex) remove(i int) *expItem {
+	last := x.n - 1
+	var moved *expItem
+	if i != last {
+		moved = x.at(i)
+		*moved = *x.at(last)
+	}
+	*x.at(last) = expItem{}
+	x.n = last
+	if c := last / expChunk; last%expChunk == 0 && c < len(x.chunks) {
+		// the last chunk is empty: free it (keeping one spare would let a key
+		// that gains and loses a TTL at the boundary allocate every time)
+		if c+1 < len(x.chunks) {
+			x.chunks[c+1] = nil
+			x.chunks = x.chunks[:c+1]
+		}
+	}
+	return moved
+}
