@@ -379,7 +379,7 @@ func TestMemoryUsagePerType(t *testing.T) {
 		key    string
 		lo, hi int64
 	}{
-		{"s", 1050, 1400}, // 1,024-byte allocation + entry + key
+		{"s", 1050, 1400},        // 1,024-byte allocation + entry + key
 		{"list", 12_000, 40_000}, // listpack nodes
 		{"set", 40_000, 140_000}, // hashtable: entry + member + bucket each
 		{"zset", 60_000, 200_000},
