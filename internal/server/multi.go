@@ -68,6 +68,7 @@ func (s *Server) Expired(db int, key []byte) {
 func (s *Server) Flushing(db int) {
 	s.trackFlushing()
 	s.touchAllInDB(db, -1)
+	s.readyDeletedKeys(db)
 }
 
 // Swapping touches the watched keys of a and b that exist in either database,
