@@ -132,6 +132,9 @@ func xgroupCmd(c *Ctx) {
 			c.DB.SetObject(key, keyspace.KindStream, s)
 			c.DB.Touch(key)
 		}
+		if entriesRead > int64(s.EntriesAdded) {
+			entriesRead = int64(s.EntriesAdded) // a group cannot have read more than was added
+		}
 		if s.CreateCG(grp, id, entriesRead) == nil {
 			c.Error("BUSYGROUP Consumer Group name already exists")
 			return
@@ -145,6 +148,9 @@ func xgroupCmd(c *Ctx) {
 			id = s.LastID
 		} else if id, ok = streamIDArg(c, argv[4], false); !ok {
 			return
+		}
+		if entriesRead > int64(s.EntriesAdded) {
+			entriesRead = int64(s.EntriesAdded)
 		}
 		cg.LastID = id
 		cg.EntriesRead = entriesRead

@@ -170,8 +170,10 @@ func (s *Server) serveReady() {
 			e := s.ks.DBs[bk.db].Peek([]byte(bk.key))
 			if !cl.block.noKey && (e == nil || e.Kind != cl.block.kind || (e.ExpireAt != 0 && e.ExpireAt <= s.clock.NowMs())) {
 				// consumed, deleted, expired, or now of another type (LPUSH + DEL +
-				// SET in one transaction): nobody is woken, as in Redis
-				break
+				// SET in one transaction): this client is not woken, as in Redis;
+				// the next may be (an XREADGROUP waiting on the same key fails
+				// when it is deleted: handleClientsBlockedOnKey checks each)
+				continue
 			}
 			s.rerunBlocked(cl, false)
 		}
