@@ -3247,6 +3247,26 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
 	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xackdel's metadata
+	"xackdel": {
+		Summary:    "Acknowledges and deletes one or multiple messages for a stream consumer group.",
+		Since:      "8.2.0",
+		Group:      "stream",
+		Complexity: "O(1) for each message ID processed.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+			}},
+			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
+				{Name: "numids", Type: "integer", KeySpecIndex: -1},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
 	"xadd": {
 		Summary:    "Appends a new message to a stream. Creates the key if it doesn't exist.",
@@ -3330,6 +3350,25 @@ var docsTable = map[string]*CommandDoc{
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xdelex
+	"xdelex": {
+		Summary:    "Deletes one or multiple entries from the stream.",
+		Since:      "8.2.0",
+		Group:      "stream",
+		Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+			}},
+			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
+				{Name: "numids", Type: "integer", KeySpecIndex: -1},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)

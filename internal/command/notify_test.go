@@ -71,6 +71,8 @@ var writeEvents = map[string]notifyCase{
 	"xreadgroup":            {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}, events: []string{"xgroup-createconsumer k"}},
 	"xack":                  {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XACK", "k", "g", "1-1"}, events: nil},
 	"xclaim":                {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XCLAIM", "k", "g", "d", "0", "1-1"}, events: []string{"xgroup-createconsumer k"}},
+	"xdelex":                {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XDELEX", "k", "IDS", "1", "1-1"}, events: []string{"xdel k"}},
+	"xackdel":               {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XACKDEL", "k", "g", "IDS", "1", "1-1"}, events: []string{"xdel k"}},
 	"xautoclaim":            {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XAUTOCLAIM", "k", "g", "d", "0", "0"}, events: []string{"xgroup-createconsumer k"}},
 
 	// sort

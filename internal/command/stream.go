@@ -16,10 +16,12 @@ func streamCommands() []*Spec {
 	nd := []string{"nondeterministic_output"}
 	return []*Spec{
 		{Name: "xack", Arity: -4, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "5.0.0", Summary: "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.", Run: xackCmd},
+		{Name: "xackdel", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update delete", Since: "8.2.0", Summary: "Acknowledges and deletes one or multiple messages for a stream consumer group.", Run: xackdelCmd},
 		{Name: "xadd", Arity: -5, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW update", Begin: 1, Step: 1, Notes: "UPDATE instead of INSERT because of the optional trimming feature"}}, Tips: nd, Since: "5.0.0", Summary: "Appends a new message to a stream. Creates the key if it doesn't exist.", Run: xaddCmd},
 		{Name: "xautoclaim", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Tips: nd, Since: "6.2.0", Summary: "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.", Run: xautoclaimCmd},
 		{Name: "xclaim", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Tips: nd, Since: "5.0.0", Summary: "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.", Run: xclaimCmd},
 		{Name: "xdel", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Since: "5.0.0", Summary: "Returns the number of messages after removing them from a stream.", Run: xdelCmd},
+		{Name: "xdelex", Arity: -5, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Since: "8.2.0", Summary: "Deletes one or multiple entries from the stream.", Run: xdelexCmd},
 		{Name: "xgroup", Arity: -2, Since: "5.0.0", Summary: "A container for consumer groups commands.", Subs: xgroupSubcommands()},
 		{Name: "xinfo", Arity: -2, Since: "5.0.0", Summary: "A container for stream introspection commands.", Subs: xinfoSubcommands()},
 		{Name: "xlen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Since: "5.0.0", Summary: "Return the number of messages in a stream.", Run: xlenCmd},
@@ -246,6 +248,23 @@ type addTrimArgs struct {
 	noMk      bool
 	stratIdx  int // index of the MAXLEN/MINID argument (for the rewrite)
 	limitSeen bool
+	policySet bool
+}
+
+func isPolicy(a []byte) bool { _, ok := parsePolicy(a); return ok }
+
+// parsePolicy reads KEEPREF, DELREF or ACKED (Redis 8.2's deletion
+// policies); ok false when a is none of them.
+func parsePolicy(a []byte) (int, bool) {
+	switch {
+	case eqFold(a, "keepref"):
+		return keyspace.DeleteKeepRef, true
+	case eqFold(a, "delref"):
+		return keyspace.DeleteDelRef, true
+	case eqFold(a, "acked"):
+		return keyspace.DeleteAcked, true
+	}
+	return 0, false
 }
 
 // parseAddTrim is streamParseAddOrTrimArgsOrReply: it returns the index of
@@ -310,6 +329,13 @@ func parseAddTrim(c *Ctx, a *addTrimArgs, xadd bool) int {
 			i++
 		case xadd && eqFold(opt, "nomkstream"):
 			a.noMk = true
+		case isPolicy(opt):
+			if a.policySet {
+				c.Err(ErrSyntax)
+				return -1
+			}
+			a.Policy, _ = parsePolicy(opt)
+			a.policySet = true
 		case xadd:
 			id, seqGiven, ok := parseStreamID(opt, 0, true, true)
 			if !ok {

@@ -816,3 +816,156 @@ func xinfoStream(c *Ctx, s *keyspace.Stream) {
 		}
 	}
 }
+
+// parseDeleteArgs reads XDELEX's and XACKDEL's [KEEPREF|DELREF|ACKED] IDS
+// numids id... from argv[from:]; it replies the error and returns false on
+// failure.
+func parseDeleteArgs(c *Ctx, from int) (policy int, ids []keyspace.StreamID, ok bool) {
+	argv := c.Argv
+	policySet := false
+	start, num := -1, 0
+	for j := from; j < len(argv); {
+		if p, isP := parsePolicy(argv[j]); isP {
+			if policySet {
+				c.Err(ErrSyntax)
+				return 0, nil, false
+			}
+			policy, policySet = p, true
+			j++
+			continue
+		}
+		if eqFold(argv[j], "ids") && j+1 < len(argv) && start < 0 {
+			n, ok := resp.ParseInt(argv[j+1])
+			if !ok || n <= 0 {
+				c.Error("ERR Number of IDs must be a positive integer")
+				return 0, nil, false
+			}
+			if n > int64(len(argv)-j-2) {
+				c.Error("ERR The `numids` parameter must match the number of arguments")
+				return 0, nil, false
+			}
+			start, num = j+2, int(n)
+			j += 2 + num
+			continue
+		}
+		c.Err(ErrSyntax)
+		return 0, nil, false
+	}
+	if start < 0 {
+		c.Err(ErrSyntax)
+		return 0, nil, false
+	}
+	ids = make([]keyspace.StreamID, num)
+	for i := range ids {
+		id, ok := streamIDArg(c, argv[start+i], true)
+		if !ok {
+			return 0, nil, false
+		}
+		ids[i] = id
+	}
+	return policy, ids, true
+}
+
+// Per-ID results of XDELEX and XACKDEL.
+const (
+	delNoID       = -1 // no such entry (XDELEX), not pending in the group (XACKDEL)
+	delDeleted    = 1  // deleted (XACKDEL: acknowledged and deleted)
+	delReferenced = 2  // kept: a group still needs it (ACKED)
+)
+
+// xdelexCmd: XDELEX key [KEEPREF|DELREF|ACKED] IDS numids id [id ...] (8.2)
+func xdelexCmd(c *Ctx) {
+	policy, ids, ok := parseDeleteArgs(c, 2)
+	if !ok {
+		return
+	}
+	key := c.Argv[1]
+	s, ok := lookupStream(c, key, true)
+	if !ok {
+		return
+	}
+	c.W.ArrayLen(len(ids))
+	if s == nil {
+		for range ids {
+			c.W.Int(delNoID)
+		}
+		return
+	}
+	deleted, changed := 0, false
+	for _, id := range ids {
+		res := delNoID
+		can := true
+		switch policy {
+		case keyspace.DeleteAcked:
+			can = !s.EntryReferenced(id)
+		case keyspace.DeleteDelRef:
+			if s.CleanupEntryRefs(id) {
+				changed = true
+				c.Dirty++
+			}
+		}
+		if !can {
+			res = delReferenced
+		} else if s.DeleteOne(id) {
+			res = delDeleted
+			deleted++
+		}
+		c.W.Int(int64(res))
+	}
+	if deleted > 0 {
+		c.Notify('t', "xdel", key)
+		c.Dirty += deleted
+	}
+	if deleted > 0 || changed {
+		c.DB.Touch(key)
+	}
+}
+
+// xackdelCmd: XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...] (8.2)
+func xackdelCmd(c *Ctx) {
+	policy, ids, ok := parseDeleteArgs(c, 3)
+	if !ok {
+		return
+	}
+	key := c.Argv[1]
+	s, ok := lookupStream(c, key, true)
+	if !ok {
+		return
+	}
+	var cg *keyspace.StreamCG
+	if s != nil {
+		cg = s.LookupCG(c.Argv[2])
+	}
+	c.W.ArrayLen(len(ids))
+	if cg == nil {
+		for range ids {
+			c.W.Int(delNoID)
+		}
+		return
+	}
+	deleted := 0
+	for _, id := range ids {
+		res := delNoID
+		if cg.Ack(id) {
+			c.Dirty++
+			switch {
+			case policy == keyspace.DeleteAcked && s.EntryReferenced(id):
+				res = delReferenced
+			default:
+				if policy == keyspace.DeleteDelRef {
+					s.CleanupEntryRefs(id)
+				}
+				if s.DeleteOne(id) {
+					deleted++
+				}
+				res = delDeleted
+			}
+		}
+		c.W.Int(int64(res))
+	}
+	if deleted > 0 {
+		c.DB.Touch(key)
+		c.Notify('t', "xdel", key)
+		c.Dirty += deleted
+	}
+}

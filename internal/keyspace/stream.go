@@ -590,6 +590,13 @@ const (
 	TrimMinID
 )
 
+// Deletion policies of XADD/XTRIM trimming, XDELEX and XACKDEL (Redis 8.2).
+const (
+	DeleteKeepRef = iota // KEEPREF: pending references stay
+	DeleteDelRef         // DELREF: deleted entries leave every PEL
+	DeleteAcked          // ACKED: only entries no group still needs go
+)
+
 // TrimArgs are XADD/XTRIM's trimming options (streamAddTrimArgs).
 type TrimArgs struct {
 	Strategy int
@@ -597,19 +604,25 @@ type TrimArgs struct {
 	Limit    int64
 	MaxLen   int64
 	MinID    StreamID
+	Policy   int // DeleteKeepRef, DeleteDelRef or DeleteAcked
 }
 
-// Trim is streamTrim: it returns the number of entries removed.
+// Trim is streamTrim: it returns the number of entries removed. With the
+// KEEPREF policy only whole nodes go in approximate mode, and a trim stops in
+// the first node it cannot remove whole; with ACKED the entries a group still
+// needs stay and the trim goes on past them; with DELREF the trimmed entries
+// also leave every PEL.
 func (s *Stream) Trim(a *TrimArgs) int64 {
 	if a.Strategy == TrimNone {
 		return 0
 	}
+	refs := a.Policy != DeleteKeepRef && len(s.groups) > 0
 	var deleted int64
-	for len(s.nodes) > 0 {
+	for i := 0; i < len(s.nodes); {
 		if a.Strategy == TrimMaxLen && int64(s.length) <= a.MaxLen {
 			break
 		}
-		n := s.nodes[0]
+		n := s.nodes[i]
 		entries, _ := lpInt(n.lp, lpHdrSize)
 		if a.Limit != 0 && deleted+entries > a.Limit {
 			break
@@ -625,10 +638,28 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 			}
 			remove = last.Cmp(a.MinID) < 0
 		}
+		if remove && refs {
+			// every live entry must be deletable (ACKED); they leave the
+			// PELs (DELREF)
+			for p := first; p < len(n.lp)-1 && remove; {
+				e := n.entryAt(p, nm)
+				p = e.end
+				if e.flags&streamFlagDeleted == 0 && a.Policy == DeleteAcked && s.EntryReferenced(e.id) {
+					remove = false
+				}
+			}
+			if remove && a.Policy == DeleteDelRef {
+				for p := first; p < len(n.lp)-1; {
+					e := n.entryAt(p, nm)
+					p = e.end
+					if e.flags&streamFlagDeleted == 0 {
+						s.CleanupEntryRefs(e.id)
+					}
+				}
+			}
+		}
 		if remove {
-			copy(s.nodes, s.nodes[1:])
-			s.nodes[len(s.nodes)-1] = nil
-			s.nodes = s.nodes[:len(s.nodes)-1]
+			s.removeNode(i)
 			s.length -= uint64(entries)
 			deleted += entries
 			continue
@@ -637,32 +668,49 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 			break
 		}
 		var fromLP int64
-		p := first
-		for p < len(n.lp)-1 {
+		stopped := false
+		for p := first; p < len(n.lp)-1; {
 			e := n.entryAt(p, nm)
-			var stop bool
 			if a.Strategy == TrimMaxLen {
-				stop = int64(s.length) <= a.MaxLen
+				stopped = int64(s.length) <= a.MaxLen
 			} else {
-				stop = e.id.Cmp(a.MinID) >= 0
+				stopped = e.id.Cmp(a.MinID) >= 0
 			}
-			if stop {
+			if stopped {
 				break
 			}
 			p = e.end
-			if e.flags&streamFlagDeleted == 0 {
-				n.lp[e.flagsOff] = byte(e.flags | streamFlagDeleted)
-				fromLP++
-				s.length--
+			if e.flags&streamFlagDeleted != 0 {
+				continue
 			}
+			if refs && a.Policy == DeleteAcked && s.EntryReferenced(e.id) {
+				continue // still needed by a group: it stays
+			}
+			if a.Limit != 0 && refs && deleted+fromLP >= a.Limit {
+				stopped = true
+				break
+			}
+			if refs && a.Policy == DeleteDelRef {
+				s.CleanupEntryRefs(e.id)
+			}
+			n.lp[e.flagsOff] = byte(e.flags | streamFlagDeleted)
+			fromLP++
+			s.length--
 		}
 		deleted += fromLP
-		q := lpHdrSize
-		n.lp = lpReplaceInt(n.lp, q, entries-fromLP)
-		q = lpSkip(n.lp, q)
-		md, _ := lpInt(n.lp, q)
-		n.lp = lpReplaceInt(n.lp, q, md+fromLP)
-		break
+		if fromLP == entries && entries > 0 {
+			s.removeNode(i) // every entry of the node went: the node goes
+		} else {
+			q := lpHdrSize
+			n.lp = lpReplaceInt(n.lp, q, entries-fromLP)
+			q = lpSkip(n.lp, q)
+			md, _ := lpInt(n.lp, q)
+			n.lp = lpReplaceInt(n.lp, q, md+fromLP)
+			i++
+		}
+		if stopped || !(refs && a.Policy == DeleteAcked) {
+			break // enough was deleted in this node
+		}
 	}
 	if s.length == 0 {
 		s.FirstID = StreamID{}
@@ -670,6 +718,13 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 		s.FirstID = s.firstLiveID()
 	}
 	return deleted
+}
+
+// removeNode drops node i.
+func (s *Stream) removeNode(i int) {
+	copy(s.nodes[i:], s.nodes[i+1:])
+	s.nodes[len(s.nodes)-1] = nil
+	s.nodes = s.nodes[:len(s.nodes)-1]
 }
 
 // RangeHasTombstones is streamRangeHasTombstones.

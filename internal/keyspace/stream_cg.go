@@ -255,3 +255,36 @@ func (s *Stream) Clone() any {
 	}
 	return c
 }
+
+// EntryReferenced is streamEntryIsReferenced (Redis 8.2): id is still needed
+// by a group that has not been delivered it yet (its last ID is before id) or
+// holds it pending.
+func (s *Stream) EntryReferenced(id StreamID) bool {
+	for _, g := range s.groups {
+		if id.Cmp(g.LastID) > 0 {
+			return true
+		}
+	}
+	for _, g := range s.groups {
+		if g.PEL.Find(id) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// CleanupEntryRefs is streamCleanupEntryCGroupRefs: id leaves every group's
+// and consumer's PEL. It reports whether a reference was removed.
+func (s *Stream) CleanupEntryRefs(id StreamID) bool {
+	removed := false
+	for _, g := range s.groups {
+		if g.Ack(id) {
+			removed = true
+		}
+	}
+	return removed
+}
+
+// DeleteOne deletes the live entry id (streamDeleteItem) keeping the first
+// and max-deleted IDs as XDEL does; false when there is no such entry.
+func (s *Stream) DeleteOne(id StreamID) bool { return s.Delete([]StreamID{id}) == 1 }
