@@ -226,7 +226,7 @@ func writeKeySpecs(c *Ctx, s *Spec) {
 		w.BulkString("keystep")
 		w.Int(int64(ks.Step))
 		w.BulkString("limit")
-		w.Int(0)
+		w.Int(int64(ks.Limit))
 	}
 }
 

@@ -179,6 +179,9 @@ type Server interface {
 	Notify(db int, class byte, event string, key []byte)
 	// Persistence is the RDB machinery (DUMP, RESTORE, DEBUG RELOAD).
 	Persistence() Persistence
+	// SignalKeyReady wakes the clients blocked on key without touching it for
+	// WATCH (Redis's signalKeyAsReady: XGROUP DESTROY).
+	SignalKeyReady(db int, key []byte)
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).

@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"encoding/hex"
+	"strconv"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -83,6 +84,20 @@ func xorEntryDigest(d *digest, db *keyspace.DB, e *keyspace.Entry) {
 			ed.mix(m)
 			ed.mix(resp.AppendFpconv(buf[:0], score))
 			d.xor(ed[:])
+		})
+	case keyspace.KindStream:
+		// each live entry in ID order: "<ms>.<seq>", then its fields and values
+		var sc []byte
+		var idb [48]byte
+		e.Obj().(*keyspace.Stream).Range(keyspace.StreamID{}, keyspace.MaxStreamID, false, func(en *keyspace.StreamEntry) bool {
+			b := strconv.AppendUint(idb[:0], en.ID.Ms, 10)
+			b = append(b, '.')
+			d.mix(strconv.AppendUint(b, en.ID.Seq, 10))
+			sc = en.Fields(sc, func(f, v []byte) {
+				d.mix(f)
+				d.mix(v)
+			})
+			return true
 		})
 	}
 	if db.ExpireAt(e) != 0 {

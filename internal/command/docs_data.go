@@ -3319,6 +3319,424 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xack": {
+		Summary:    "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1) for each message ID processed.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xackdel's metadata
+	"xackdel": {
+		Summary:    "Acknowledges and deletes one or multiple messages for a stream consumer group.",
+		Since:      "8.2.0",
+		Group:      "stream",
+		Complexity: "O(1) for each message ID processed.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+			}},
+			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
+				{Name: "numids", Type: "integer", KeySpecIndex: -1},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xadd": {
+		Summary:    "Appends a new message to a stream. Creates the key if it doesn't exist.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1) when adding a new entry, O(N) when trimming where N being the number of entries evicted.",
+		History: [][2]string{
+			{"6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."},
+			{"7.0.0", "Added support for the `<ms>-*` explicit ID form."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "nomkstream", Type: "pure-token", KeySpecIndex: -1, Token: "NOMKSTREAM", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "trim", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "strategy", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN"},
+					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0"},
+				}},
+				{Name: "operator", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "="},
+					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~"},
+				}},
+				{Name: "threshold", Type: "string", KeySpecIndex: -1},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
+			}},
+			{Name: "id_or_auto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "auto_id", Type: "pure-token", KeySpecIndex: -1, Token: "*"},
+				{Name: "id", Type: "string", KeySpecIndex: -1},
+			}},
+			{Name: "field_value", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+				{Name: "field", Type: "string", KeySpecIndex: -1},
+				{Name: "value", Type: "string", KeySpecIndex: -1},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xautoclaim": {
+		Summary:    "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.",
+		Since:      "6.2.0",
+		Group:      "stream",
+		Complexity: "O(1) if COUNT is small.",
+		History: [][2]string{
+			{"7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL"},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1},
+			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1},
+			{Name: "start", Type: "string", KeySpecIndex: -1},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xclaim": {
+		Summary:    "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1},
+			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1},
+			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "ms", Type: "integer", KeySpecIndex: -1, Token: "IDLE", Flags: ArgOptional},
+			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "TIME", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "RETRYCOUNT", Flags: ArgOptional},
+			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", Flags: ArgOptional},
+			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
+			{Name: "id", Type: "string", KeySpecIndex: -1, Token: "LASTID", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xdel": {
+		Summary:    "Returns the number of messages after removing them from a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xdelex
+	"xdelex": {
+		Summary:    "Deletes one or multiple entries from the stream.",
+		Since:      "8.2.0",
+		Group:      "stream",
+		Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+			}},
+			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
+				{Name: "numids", Type: "integer", KeySpecIndex: -1},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xgroup": {
+		Summary:    "A container for consumer groups commands.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|create": {
+		Summary:    "Creates a consumer group.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"7.0.0", "Added the `entries_read` named argument."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "id", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "id", Type: "string", KeySpecIndex: -1},
+				{Name: "new_id", Type: "pure-token", KeySpecIndex: -1, Token: "$"},
+			}},
+			{Name: "mkstream", Type: "pure-token", KeySpecIndex: -1, Token: "MKSTREAM", Flags: ArgOptional},
+			{Name: "entries_read", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", Flags: ArgOptional},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|createconsumer": {
+		Summary:    "Creates a consumer in a consumer group.",
+		Since:      "6.2.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "consumername", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|delconsumer": {
+		Summary:    "Deletes a consumer from a consumer group.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "consumername", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|destroy": {
+		Summary:    "Destroys a consumer group.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xgroup|setid": {
+		Summary:    "Sets the last-delivered ID of a consumer group.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"7.0.0", "Added the optional `entries_read` argument."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "id", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "id", Type: "string", KeySpecIndex: -1},
+				{Name: "new_id", Type: "pure-token", KeySpecIndex: -1, Token: "$"},
+			}},
+			{Name: "entries_read", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xinfo": {
+		Summary:    "A container for stream introspection commands.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xinfo|consumers": {
+		Summary:    "Returns a list of the consumers in a consumer group.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xinfo|groups": {
+		Summary:    "Returns a list of the consumer groups of a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"7.0.0", "Added the `entries-read` and `lag` fields"},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+		},
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xinfo|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+	},
+	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	"xinfo|stream": {
+		Summary:    "Returns information about a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"6.0.0", "Added the `FULL` modifier."},
+			{"7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "full", Type: "block", KeySpecIndex: -1, Token: "FULL", Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xlen": {
+		Summary:    "Return the number of messages in a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xpending": {
+		Summary:    "Returns the information and entries from a stream consumer group's pending entries list.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(N) with N being the number of elements returned, so asking for a small fixed number of entries per call is O(1). O(M), where M is the total number of entries scanned when used with the IDLE filter. When the command returns just the summary and the list of consumers is small, it runs in O(1) time; otherwise, an additional O(N) time for iterating every consumer.",
+		History: [][2]string{
+			{"6.2.0", "Added the `IDLE` option and exclusive range intervals."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "filters", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "IDLE", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "start", Type: "string", KeySpecIndex: -1},
+				{Name: "end", Type: "string", KeySpecIndex: -1},
+				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "consumer", Type: "string", KeySpecIndex: -1, Flags: ArgOptional},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xrange": {
+		Summary:    "Returns the messages from a stream within a range of IDs.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(N) with N being the number of elements being returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+		History: [][2]string{
+			{"6.2.0", "Added exclusive ranges."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "start", Type: "string", KeySpecIndex: -1},
+			{Name: "end", Type: "string", KeySpecIndex: -1},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xread": {
+		Summary:    "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+		Args: []ArgDoc{
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
+			{Name: "streams", Type: "block", KeySpecIndex: -1, Token: "STREAMS", Args: []ArgDoc{
+				{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xreadgroup": {
+		Summary:    "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
+		Args: []ArgDoc{
+			{Name: "group_consumer", Type: "block", KeySpecIndex: -1, Token: "GROUP", Args: []ArgDoc{
+				{Name: "group", Type: "string", KeySpecIndex: -1},
+				{Name: "consumer", Type: "string", KeySpecIndex: -1},
+			}},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
+			{Name: "noack", Type: "pure-token", KeySpecIndex: -1, Token: "NOACK", Flags: ArgOptional},
+			{Name: "streams", Type: "block", KeySpecIndex: -1, Token: "STREAMS", Args: []ArgDoc{
+				{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			}},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xrevrange": {
+		Summary:    "Returns the messages from a stream within a range of IDs in reverse order.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(N) with N being the number of elements returned. If N is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1).",
+		History: [][2]string{
+			{"6.2.0", "Added exclusive ranges."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "end", Type: "string", KeySpecIndex: -1},
+			{Name: "start", Type: "string", KeySpecIndex: -1},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xsetid": {
+		Summary:    "An internal command for replicating stream values.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "last-id", Type: "string", KeySpecIndex: -1},
+			{Name: "entries_added", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESADDED", Since: "7.0.0", Flags: ArgOptional},
+			{Name: "max_deleted_entry_id", Type: "string", KeySpecIndex: -1, Token: "MAXDELETEDID", Since: "7.0.0", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	"xtrim": {
+		Summary:    "Deletes messages from the beginning of a stream.",
+		Since:      "5.0.0",
+		Group:      "stream",
+		Complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
+		History: [][2]string{
+			{"6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "trim", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "strategy", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN"},
+					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0"},
+				}},
+				{Name: "operator", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "="},
+					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~"},
+				}},
+				{Name: "threshold", Type: "string", KeySpecIndex: -1},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
+			}},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"zadd": {
 		Summary:    "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",

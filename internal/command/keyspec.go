@@ -19,6 +19,9 @@ type KeySpec struct {
 	// follows the first argument equal to Keyword (any case) found from
 	// argument index Begin (startfrom) on.
 	Keyword string
+	// Limit is find_keys' range limit (XREAD: 2, the keys are the first half
+	// of what follows STREAMS).
+	Limit int
 }
 
 // FlagList splits Flags.

@@ -58,6 +58,23 @@ var writeEvents = map[string]notifyCase{
 	"pfmerge": {setup: [][]string{{"PFADD", "a", "x"}}, cmd: []string{"PFMERGE", "d", "a"}, events: []string{"keymiss d", "new d", "pfadd d"}}, // Redis reads every key, the target too,
 	"pfdebug": {setup: [][]string{{"PFADD", "h", "a"}}, cmd: []string{"PFDEBUG", "TODENSE", "h"}, events: nil},
 
+	// stream (t_stream.c)
+	"xadd":                  {cmd: []string{"XADD", "k", "MAXLEN", "1", "1-1", "f", "v"}, events: []string{"new k", "xadd k"}},
+	"xtrim":                 {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}, {"XADD", "k", "1-2", "f", "v"}}, cmd: []string{"XTRIM", "k", "MAXLEN", "1"}, events: []string{"xtrim k"}},
+	"xdel":                  {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XDEL", "k", "1-1"}, events: []string{"xdel k"}},
+	"xsetid":                {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XSETID", "k", "5-0"}, events: []string{"xsetid k"}},
+	"xgroup|create":         {cmd: []string{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, events: []string{"new k", "xgroup-create k"}},
+	"xgroup|setid":          {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}}, cmd: []string{"XGROUP", "SETID", "k", "g", "0"}, events: []string{"xgroup-setid k"}},
+	"xgroup|destroy":        {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}}, cmd: []string{"XGROUP", "DESTROY", "k", "g"}, events: []string{"xgroup-destroy k"}},
+	"xgroup|createconsumer": {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}}, cmd: []string{"XGROUP", "CREATECONSUMER", "k", "g", "c"}, events: []string{"xgroup-createconsumer k"}},
+	"xgroup|delconsumer":    {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XGROUP", "CREATECONSUMER", "k", "g", "c"}}, cmd: []string{"XGROUP", "DELCONSUMER", "k", "g", "c"}, events: []string{"xgroup-delconsumer k"}},
+	"xreadgroup":            {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}, events: []string{"xgroup-createconsumer k"}},
+	"xack":                  {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XACK", "k", "g", "1-1"}, events: nil},
+	"xclaim":                {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XCLAIM", "k", "g", "d", "0", "1-1"}, events: []string{"xgroup-createconsumer k"}},
+	"xdelex":                {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XDELEX", "k", "IDS", "1", "1-1"}, events: []string{"xdel k"}},
+	"xackdel":               {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XACKDEL", "k", "g", "IDS", "1", "1-1"}, events: []string{"xdel k"}},
+	"xautoclaim":            {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, {"XADD", "k", "1-1", "f", "v"}, {"XREADGROUP", "GROUP", "g", "c", "STREAMS", "k", ">"}}, cmd: []string{"XAUTOCLAIM", "k", "g", "d", "0", "0"}, events: []string{"xgroup-createconsumer k"}},
+
 	// sort
 	"sort": {setup: [][]string{{"SADD", "s", "2", "1"}}, cmd: []string{"SORT", "s", "STORE", "d"}, events: []string{"new d", "sortstore d"}},
 

@@ -156,6 +156,7 @@ func NewTable() *Table {
 		family{"pubsub", pubsubCommands()},
 		family{"sorted-set", sortedSetCommands()},
 		family{"geo", geoCommands()},
+		family{"stream", streamCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable

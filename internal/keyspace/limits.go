@@ -16,6 +16,8 @@ type EncodingLimits struct {
 	ZSetMaxListpackEntries func() int64 // zset-max-listpack-entries (128)
 	ZSetMaxListpackValue   func() int64 // zset-max-listpack-value (64)
 	HLLSparseMaxBytes      func() int64 // hll-sparse-max-bytes (3000)
+	StreamNodeMaxBytes     func() int64 // stream-node-max-bytes (4096)
+	StreamNodeMaxEntries   func() int64 // stream-node-max-entries (100)
 }
 
 func constant(n int64) func() int64 { return func() int64 { return n } }
@@ -32,5 +34,7 @@ func DefaultEncodingLimits() *EncodingLimits {
 		ZSetMaxListpackEntries: constant(128),
 		ZSetMaxListpackValue:   constant(64),
 		HLLSparseMaxBytes:      constant(3000),
+		StreamNodeMaxBytes:     constant(4096),
+		StreamNodeMaxEntries:   constant(100),
 	}
 }

@@ -91,6 +91,10 @@ func valueUsage(e *Entry, samples int) int64 {
 		if z, ok := e.Obj().(*ZSet); ok && z != nil {
 			return z.usage(samples)
 		}
+	case KindStream:
+		if st, ok := e.Obj().(*Stream); ok && st != nil {
+			return st.usage(samples)
+		}
 	}
 	return 0
 }
@@ -214,4 +218,31 @@ func (db *DB) Overhead() (main, expires, lut, rehashing int64) {
 	main = lut + int64(db.dict.Len())*allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{})))
 	expires = int64(len(db.expiring.chunks)) * allocSize(int64(unsafe.Sizeof([expChunk]expItem{})))
 	return main, expires, lut, rehashing
+}
+
+// usage of a stream (objectComputeSize's stream case): the struct and node
+// index, the listpack nodes (sampled, extrapolated to all), and per consumer
+// group its struct, its pending entries and its consumers.
+func (s *Stream) usage(samples int) int64 {
+	n := allocSize(int64(unsafe.Sizeof(*s))) + allocSize(int64(cap(s.nodes))*ptrSize)
+	node := allocSize(int64(unsafe.Sizeof(streamNode{})))
+	var sum int64
+	k := 0
+	for _, nd := range s.nodes {
+		if k >= want(samples) {
+			break
+		}
+		sum += node + allocSize(int64(cap(nd.lp)))
+		k++
+	}
+	n += sampled(sum, k, len(s.nodes))
+	nack := allocSize(int64(unsafe.Sizeof(StreamNACK{})))
+	for _, g := range s.groups {
+		n += allocSize(int64(unsafe.Sizeof(*g))) + allocSize(int64(len(g.Name)))
+		n += int64(g.PEL.Len()) * (nack + ptrSize)
+		for _, c := range g.consumers {
+			n += allocSize(int64(unsafe.Sizeof(*c))) + allocSize(int64(len(c.Name))) + int64(c.PEL.Len())*ptrSize
+		}
+	}
+	return n
 }

@@ -129,7 +129,7 @@ func (e *Entry) setBig(b []byte) {
 	e.p, e.n, e.c = unsafe.Pointer(box), bigStr, 0
 }
 
-// Obj returns the value of a non-string entry (*List, *Hash, *Set, *ZSet), nil
+// Obj returns the value of a non-string entry (*List, *Hash, *Set, *ZSet, *Stream), nil
 // for a string.
 func (e *Entry) Obj() any {
 	switch e.Kind {
@@ -143,6 +143,8 @@ func (e *Entry) Obj() any {
 		return (*Set)(e.p)
 	case KindZSet:
 		return (*ZSet)(e.p)
+	case KindStream:
+		return (*Stream)(e.p)
 	}
 	if e.p == nil {
 		return nil
@@ -150,8 +152,8 @@ func (e *Entry) Obj() any {
 	return *(*any)(e.p)
 }
 
-// SetObj makes o the value of a non-string entry. For *List, *Hash, *Set and
-// *ZSet it sets Kind to match; any other value is kept for the entry's current
+// SetObj makes o the value of a non-string entry. For *List, *Hash, *Set,
+// *ZSet and *Stream it sets Kind to match; any other value is kept for the entry's current
 // Kind, which must be set first and must not be one of those (nor a string).
 func (e *Entry) SetObj(o any) {
 	e.n, e.c = 0, 0
@@ -164,10 +166,12 @@ func (e *Entry) SetObj(o any) {
 		e.p, e.Kind = unsafe.Pointer(v), KindSet
 	case *ZSet:
 		e.p, e.Kind = unsafe.Pointer(v), KindZSet
+	case *Stream:
+		e.p, e.Kind = unsafe.Pointer(v), KindStream
 	case nil:
 		e.p = nil // (tests) a nil value of the current Kind
 	default:
-		if e.Kind <= KindZSet {
+		if e.Kind <= KindStream {
 			panic(fmt.Sprintf("keyspace: SetObj(%T) on a %s entry", o, e.Kind))
 		}
 		box := new(any)

@@ -77,8 +77,10 @@ func (d *decoder) value(r *reader, t byte) (Value, error) {
 		return d.hashPacked(r, t)
 	case TypeHashZipmap:
 		return d.hashZipmap(r)
+	case TypeStreamListpacks, TypeStreamListpacks2, TypeStreamListpacks3:
+		return d.stream(r, t)
 	}
-	// streams, modules and unknown types: HotKV cannot hold them
+	// modules and unknown types: HotKV cannot hold them
 	return Value{}, ErrBadData
 }
 

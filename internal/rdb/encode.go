@@ -38,13 +38,14 @@ func ValueType(e *keyspace.Entry) byte {
 			return TypeHashMetadata
 		}
 		return TypeHash
+	case keyspace.KindStream:
+		return TypeStreamListpacks3
 	}
 	return TypeString
 }
 
 // AppendValue appends e's RDB type byte and value (rdbSaveObjectType, then
 // rdbSaveObject), compressing strings longer than 20 bytes when compress.
-// Stream values are not supported (HotKV has none).
 func AppendValue(b []byte, e *keyspace.Entry, compress bool) []byte {
 	return appendBody(append(b, ValueType(e)), e, compress)
 }
@@ -63,6 +64,8 @@ func appendBody(b []byte, e *keyspace.Entry, compress bool) []byte {
 		return appendZSet(b, t, e.Obj().(*keyspace.ZSet), compress)
 	case keyspace.KindHash:
 		return appendHash(b, t, e.Obj().(*keyspace.Hash), compress)
+	case keyspace.KindStream:
+		return appendStream(b, e.Obj().(*keyspace.Stream), compress)
 	}
 	panic("rdb: unsupported value kind " + e.Kind.String())
 }
@@ -175,4 +178,60 @@ func appendHash(b []byte, t byte, h *keyspace.Hash, compress bool) []byte {
 		return true
 	})
 	return b
+}
+
+// appendStream is rdbSaveObject for a stream, as RDB_TYPE_STREAM_LISTPACKS_3:
+// the nodes (16-byte big-endian master ID, listpack), length, last ID, first
+// ID, max deleted ID, entries added, then each group with its PEL and
+// consumers.
+func appendStream(b []byte, s *keyspace.Stream, compress bool) []byte {
+	b = AppendLen(b, uint64(s.NodeCount()))
+	s.EachNode(func(master keyspace.StreamID, lp []byte) {
+		var key [16]byte
+		binary.BigEndian.PutUint64(key[:], master.Ms)
+		binary.BigEndian.PutUint64(key[8:], master.Seq)
+		b = AppendString(b, key[:], compress)
+		b = AppendString(b, lp, compress)
+	})
+	b = AppendLen(b, s.Len())
+	b = appendStreamID(b, s.LastID)
+	b = appendStreamID(b, s.FirstID)
+	b = appendStreamID(b, s.MaxDeletedID)
+	b = AppendLen(b, s.EntriesAdded)
+	groups := s.Groups()
+	b = AppendLen(b, uint64(len(groups)))
+	for _, cg := range groups {
+		b = AppendString(b, []byte(cg.Name), compress)
+		b = appendStreamID(b, cg.LastID)
+		b = AppendLen(b, uint64(cg.EntriesRead))
+		b = AppendLen(b, uint64(cg.PEL.Len()))
+		cg.PEL.Ascend(keyspace.StreamID{}, func(n *keyspace.StreamNACK) bool {
+			b = appendRawID(b, n.ID)
+			b = appendMillis(b, n.DeliveryTime)
+			b = AppendLen(b, uint64(n.DeliveryCount))
+			return true
+		})
+		b = AppendLen(b, uint64(len(cg.Consumers())))
+		for _, c := range cg.Consumers() {
+			b = AppendString(b, []byte(c.Name), compress)
+			b = appendMillis(b, c.SeenTime)
+			b = appendMillis(b, c.ActiveTime)
+			b = AppendLen(b, uint64(c.PEL.Len()))
+			c.PEL.Ascend(keyspace.StreamID{}, func(n *keyspace.StreamNACK) bool {
+				b = appendRawID(b, n.ID)
+				return true
+			})
+		}
+	}
+	return b
+}
+
+func appendStreamID(b []byte, id keyspace.StreamID) []byte {
+	return AppendLen(AppendLen(b, id.Ms), id.Seq)
+}
+
+// appendRawID writes the 16-byte big-endian ID (rdbWriteRaw of streamEncodeID).
+func appendRawID(b []byte, id keyspace.StreamID) []byte {
+	b = binary.BigEndian.AppendUint64(b, id.Ms)
+	return binary.BigEndian.AppendUint64(b, id.Seq)
 }

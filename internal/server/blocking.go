@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -36,6 +37,9 @@ type blockedState struct {
 	timer   *time.Timer
 	started int64         // Unix ms
 	kind    keyspace.Kind // the type its keys must hold to serve it
+	// noKey: run again when a key is deleted or changes type too (XREADGROUP,
+	// which then fails: Redis's unblock_on_nokey)
+	noKey bool
 }
 
 type blockKey struct {
@@ -72,8 +76,15 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
 	b.on = true
 	cl.isBlocked.Store(true)
 	b.kind = keyspace.KindList
-	if c.Spec != nil && c.Spec.Group == "sorted-set" {
-		b.kind = keyspace.KindZSet
+	b.noKey = false
+	if c.Spec != nil {
+		switch c.Spec.Group {
+		case "sorted-set":
+			b.kind = keyspace.KindZSet
+		case "stream":
+			b.kind = keyspace.KindStream
+			b.noKey = c.Spec.Name == "xreadgroup"
+		}
 	}
 	b.db = cl.DB
 	b.started = c.Now
@@ -114,6 +125,35 @@ func (s *Server) keyChanged(db int, key []byte) {
 	s.blocked.ready = append(s.blocked.ready, bk)
 }
 
+// SignalKeyReady implements command.Server: key is ready for its waiters
+// without a change WATCH would see (signalKeyAsReady).
+func (s *Server) SignalKeyReady(db int, key []byte) { s.keyChanged(db, key) }
+
+// readyDeletedKeys readies the keys of db that clients failing on a missing
+// key wait on (XREADGROUP after FLUSHDB: signalDeletedKeyAsReady), in a fixed
+// order.
+func (s *Server) readyDeletedKeys(db int) {
+	if s.blocked.count == 0 {
+		return
+	}
+	var keys []string
+	for bk, cls := range s.blocked.waiting {
+		if bk.db != db {
+			continue
+		}
+		for _, cl := range cls {
+			if cl.block.noKey {
+				keys = append(keys, bk.key)
+				break
+			}
+		}
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		s.keyChanged(db, []byte(k))
+	}
+}
+
 // serveReady runs the commands of the clients waiting on ready keys, until no
 // key is ready (a served command may ready others, e.g. BLMOVE). Called with
 // the engine lock held, at the end of an execution unit.
@@ -129,10 +169,12 @@ func (s *Server) serveReady() {
 			}
 			db := s.ks.DBs[bk.db]
 			e := db.Peek([]byte(bk.key))
-			if e == nil || e.Kind != cl.block.kind || (db.ExpireAt(e) != 0 && db.ExpireAt(e) <= s.clock.NowMs()) {
+			if !cl.block.noKey && (e == nil || e.Kind != cl.block.kind || (db.ExpireAt(e) != 0 && db.ExpireAt(e) <= s.clock.NowMs())) {
 				// consumed, deleted, expired, or now of another type (LPUSH + DEL +
-				// SET in one transaction): nobody is woken, as in Redis
-				break
+				// SET in one transaction): this client is not woken, as in Redis;
+				// the next may be (an XREADGROUP waiting on the same key fails
+				// when it is deleted: handleClientsBlockedOnKey checks each)
+				continue
 			}
 			s.rerunBlocked(cl, false)
 		}

@@ -375,6 +375,9 @@ func TestMemoryUsagePerType(t *testing.T) {
 	c.ZAdd(ctx, "zset", z...)
 	c.HSet(ctx, "hash", h...)
 	c.HSet(ctx, "smallhash", "a", "1")
+	for i := range 1000 {
+		c.XAdd(ctx, &redis.XAddArgs{Stream: "stream", Values: []string{"field", "value-" + strconv.Itoa(i)}})
+	}
 	for _, tc := range []struct {
 		key    string
 		lo, hi int64
@@ -385,6 +388,7 @@ func TestMemoryUsagePerType(t *testing.T) {
 		{"zset", 60_000, 200_000},
 		{"hash", 50_000, 200_000},
 		{"smallhash", 100, 400},
+		{"stream", 10_000, 80_000}, // listpack nodes of about 20 bytes per entry
 	} {
 		n, err := c.MemoryUsage(ctx, tc.key).Result()
 		if err != nil || n < tc.lo || n > tc.hi {

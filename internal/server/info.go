@@ -155,11 +155,11 @@ func (s *Server) infoClients(b []byte) []byte {
 	b = kvi(b, "pubsub_clients", int64(s.pubsubClients()))
 	wc, wk := s.watchStats()
 	b = kvi(b, "watching_clients", int64(wc))
-	inTimeout, blockingKeys := s.blockingStats()
+	inTimeout, blockingKeys, onNoKey := s.blockingStats()
 	b = kvi(b, "clients_in_timeout_table", int64(inTimeout))
 	b = kvi(b, "total_watched_keys", int64(wk))
 	b = kvi(b, "total_blocking_keys", int64(blockingKeys))
-	b = kv(b, "total_blocking_keys_on_nokey", "0")
+	b = kvi(b, "total_blocking_keys_on_nokey", int64(onNoKey))
 	return b
 }
 
@@ -178,12 +178,19 @@ func (s *Server) pubsubClients() int {
 }
 
 // blockingStats is INFO clients' clients_in_timeout_table (blocked clients
-// with a timeout) and total_blocking_keys (keys that clients block on).
-// Engine lock held.
-func (s *Server) blockingStats() (inTimeout, keys int) {
+// with a timeout), total_blocking_keys (keys that clients block on) and
+// total_blocking_keys_on_nokey (those of them with a client that a deleted
+// key wakes: XREADGROUP). Engine lock held.
+func (s *Server) blockingStats() (inTimeout, keys, onNoKey int) {
 	for _, cls := range s.blocked.waiting {
 		if len(cls) > 0 {
 			keys++
+		}
+		for _, cl := range cls {
+			if cl.block.noKey {
+				onNoKey++
+				break
+			}
 		}
 	}
 	s.mu.Lock()
@@ -193,7 +200,7 @@ func (s *Server) blockingStats() (inTimeout, keys int) {
 			inTimeout++
 		}
 	}
-	return inTimeout, keys
+	return inTimeout, keys, onNoKey
 }
 
 func human(n uint64) string {

@@ -73,6 +73,7 @@ func (s *Server) Flushing(db int) {
 	s.releaseAfterFlush(s.ks.DBs[db].Len())
 	s.trackFlushing()
 	s.touchAllInDB(db, -1)
+	s.readyDeletedKeys(db)
 }
 
 // Swapping touches the watched keys of a and b that exist in either database,

@@ -133,6 +133,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		ZSetMaxListpackEntries: cfg.IntFunc("zset-max-listpack-entries"),
 		ZSetMaxListpackValue:   cfg.IntFunc("zset-max-listpack-value"),
 		HLLSparseMaxBytes:      cfg.IntFunc("hll-sparse-max-bytes"),
+		StreamNodeMaxBytes:     cfg.IntFunc("stream-node-max-bytes"),
+		StreamNodeMaxEntries:   cfg.IntFunc("stream-node-max-entries"),
 	}
 	s := &Server{
 		cfg:      cfg,
