@@ -172,11 +172,15 @@ func (l *eventLoop) run() {
 		} else if len(l.held) > 0 {
 			timeout = int(min(max(l.s.pauseRemainingMs(), 1), 100))
 		}
-		// poll without blocking first: under load events are ready and the call
-		// needs no scheduler hand-off; block only when there is nothing to do
-		n, err := epollPoll(l.epfd, l.events)
-		if n == 0 && err == nil && timeout != 0 {
-			n, err = unix.EpollWait(l.epfd, l.events, timeout)
+		// wait without telling the runtime first (a raw system call, at most
+		// rawWaitMs): under load the next event comes within microseconds, and the
+		// loop keeps its P. A wait the runtime knows of lets sysmon retake the P
+		// after 20 µs, which costs a hand-off, a spinning M polling the netpoller
+		// and a futex wake-up per wait, and keeps sysmon ticking every 20 µs.
+		// Block the runtime's way only when the loop has been idle that long.
+		n, err := epollWaitRaw(l.epfd, l.events, min(timeout, rawWaitMs))
+		if n == 0 && err == nil && timeout > rawWaitMs {
+			n, err = unix.EpollWait(l.epfd, l.events, timeout-rawWaitMs)
 		}
 		if err != nil && err != unix.EINTR {
 			l.s.log.Error("epoll_wait failed", "err", err)
@@ -246,8 +250,20 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 // epollPoll is epoll_wait with a zero timeout as a raw system call (it cannot
 // block, so the runtime need not be told).
 func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
+	return epollWaitRaw(epfd, events, 0)
+}
+
+// rawWaitMs bounds a raw (runtime-unaware) blocking epoll_wait. While the loop
+// waits raw, its goroutine counts as running: the garbage collector's
+// stop-the-world and sysmon's preemption reach it by a signal, which ends the
+// wait with EINTR; other goroutines run on the other Ps and, with GOMAXPROCS 1,
+// wait at most this long.
+const rawWaitMs = 1
+
+// epollWaitRaw is epoll_wait as a raw system call, EINTR reported as no events.
+func epollWaitRaw(epfd int, events []unix.EpollEvent, timeoutMs int) (int, error) {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd),
-		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeoutMs), 0, 0)
 	if e != 0 {
 		if e == unix.EINTR {
 			return 0, nil
