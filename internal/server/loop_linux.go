@@ -165,6 +165,10 @@ func (s *Server) watchListener(ln net.Listener) error {
 func (l *eventLoop) run() {
 	runtime.LockOSThread() // the loop is the thread: no migration between epoll calls
 	defer runtime.UnlockOSThread()
+	rawWait := rawWaitMs
+	if runtime.GOMAXPROCS(0) <= len(l.s.loops) {
+		rawWait = 0 // the loops could hold every P: leave one to the other goroutines
+	}
 	for !l.s.stopping.Load() {
 		timeout := 100 // ms; the idle reaper and CLIENT PAUSE need no finer tick
 		if len(l.backlog) > 0 {
@@ -178,9 +182,9 @@ func (l *eventLoop) run() {
 		// after 20 µs, which costs a hand-off, a spinning M polling the netpoller
 		// and a futex wake-up per wait, and keeps sysmon ticking every 20 µs.
 		// Block the runtime's way only when the loop has been idle that long.
-		n, err := epollWaitRaw(l.epfd, l.events, min(timeout, rawWaitMs))
-		if n == 0 && err == nil && timeout > rawWaitMs {
-			n, err = unix.EpollWait(l.epfd, l.events, timeout-rawWaitMs)
+		n, err := epollWaitRaw(l.epfd, l.events, min(timeout, rawWait))
+		if n == 0 && err == nil && timeout > rawWait {
+			n, err = unix.EpollWait(l.epfd, l.events, timeout-rawWait)
 		}
 		if err != nil && err != unix.EINTR {
 			l.s.log.Error("epoll_wait failed", "err", err)
@@ -256,8 +260,8 @@ func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
 // rawWaitMs bounds a raw (runtime-unaware) blocking epoll_wait. While the loop
 // waits raw, its goroutine counts as running: the garbage collector's
 // stop-the-world and sysmon's preemption reach it by a signal, which ends the
-// wait with EINTR; other goroutines run on the other Ps and, with GOMAXPROCS 1,
-// wait at most this long.
+// wait with EINTR; other goroutines run on the other Ps (with no P to spare, a
+// loop never waits raw).
 const rawWaitMs = 1
 
 // epollWaitRaw is epoll_wait as a raw system call, EINTR reported as no events.
