@@ -169,3 +169,38 @@ func TestOneRedisVersion(t *testing.T) {
 		t.Fatalf("config.RedisVersion %q != command.Version %q", config.RedisVersion, command.Version)
 	}
 }
+
+// EVALSHA of the release script (a GET that misses the token): the allocation
+// sites left are the busy state other clients may read (1), the KEYS/ARGV
+// strings (one buffer and a boxed string per item: 3) and redis.call's bulk
+// reply as a Lua string (2); MemStats counts 7, as the two short strings are
+// tiny allocations, counted once each and again for the 16-byte blocks they
+// share. Everything else (the Run, redis.call's argv, the script lookup, the
+// KEYS/ARGV tables) is reused; this fails if a per-call allocation comes back
+// (it was 13 before).
+func TestEvalshaAllocs(t *testing.T) {
+	s, cl := newBenchServer(t)
+	run(s, cl, args("SCRIPT", "LOAD", releaseScript))
+	run(s, cl, args("SET", "lock:1", "tok-a81f"))
+	call := args("EVALSHA", "ae3671744a5dbb24ea37ef607b8b10ac7856d43e", "1", "lock:1", "tok-other")
+	run(s, cl, call)
+	if n := testing.AllocsPerRun(1000, func() { run(s, cl, call) }); n > 7 {
+		t.Errorf("EVALSHA release (miss): %.1f allocations per call, want <= 7", n)
+	}
+	cl.w.Buf = cl.w.Buf[:0]
+	run2 := func(argv [][]byte) string {
+		cl.clockUs = s.clock.NowUs()
+		s.eng.Lock()
+		s.dispatch(cl, argv)
+		s.eng.Unlock()
+		out := string(cl.w.Buf)
+		cl.w.Buf = cl.w.Buf[:0]
+		return out
+	}
+	if got := run2(call); got != ":0\r\n" {
+		t.Fatalf("release with the wrong token: %q", got)
+	}
+	if got := run2(args("EVALSHA", "ae3671744a5dbb24ea37ef607b8b10ac7856d43e", "1", "lock:1", "tok-a81f")); got != ":1\r\n" {
+		t.Fatalf("release with the token: %q", got)
+	}
+}

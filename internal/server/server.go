@@ -47,12 +47,15 @@ type Server struct {
 	memSampleUs   int64
 	preCommandOOM bool
 	cfg           *config.Config
-	log           *slog.Logger
-	clock         clock.Clock
-	eng           *engine.Engine
-	ks            *keyspace.Keyspace
-	table         *command.Table
-	limits        *resp.Limits
+	// min-replicas-to-write and min-replicas-max-lag, read by every write
+	// (goodReplicas) without the parameter-name lookup
+	minReplicasToWrite, minReplicasMaxLag func() int64
+	log                                   *slog.Logger
+	clock                                 clock.Clock
+	eng                                   *engine.Engine
+	ks                                    *keyspace.Keyspace
+	table                                 *command.Table
+	limits                                *resp.Limits
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
@@ -129,18 +132,20 @@ func New(cfg *config.Config, opts Options) *Server {
 		HLLSparseMaxBytes:      cfg.IntFunc("hll-sparse-max-bytes"),
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      lg,
-		clock:    clk,
-		ks:       ks,
-		eng:      engine.New(ks, clk, seed),
-		table:    command.NewTable(),
-		limits:   resp.NewLimits(),
-		clients:  map[int64]*client{},
-		errStats: map[string]int64{},
-		shutdown: make(chan struct{}),
-		runID:    randomHex(20),
-		replID:   randomHex(20),
+		minReplicasToWrite: cfg.IntFunc("min-replicas-to-write"),
+		minReplicasMaxLag:  cfg.IntFunc("min-replicas-max-lag"),
+		cfg:                cfg,
+		log:                lg,
+		clock:              clk,
+		ks:                 ks,
+		eng:                engine.New(ks, clk, seed),
+		table:              command.NewTable(),
+		limits:             resp.NewLimits(),
+		clients:            map[int64]*client{},
+		errStats:           map[string]int64{},
+		shutdown:           make(chan struct{}),
+		runID:              randomHex(20),
+		replID:             randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	s.trk = newTracker(seed, cfg.IntFunc("tracking-table-max-keys"))
