@@ -171,8 +171,8 @@ func (l *eventLoop) run() {
 	}
 	for !l.s.stopping.Load() {
 		timeout := 100 // ms; the idle reaper and CLIENT PAUSE need no finer tick
-		if len(l.backlog) > 0 {
-			timeout = 0
+		if len(l.backlog) > 0 || l.pushWoken.Load() {
+			timeout = 0 // more to do: buffered commands, or pushes queued without a wake-up
 		} else if len(l.held) > 0 {
 			timeout = int(min(max(l.s.pauseRemainingMs(), 1), 100))
 		}
@@ -369,6 +369,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 			}
 			return
 		}
+		s.lockLoop = l
 		for n := 0; ; n++ {
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
@@ -391,6 +392,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 				break
 			}
 		}
+		s.lockLoop = nil
 		s.eng.Unlock()
 		l.cmdUs += cl.clockUs - batchStart
 		l.cmds += cl.cmds - cmdsBefore
@@ -636,12 +638,17 @@ func (s *Server) whileBlocked(st *scriptState) {
 	}
 }
 
-// queuePush asks the loop to deliver cl's queued messages; any goroutine.
+// queuePush asks the loop to deliver cl's queued messages; any goroutine,
+// under the engine lock. When the loop itself runs the command that produced
+// the message (a PUBLISH to a subscriber of the same loop), the loop serves
+// its pushes at the end of the cycle and the wake-up (an eventfd write, and its
+// read and epoll event) is skipped, as Redis writes to subscribers before its
+// next epoll_wait.
 func (l *eventLoop) queuePush(cl *client) {
 	l.pushMu.Lock()
 	l.pushQ = append(l.pushQ, cl)
 	l.pushMu.Unlock()
-	if !l.pushWoken.Swap(true) {
+	if !l.pushWoken.Swap(true) && l.s.lockLoop != l {
 		var one = [8]byte{1}
 		_, _ = unix.Write(l.wakefd, one[:])
 	}

@@ -87,7 +87,7 @@ type Server struct {
 	latencyTracking atomic.Bool   // latency-tracking
 	notifyFlags     atomic.Uint32 // notify-keyspace-events, parsed (notify.go)
 	obufDirty       atomic.Bool
-	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
+	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
 	errStats        map[string]int64
 	shutdown        chan struct{}
 	closeOnce       sync.Once
@@ -97,6 +97,11 @@ type Server struct {
 	// the event loops hold its command back instead.
 	blockOnPause bool
 	loops        []*eventLoop
+	// lockLoop is the event loop whose goroutine holds the engine lock to run
+	// its clients' commands (serve), else nil: a message for one of that loop's
+	// clients needs no wake-up, the loop serves its pushes at the end of the
+	// cycle. Engine lock.
+	lockLoop *eventLoop
 	lnFDs        sync.Map // listener fds the loops accept on
 	stopping     atomic.Bool
 }
@@ -162,8 +167,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		s.latencyTracking.Store(v == "yes")
 		return nil
 	})
-	normal := cfg.ClientOutputBufferLimits()[0]
-	s.obufLimit.Store(&normal)
+	limits := cfg.ClientOutputBufferLimits()
+	s.obufLimit.Store(&limits)
 	cfg.OnChange("client-output-buffer-limit", func(string) error {
 		s.obufDirty.Store(true) // re-read after the hook: the config lock is held here
 		return nil
