@@ -102,8 +102,8 @@ type Server struct {
 	// clients needs no wake-up, the loop serves its pushes at the end of the
 	// cycle. Engine lock.
 	lockLoop *eventLoop
-	lnFDs        sync.Map // listener fds the loops accept on
-	stopping     atomic.Bool
+	lnFDs    sync.Map // listener fds the loops accept on
+	stopping atomic.Bool
 }
 
 // New builds a server from cfg (already loaded) and opts.
