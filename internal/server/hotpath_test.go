@@ -2,9 +2,9 @@ package server
 
 import (
 	"io"
-	"strings"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/clock"
