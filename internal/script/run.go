@@ -126,6 +126,9 @@ func (vm *VM) call(fn *lua.LFunction, run *Run, w *resp.Writer, args ...lua.LVal
 		L.RemoveContext()
 		vm.run = nil
 		L.SetTop(0)
+		if cap(vm.argBytes) > 64<<10 || cap(vm.argv0) > 1024 { // don't keep a huge call's buffers
+			vm.argBytes, vm.argEnds, vm.argv0 = nil, nil, nil
+		}
 	}()
 	L.Push(fn)
 	for _, a := range args {
