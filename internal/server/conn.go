@@ -23,7 +23,6 @@ type client struct {
 	clockUs         int64 // the server clock when the next command of the batch starts
 	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool
-	flushQueued     bool       // event-loop mode: in the loop's toFlush
 	held            [][]byte   // event-loop mode: a command held back by CLIENT PAUSE
 	loop            *eventLoop // event-loop mode: the loop that owns the connection
 	srv             *Server

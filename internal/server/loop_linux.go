@@ -36,9 +36,6 @@ type eventLoop struct {
 	cmdUs   int64     // this cycle: µs spent running commands, and how many
 	cmds    int64
 	held    []*client // clients whose next command waits for CLIENT PAUSE to end
-	// clients with replies to write at the end of the cycle (Redis's
-	// clients_pending_write, written in beforeSleep)
-	toFlush []*client
 
 	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
 	pushMu    sync.Mutex
@@ -223,7 +220,6 @@ func (l *eventLoop) run() {
 		}
 		l.retry()
 		l.servePushes()
-		l.flushAll()
 		if len(l.closeLater) > 0 {
 			later := l.closeLater
 			l.closeLater = nil
@@ -350,9 +346,6 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	if cl.held != nil || cl.parked {
 		return // waiting for CLIENT PAUSE to end or a blocking command: input waits
 	}
-	if cl.CloseAfterReply {
-		return // QUIT or a protocol error: closed once its replies are written
-	}
 	var argv [][]byte
 	var ok bool
 	var err error
@@ -420,32 +413,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 			return
 		}
 	}
-	l.queueFlush(cl)
-}
-
-// queueFlush has cl's replies written at the end of the cycle, after every
-// ready socket was served, as Redis writes replies before its next
-// epoll_wait: a client that reads its replies then finds more of them at
-// once, and the loop more requests at its next wait (fewer wake-ups on both
-// sides than a write after each client's commands).
-func (l *eventLoop) queueFlush(cl *client) {
-	if !cl.flushQueued {
-		cl.flushQueued = true
-		l.toFlush = append(l.toFlush, cl)
-	}
-}
-
-// flushAll writes the replies queueFlush queued.
-func (l *eventLoop) flushAll() {
-	for i := 0; i < len(l.toFlush); i++ {
-		cl := l.toFlush[i]
-		cl.flushQueued = false
-		if l.conns[cl.fd] == cl {
-			l.flush(cl)
-		}
-	}
-	clear(l.toFlush)
-	l.toFlush = l.toFlush[:0]
+	l.flush(cl)
 }
 
 // flush writes what it can of the reply buffer (and of the queued messages);
@@ -631,7 +599,6 @@ func (s *Server) whileBlocked(st *scriptState) {
 	}
 	l.blocked = true
 	defer func() { l.blocked = false }()
-	l.flushAll() // the replies of the commands served before the script, as Redis's beforeSleep
 	n, err := epollPoll(l.epfd, l.busyEvents)
 	if err != nil {
 		return
@@ -701,7 +668,7 @@ func (l *eventLoop) servePushes() {
 		if l.conns[cl.fd] != cl || cl.held != nil {
 			continue
 		}
-		l.queueFlush(cl)
+		l.flush(cl)
 		if cl.parked && !cl.isBlocked.Load() && l.conns[cl.fd] == cl {
 			// a blocking command was served: carry on with the pipeline
 			cl.parked = false
