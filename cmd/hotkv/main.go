@@ -9,8 +9,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hotkv/hotkv/internal/config"
@@ -31,6 +35,9 @@ Examples:
 
 Options are redis.conf parameter names (Redis's own), e.g. --bind, --port,
 --databases, --timeout, --maxclients, --requirepass, --proto-max-bulk-len.
+
+Profiling (HotKV only, off by default; not a config parameter):
+       --pprof-addr 127.0.0.1:6060    serve net/http/pprof on that address
 `
 
 // run is main without the process: ready, when not nil, receives the listening
@@ -45,6 +52,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 			fmt.Fprint(stdout, usage)
 			return 0
 		}
+	}
+	args, pprofAddr, err := takePprofAddr(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
 	cfg := config.New()
 	if _, err := cfg.ParseArgs(args); err != nil {
@@ -67,6 +79,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		level.Set(slogLevel(v))
 		return nil
 	})
+	if pprofAddr != "" {
+		stopPprof, err := servePprof(pprofAddr)
+		if err != nil {
+			logger.Error("could not serve pprof", "addr", pprofAddr, "err", err)
+			return 1
+		}
+		defer stopPprof()
+		logger.Info("pprof", "addr", pprofAddr)
+	}
 	srv := server.New(cfg, server.Options{Logger: logger})
 	if err := srv.Listen(); err != nil {
 		logger.Error("could not listen", "err", err)
@@ -83,6 +104,47 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		return 1
 	}
 	return 0
+}
+
+// takePprofAddr removes "--pprof-addr ADDR" (or "--pprof-addr=ADDR") from args:
+// it is a HotKV process option, not a redis.conf parameter, so it never reaches
+// the configuration (CONFIG GET does not show it).
+func takePprofAddr(args []string) (rest []string, addr string, err error) {
+	rest = make([]string, 0, len(args))
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--pprof-addr":
+			if i+1 >= len(args) {
+				return nil, "", errors.New("--pprof-addr needs an address, e.g. 127.0.0.1:6060")
+			}
+			addr = args[i+1]
+			i++
+		case strings.HasPrefix(a, "--pprof-addr="):
+			addr = strings.TrimPrefix(a, "--pprof-addr=")
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return rest, addr, nil
+}
+
+// servePprof serves the net/http/pprof handlers on their own mux at addr (never
+// on http.DefaultServeMux); the returned func stops it.
+func servePprof(addr string) (func(), error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Handler: mux}
+	go func() { _ = hs.Serve(ln) }()
+	return func() { _ = hs.Close() }, nil
 }
 
 // slogLevel maps Redis's loglevel names onto slog levels.

@@ -121,3 +121,30 @@ func itoa(n int) string {
 	}
 	return itoa(n/10) + string(rune('0'+n%10))
 }
+
+// --pprof-addr is HotKV's own process option: it never reaches the config parser
+// (which would reject it as an unknown redis.conf directive).
+func TestTakePprofAddr(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		rest       []string
+		addr       string
+		shouldFail bool
+	}{
+		{[]string{"--port", "7000"}, []string{"--port", "7000"}, "", false},
+		{[]string{"conf", "--pprof-addr", "127.0.0.1:6060", "--port", "7000"}, []string{"conf", "--port", "7000"}, "127.0.0.1:6060", false},
+		{[]string{"--pprof-addr=:6061"}, []string{}, ":6061", false},
+		{[]string{"--port", "7000", "--pprof-addr"}, nil, "", true},
+	} {
+		rest, addr, err := takePprofAddr(tc.args)
+		if (err != nil) != tc.shouldFail {
+			t.Fatalf("%q: err %v", tc.args, err)
+		}
+		if tc.shouldFail {
+			continue
+		}
+		if addr != tc.addr || strings.Join(rest, " ") != strings.Join(tc.rest, " ") {
+			t.Errorf("%q: got %q %q, want %q %q", tc.args, rest, addr, tc.rest, tc.addr)
+		}
+	}
+}

@@ -38,6 +38,7 @@ func entriesString(es []ZEntry) string {
 // checkZSet compares every read path of z with the model.
 func checkZSet(t *testing.T, z *ZSet, m zmodel) {
 	t.Helper()
+	checkSkiplist(t, z)
 	want := m.sorted()
 	if z.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", z.Len(), len(want))
@@ -340,4 +341,105 @@ func TestZSetReserveSameResult(t *testing.T) {
 			t.Fatalf("round %d: %s vs %s", round, a.Encoding(), b.Encoding())
 		}
 	}
+}
+
+// BenchmarkZSetAddBig is redis-benchmark's ZADD on a set of 100,000 members:
+// "ZADD myzset <rand> element:<rand>" with independent random numbers, so
+// most calls move an existing member and the rest insert one (skiplist
+// searches on a set far bigger than the CPU caches).
+func BenchmarkZSetAddBig(b *testing.B) {
+	ks := New(1, 7)
+	lim := ZLimits{128, 64}
+	z := ks.NewZSet(1, 1, lim)
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n = 100000
+	for i := 0; i < n; i++ {
+		z.Add([]byte(fmt.Sprintf("element:%012d", i)), float64(rng.IntN(n)), 0, lim)
+	}
+	members := make([][]byte, 1<<16)
+	scores := make([]float64, len(members))
+	for i := range members {
+		members[i] = []byte(fmt.Sprintf("element:%012d", rng.IntN(n)))
+		scores[i] = float64(rng.IntN(n))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		j := i & (len(members) - 1)
+		z.Add(members[j], scores[j], 0, lim)
+	}
+}
+
+// checkSkiplist checks the big encoding's links: spans add up to ranks,
+// every link points forward in order, backward links mirror level 0.
+func checkSkiplist(t *testing.T, z *ZSet) {
+	t.Helper()
+	if z.big == nil {
+		return
+	}
+	zsl := z.big.zsl
+	rank := map[*zslNode]int{&zsl.header: 0}
+	var prev *zslNode
+	r := 0
+	for x := zsl.first(); x != nil; x = x.lvl0.forward {
+		r++
+		rank[x] = r
+		if x.backward != prev {
+			t.Fatalf("backward link of rank %d", r)
+		}
+		prev = x
+	}
+	if zsl.tail != prev || zsl.length != r {
+		t.Fatalf("tail/length: %d nodes, length %d", r, zsl.length)
+	}
+	for n := range rank {
+		levels := n.levels()
+		for i := 0; i < levels && i < zsl.level; i++ {
+			l := n.lv(i)
+			if l.forward == nil {
+				if int(l.span) != zsl.length-rank[n] && !(n == &zsl.header && i >= zsl.level) {
+					t.Fatalf("nil link span at level %d: %d, want %d", i, l.span, zsl.length-rank[n])
+				}
+				continue
+			}
+			if int(l.span) != rank[l.forward]-rank[n] {
+				t.Fatalf("span at level %d: %d, want %d", i, l.span, rank[l.forward]-rank[n])
+			}
+			if n != &zsl.header && !n.before(l.forward.score, l.forward.member()) {
+				t.Fatalf("level %d link goes back in order", i)
+			}
+		}
+	}
+}
+
+// Score updates in place (the neighbours allow it), moves, increments and
+// deletions keep the skiplist's links consistent.
+func TestZSetSkiplistLinks(t *testing.T) {
+	ks := New(1, 11)
+	lim := ZLimits{0, 0} // skiplist from the first member
+	z := ks.NewZSet(1, 1, lim)
+	rng := rand.New(rand.NewPCG(11, 11))
+	for i := 0; i < 2000; i++ {
+		z.Add([]byte(fmt.Sprintf("m%05d", i)), float64(i*10), 0, lim)
+	}
+	checkSkiplist(t, z)
+	for step := 0; step < 20000; step++ {
+		i := rng.IntN(2000)
+		mem := []byte(fmt.Sprintf("m%05d", i))
+		cur, _ := z.Score(mem)
+		switch rng.IntN(4) {
+		case 0: // in place: stays between its neighbours' scores (steps of 10)
+			z.Add(mem, cur+float64(rng.IntN(9)-4)/10, 0, lim)
+		case 1: // moves
+			z.Add(mem, float64(rng.IntN(20000)), 0, lim)
+		case 2:
+			z.Delete(mem)
+		case 3:
+			z.Add(mem, float64(rng.IntN(20000))+0.5, ZAddIncr, lim)
+		}
+		if step%500 == 0 {
+			checkSkiplist(t, z)
+		}
+	}
+	checkSkiplist(t, z)
 }

@@ -15,7 +15,8 @@ import (
 
 // Subscriber is a client that receives messages. Deliver must not block: it
 // buffers the message for the client's connection (and may drop the client
-// if its buffer is over its limit).
+// if its buffer is over its limit). The Message and its encodings are valid
+// only during the call (the Hub reuses them): Deliver copies what it keeps.
 type Subscriber interface {
 	comparable
 	Deliver(m *Message)
@@ -39,7 +40,8 @@ type Message struct {
 	Channel string
 	Payload []byte
 
-	enc [2][]byte // RESP2 array, RESP3 push
+	enc     [2][]byte // RESP2 array, RESP3 push
+	encoded [2]bool
 }
 
 // Encode returns the message as RESP2 (proto 2) or RESP3 push (proto 3):
@@ -50,14 +52,14 @@ func (m *Message) Encode(proto int) []byte {
 	if proto == 3 {
 		i = 1
 	}
-	if m.enc[i] != nil {
+	if m.encoded[i] {
 		return m.enc[i]
 	}
 	prefix := byte('*')
 	if proto == 3 {
 		prefix = '>'
 	}
-	var b []byte
+	b := m.enc[i][:0] // a Hub's message reuses its buffers from publish to publish
 	switch m.Kind {
 	case Pattern:
 		b = appendHeader(b, prefix, 4)
@@ -71,8 +73,12 @@ func (m *Message) Encode(proto int) []byte {
 		b = appendBulk(b, "message")
 	}
 	b = appendBulk(b, m.Channel)
-	b = appendBulk(b, string(m.Payload))
-	m.enc[i] = b
+	b = append(b, '$')
+	b = appendInt(b, len(m.Payload))
+	b = append(b, '\r', '\n')
+	b = append(b, m.Payload...)
+	b = append(b, '\r', '\n')
+	m.enc[i], m.encoded[i] = b, true
 	return b
 }
 
@@ -108,6 +114,7 @@ func appendInt(b []byte, n int) []byte {
 type Hub[S Subscriber] struct {
 	subs     [3]map[string]*subscribers[S] // by kind: name -> subscribers
 	patterns []string                      // the patterns with subscribers, sorted
+	msg      Message                       // the message being published, reused
 }
 
 // subscribers keeps subscription order, so that delivery order is defined.
@@ -176,30 +183,48 @@ func (h *Hub[S]) Unsubscribe(k Kind, name string, s S) bool {
 
 // Publish delivers payload to the subscribers of channel (Channel kind: and
 // to those of every matching pattern; Shard kind: to the shard channel's) and
-// returns how many received it, as PUBLISH replies.
+// returns how many received it, as PUBLISH replies. channel and payload are
+// read during the call only (they may alias a command's arguments); the
+// message given to Deliver is the Hub's own, reused by the next Publish, so a
+// publish allocates nothing once its buffers have grown. Publish must not be
+// called from Deliver.
 func (h *Hub[S]) Publish(k Kind, channel string, payload []byte) int {
 	n := 0
+	m := &h.msg
 	if set := h.subs[k][channel]; set != nil {
-		m := &Message{Kind: k, Channel: channel, Payload: payload}
+		m.reset(k, "", channel, payload)
 		for _, s := range set.order {
 			s.Deliver(m)
 			n++
 		}
 	}
 	if k != Channel || len(h.subs[Pattern]) == 0 {
+		m.reset(0, "", "", nil)
 		return n
 	}
 	for _, pat := range h.patterns {
 		if !glob.MatchString(pat, channel, false) {
 			continue
 		}
-		m := &Message{Kind: Pattern, Pattern: pat, Channel: channel, Payload: payload}
+		m.reset(Pattern, pat, channel, payload)
 		for _, s := range h.subs[Pattern][pat].order {
 			s.Deliver(m)
 			n++
 		}
 	}
+	m.reset(0, "", "", nil)
 	return n
+}
+
+// reset makes m a new message, keeping its encoding buffers.
+func (m *Message) reset(k Kind, pattern, channel string, payload []byte) {
+	m.Kind, m.Pattern, m.Channel, m.Payload = k, pattern, channel, payload
+	m.encoded = [2]bool{}
+	for i := range m.enc {
+		if cap(m.enc[i]) > 64<<10 { // don't keep a huge message's buffer
+			m.enc[i] = nil
+		}
+	}
 }
 
 // Names returns the channels (or shard channels) with at least one subscriber

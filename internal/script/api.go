@@ -78,24 +78,36 @@ func versionNum(v string) int {
 }
 
 // scriptArgs converts redis.call's arguments (luaArgsToRedisArgv): strings as
-// they are, numbers with %.17g; anything else is an error.
-func scriptArgs(L *lua.LState) ([][]byte, string) {
+// they are, numbers with %.17g; anything else is an error. The argv and its
+// bytes are the VM's buffers, reused by the next call: the host must not keep
+// them past the call (as a command's argv, which aliases the read buffer).
+func (vm *VM) scriptArgs(L *lua.LState) ([][]byte, string) {
 	n := L.GetTop()
 	if n == 0 {
 		return nil, "Please specify at least one argument for this redis lib call"
 	}
-	argv := make([][]byte, n)
+	buf := vm.argBytes[:0]
+	ends := vm.argEnds[:0]
 	for i := 1; i <= n; i++ {
 		switch v := L.Get(i).(type) {
 		case lua.LString:
-			argv[i-1] = []byte(v)
+			buf = append(buf, v...)
 		case lua.LNumber:
-			argv[i-1] = strconv.AppendFloat(nil, float64(v), 'g', 17, 64)
-			argv[i-1] = fixExponent(argv[i-1])
+			start := len(buf)
+			buf = strconv.AppendFloat(buf, float64(v), 'g', 17, 64)
+			buf = append(buf[:start], fixExponent(buf[start:])...)
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
+		ends = append(ends, len(buf))
 	}
+	argv := vm.argv0[:0]
+	start := 0
+	for _, end := range ends {
+		argv = append(argv, buf[start:end:end])
+		start = end
+	}
+	vm.argBytes, vm.argEnds, vm.argv0 = buf, ends, argv
 	return argv, ""
 }
 
@@ -118,7 +130,7 @@ func (vm *VM) redisCall(L *lua.LState, raise bool) int {
 	if run == nil {
 		L.Error(errorTable(L, "redis.call/pcall can only be called inside a script invocation"), 0)
 	}
-	argv, errText := scriptArgs(L)
+	argv, errText := vm.scriptArgs(L)
 	L.SetTop(0)
 	if errText != "" {
 		t := errorTable(L, errText)
@@ -218,7 +230,7 @@ func (vm *VM) redisACLCheck(L *lua.LState) int {
 	if vm.run == nil {
 		L.Error(errorTable(L, "redis.acl_check_cmd can only be called inside a script invocation"), 0)
 	}
-	argv, errText := scriptArgs(L)
+	argv, errText := vm.scriptArgs(L)
 	if errText != "" {
 		L.Error(errorTable(L, errText), 0)
 	}

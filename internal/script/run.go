@@ -2,6 +2,7 @@ package script
 
 import (
 	"time"
+	"unsafe"
 
 	lua "github.com/yuin/gopher-lua"
 
@@ -99,10 +100,13 @@ func (vm *VM) Killed() bool { return vm.hook.killed }
 // whether the reply is an error that was already counted in the error stats
 // (an error raised by redis.call), which the caller must not count again.
 func (vm *VM) Eval(s *Script, run *Run, w *resp.Writer) (noStats bool) {
-	vm.keys = fillArray(vm.L, vm.keys, run.Keys)
-	vm.argv = fillArray(vm.L, vm.argv, run.Args)
-	vm.globals.RawSetString("KEYS", vm.keys)
-	vm.globals.RawSetString("ARGV", vm.argv)
+	if vm.keys == nil { // the first run: make the tables (globals are read-only to scripts)
+		vm.keys, vm.argv = vm.L.NewTable(), vm.L.NewTable()
+		vm.globals.RawSetString("KEYS", vm.keys)
+		vm.globals.RawSetString("ARGV", vm.argv)
+	}
+	fillArray(vm.keys, run.Keys)
+	fillArray(vm.argv, run.Args)
 	return vm.call(s.fn, run, w)
 }
 
@@ -122,6 +126,9 @@ func (vm *VM) call(fn *lua.LFunction, run *Run, w *resp.Writer, args ...lua.LVal
 		L.RemoveContext()
 		vm.run = nil
 		L.SetTop(0)
+		if cap(vm.argBytes) > 64<<10 || cap(vm.argv0) > 1024 { // don't keep a huge call's buffers
+			vm.argBytes, vm.argEnds, vm.argv0 = nil, nil, nil
+		}
 	}()
 	L.Push(fn)
 	for _, a := range args {
@@ -192,19 +199,28 @@ func sanitize(s string) string {
 
 // fillArray refills the KEYS or ARGV table of the previous EVAL with items (an
 // EVAL script cannot keep a reference to it past its run: globals and library
-// tables are read-only), or makes one.
-func fillArray(L *lua.LState, t *lua.LTable, items [][]byte) *lua.LTable {
-	if t == nil {
-		return stringArray(L, items)
-	}
+// tables are read-only).
+func fillArray(t *lua.LTable, items [][]byte) {
 	n := t.Len()
+	// one string holds every item: one allocation, then each item's LString is
+	// a substring of it (its boxing is the only allocation per item)
+	size := 0
+	for _, it := range items {
+		size += len(it)
+	}
+	all := make([]byte, 0, size)
+	for _, it := range items {
+		all = append(all, it...)
+	}
+	str := unsafe.String(unsafe.SliceData(all), len(all))
+	off := 0
 	for i, it := range items {
-		t.RawSetInt(i+1, lua.LString(it))
+		t.RawSetInt(i+1, lua.LString(str[off:off+len(it)]))
+		off += len(it)
 	}
 	for i := len(items) + 1; i <= n; i++ {
 		t.RawSetInt(i, lua.LNil)
 	}
-	return t
 }
 
 func stringArray(L *lua.LState, items [][]byte) *lua.LTable {

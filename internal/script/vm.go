@@ -83,6 +83,10 @@ type VM struct {
 	fn        functions
 	keys      *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
 	argv      *lua.LTable
+	// redis.call's argument buffers (scriptArgs), reused by every call
+	argv0    [][]byte
+	argBytes []byte
+	argEnds  []int
 
 	version       string
 	commandExists func(argv [][]byte) bool
@@ -125,6 +129,15 @@ func (vm *VM) Lookup(sha string) *Script {
 		return s
 	}
 	return vm.scripts[strings.ToLower(sha)]
+}
+
+// LookupBytes is Lookup for a SHA1 in a command's argument (no copy when the
+// case matches).
+func (vm *VM) LookupBytes(sha []byte) *Script {
+	if s := vm.scripts[string(sha)]; s != nil {
+		return s
+	}
+	return vm.scripts[strings.ToLower(string(sha))]
 }
 
 // Len is the number of cached scripts.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
 )
 
 // pauseState is CLIENT PAUSE's state, read lock-free on every command.
@@ -255,24 +256,29 @@ func (s *Server) pauseRemainingMs() int64 {
 	return max(until-s.clock.NowMs(), 0)
 }
 
+// obufLimits is client-output-buffer-limit (normal, replica, pubsub), read
+// again only after CONFIG SET changed it.
+func (s *Server) obufLimits() *[3]config.OBufLimit {
+	if s.obufDirty.Swap(false) {
+		limits := s.cfg.ClientOutputBufferLimits()
+		s.obufLimit.Store(&limits)
+	}
+	return s.obufLimit.Load()
+}
+
 // overOutputLimit applies client-output-buffer-limit (normal class) to the
 // pending reply bytes of cl: over the hard limit, or over the soft limit for
 // longer than its seconds, the client is disconnected as in Redis. It reports
 // whether cl must be closed.
 func (s *Server) overOutputLimit(cl *client, pending int) bool {
-	if s.obufDirty.Swap(false) {
-		normal := s.cfg.ClientOutputBufferLimits()[0]
-		s.obufLimit.Store(&normal)
-	}
 	if cl.replica != nil {
 		// the snapshot is not output in Redis's sense; the stream is limited
 		// in the push buffer, with the replica class (pushOverLimit)
 		return false
 	}
-	lim := s.obufLimit.Load()
+	lim := &s.obufLimits()[0]
 	if cl.subscriptions() > 0 { // the pubsub class
-		l := s.cfg.ClientOutputBufferLimits()[2]
-		lim = &l
+		lim = &s.obufLimits()[2]
 	}
 	if lim.Hard == 0 && lim.Soft == 0 {
 		return false

@@ -280,5 +280,5 @@ const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 // goodReplicas is Redis's checkGoodReplicasStatus: with min-replicas-to-write
 // set, writes need that many replicas; HotKV has none yet.
 func (s *Server) goodReplicas() bool {
-	return s.cfg.Int("min-replicas-to-write") == 0 || s.cfg.Int("min-replicas-max-lag") == 0
+	return s.minReplicasToWrite() == 0 || s.minReplicasMaxLag() == 0
 }

@@ -4,6 +4,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/clock"
@@ -216,4 +217,92 @@ func TestHotPathAllocsPropagating(t *testing.T) {
 	if got := string(tgt.last); got != "*5\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n$4\r\nPXAT\r\n$13\r\n1700000030000\r\n" {
 		t.Errorf("SET PX propagated as %q", got)
 	}
+}
+
+// EVALSHA of the release script (a GET that misses the token): the allocation
+// sites left are the busy state other clients may read (1), the KEYS/ARGV
+// strings (one buffer and a boxed string per item: 3) and redis.call's bulk
+// reply as a Lua string (2); MemStats counts 7, as the two short strings are
+// tiny allocations, counted once each and again for the 16-byte blocks they
+// share. Everything else (the Run, redis.call's argv, the script lookup, the
+// KEYS/ARGV tables) is reused; this fails if a per-call allocation comes back
+// (it was 13 before).
+func TestEvalshaAllocs(t *testing.T) {
+	s, cl := newBenchServer(t)
+	run(s, cl, args("SCRIPT", "LOAD", releaseScript))
+	run(s, cl, args("SET", "lock:1", "tok-a81f"))
+	call := args("EVALSHA", "ae3671744a5dbb24ea37ef607b8b10ac7856d43e", "1", "lock:1", "tok-other")
+	run(s, cl, call)
+	if n := testing.AllocsPerRun(1000, func() { run(s, cl, call) }); n > 7 {
+		t.Errorf("EVALSHA release (miss): %.1f allocations per call, want <= 7", n)
+	}
+	cl.w.Buf = cl.w.Buf[:0]
+	run2 := func(argv [][]byte) string {
+		cl.clockUs = s.clock.NowUs()
+		s.eng.Lock()
+		s.dispatch(cl, argv)
+		s.eng.Unlock()
+		out := string(cl.w.Buf)
+		cl.w.Buf = cl.w.Buf[:0]
+		return out
+	}
+	if got := run2(call); got != ":0\r\n" {
+		t.Fatalf("release with the wrong token: %q", got)
+	}
+	if got := run2(args("EVALSHA", "ae3671744a5dbb24ea37ef607b8b10ac7856d43e", "1", "lock:1", "tok-a81f")); got != ":1\r\n" {
+		t.Fatalf("release with the token: %q", got)
+	}
+}
+
+// txbench's transaction: MULTI, ten INCRs, EXEC (a batch of 12 commands).
+func multiExecBatch() [][][]byte {
+	batch := [][][]byte{args("MULTI")}
+	for i := 0; i < 10; i++ {
+		batch = append(batch, args("INCR", "counter:"+string(rune('0'+i))))
+	}
+	return append(batch, args("EXEC"))
+}
+
+func runBatch(s *Server, cl *client, batch [][][]byte) {
+	cl.clockUs = s.clock.NowUs()
+	s.eng.Lock()
+	for _, argv := range batch {
+		s.dispatch(cl, argv)
+	}
+	s.eng.Unlock()
+	cl.w.Buf = cl.w.Buf[:0]
+}
+
+func BenchmarkMultiExec(b *testing.B) {
+	s, cl := newBenchServer(b)
+	s.clients[cl.ID] = cl
+	batch := multiExecBatch()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		runBatch(s, cl, batch)
+	}
+}
+
+// MULTI + 10 INCR + EXEC allocates nothing once the client's queue buffers have
+// grown (it was 35 allocations: a copy of every queued argv, the queue itself);
+// the replies stay the same.
+func TestMultiExecAllocs(t *testing.T) {
+	s, cl := newBenchServer(t)
+	s.clients[cl.ID] = cl
+	batch := multiExecBatch()
+	runBatch(s, cl, batch)
+	if n := testing.AllocsPerRun(200, func() { runBatch(s, cl, batch) }); n != 0 {
+		t.Errorf("MULTI + 10 INCR + EXEC: %.1f allocations, want 0", n)
+	}
+	cl.clockUs = s.clock.NowUs()
+	s.eng.Lock()
+	for _, argv := range batch {
+		s.dispatch(cl, argv)
+	}
+	s.eng.Unlock()
+	want := "+OK\r\n" + strings.Repeat("+QUEUED\r\n", 10) + "*10\r\n" + strings.Repeat(":203\r\n", 10) // 1 + 201 + 1 runs
+	if got := string(cl.w.Buf); got != want {
+		t.Errorf("replies %q, want %q", got, want)
+	}
+	cl.w.Buf = cl.w.Buf[:0]
 }

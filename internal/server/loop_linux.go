@@ -165,18 +165,26 @@ func (s *Server) watchListener(ln net.Listener) error {
 func (l *eventLoop) run() {
 	runtime.LockOSThread() // the loop is the thread: no migration between epoll calls
 	defer runtime.UnlockOSThread()
+	rawWait := rawWaitMs
+	if runtime.GOMAXPROCS(0) <= len(l.s.loops) {
+		rawWait = 0 // the loops could hold every P: leave one to the other goroutines
+	}
 	for !l.s.stopping.Load() {
 		timeout := 100 // ms; the idle reaper and CLIENT PAUSE need no finer tick
-		if len(l.backlog) > 0 {
-			timeout = 0
+		if len(l.backlog) > 0 || l.pushWoken.Load() {
+			timeout = 0 // more to do: buffered commands, or pushes queued without a wake-up
 		} else if len(l.held) > 0 {
 			timeout = int(min(max(l.s.pauseRemainingMs(), 1), 100))
 		}
-		// poll without blocking first: under load events are ready and the call
-		// needs no scheduler hand-off; block only when there is nothing to do
-		n, err := epollPoll(l.epfd, l.events)
-		if n == 0 && err == nil && timeout != 0 {
-			n, err = unix.EpollWait(l.epfd, l.events, timeout)
+		// wait without telling the runtime first (a raw system call, at most
+		// rawWaitMs): under load the next event comes within microseconds, and the
+		// loop keeps its P. A wait the runtime knows of lets sysmon retake the P
+		// after 20 µs, which costs a hand-off, a spinning M polling the netpoller
+		// and a futex wake-up per wait, and keeps sysmon ticking every 20 µs.
+		// Block the runtime's way only when the loop has been idle that long.
+		n, err := epollWaitRaw(l.epfd, l.events, min(timeout, rawWait))
+		if n == 0 && err == nil && timeout > rawWait {
+			n, err = unix.EpollWait(l.epfd, l.events, timeout-rawWait)
 		}
 		if err != nil && err != unix.EINTR {
 			l.s.log.Error("epoll_wait failed", "err", err)
@@ -246,8 +254,20 @@ func rawIO(trap uintptr, fd int, p []byte) (int, error) {
 // epollPoll is epoll_wait with a zero timeout as a raw system call (it cannot
 // block, so the runtime need not be told).
 func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
+	return epollWaitRaw(epfd, events, 0)
+}
+
+// rawWaitMs bounds a raw (runtime-unaware) blocking epoll_wait. While the loop
+// waits raw, its goroutine counts as running: the garbage collector's
+// stop-the-world and sysmon's preemption reach it by a signal, which ends the
+// wait with EINTR; other goroutines run on the other Ps (with no P to spare, a
+// loop never waits raw).
+const rawWaitMs = 1
+
+// epollWaitRaw is epoll_wait as a raw system call, EINTR reported as no events.
+func epollWaitRaw(epfd int, events []unix.EpollEvent, timeoutMs int) (int, error) {
 	r, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd),
-		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), 0, 0, 0)
+		uintptr(unsafe.Pointer(&events[0])), uintptr(len(events)), uintptr(timeoutMs), 0, 0)
 	if e != 0 {
 		if e == unix.EINTR {
 			return 0, nil
@@ -349,6 +369,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 			}
 			return
 		}
+		s.lockLoop = l
 		for n := 0; ; n++ {
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
@@ -371,6 +392,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 				break
 			}
 		}
+		s.lockLoop = nil
 		s.eng.Unlock()
 		l.cmdUs += cl.clockUs - batchStart
 		l.cmds += cl.cmds - cmdsBefore
@@ -618,12 +640,17 @@ func (s *Server) whileBlocked(st *scriptState) {
 	}
 }
 
-// queuePush asks the loop to deliver cl's queued messages; any goroutine.
+// queuePush asks the loop to deliver cl's queued messages; any goroutine,
+// under the engine lock. When the loop itself runs the command that produced
+// the message (a PUBLISH to a subscriber of the same loop), the loop serves
+// its pushes at the end of the cycle and the wake-up (an eventfd write, and its
+// read and epoll event) is skipped, as Redis writes to subscribers before its
+// next epoll_wait.
 func (l *eventLoop) queuePush(cl *client) {
 	l.pushMu.Lock()
 	l.pushQ = append(l.pushQ, cl)
 	l.pushMu.Unlock()
-	if !l.pushWoken.Swap(true) {
+	if !l.pushWoken.Swap(true) && l.s.lockLoop != l {
 		var one = [8]byte{1}
 		_, _ = unix.Write(l.wakefd, one[:])
 	}

@@ -25,7 +25,9 @@ type watchedKey struct {
 
 // multiState is a client's transaction state.
 type multiState struct {
-	queue   [][][]byte // copies of the queued commands
+	queue   []queuedCmd // the queued commands, copied (queueArgv)
+	argBuf  []byte      // the queued arguments' bytes, reused by the next MULTI
+	argHdrs [][]byte    // the queued commands' argv slices, reused likewise
 	flags   command.Flag
 	dirty   bool // a command failed to queue: EXEC aborts
 	watched []watchedKey
@@ -212,19 +214,61 @@ func (s *Server) DiscardMulti(c *command.Client) {
 	}
 }
 
+// queuedCmd is one command queued by MULTI, with the spec dispatch found.
+type queuedCmd struct {
+	spec *command.Spec
+	argv [][]byte
+}
+
+// multiBufMax bounds the queue buffers a client keeps between transactions.
+const multiBufMax = 64 << 10
+
 func discardQueue(cl *client) {
-	cl.multi.queue = nil
-	cl.multi.flags = 0
-	cl.multi.dirty = false
+	m := &cl.multi
+	clear(m.queue) // drop the references; the next MULTI reuses the slices
+	m.queue = m.queue[:0]
+	clear(m.argHdrs)
+	m.argHdrs = m.argHdrs[:0]
+	m.argBuf = m.argBuf[:0]
+	if cap(m.argBuf) > multiBufMax || cap(m.argHdrs) > multiBufMax/16 || cap(m.queue) > multiBufMax/16 {
+		m.queue, m.argBuf, m.argHdrs = nil, nil, nil
+	}
+	m.flags = 0
+	m.dirty = false
 	cl.Multi = -1
 }
 
 // queue appends a copy of argv to the transaction (dispatch calls it for a
 // command sent inside MULTI).
 func (cl *client) queue(spec *command.Spec, argv [][]byte) {
-	cl.multi.queue = append(cl.multi.queue, copyArgv(argv))
+	cl.multi.queue = append(cl.multi.queue, queuedCmd{spec, cl.multi.queueArgv(argv)})
 	cl.multi.flags |= spec.Flags
 	cl.Multi++
+}
+
+// queueArgv copies argv into the queue's buffers: no allocation per queued
+// command once the buffers have grown. A buffer that is full is replaced by a
+// bigger one, never grown in place, so the commands already queued keep
+// pointing at their bytes; discardQueue makes the buffers reusable (EXEC takes
+// the queue and the argv slices away from it while they run).
+func (m *multiState) queueArgv(argv [][]byte) [][]byte {
+	n := 0
+	for _, a := range argv {
+		n += len(a)
+	}
+	if cap(m.argBuf)-len(m.argBuf) < n {
+		m.argBuf = make([]byte, 0, max(2*cap(m.argBuf), n, 512))
+	}
+	if cap(m.argHdrs)-len(m.argHdrs) < len(argv) {
+		m.argHdrs = make([][]byte, 0, max(2*cap(m.argHdrs), len(argv), 32))
+	}
+	start := len(m.argHdrs)
+	for _, a := range argv {
+		off := len(m.argBuf)
+		m.argBuf = append(m.argBuf, a...)
+		m.argHdrs = append(m.argHdrs, m.argBuf[off:len(m.argBuf):len(m.argBuf)])
+	}
+	return m.argHdrs[start:len(m.argHdrs):len(m.argHdrs)]
 }
 
 // watchedKeyExpired reports whether a watched key expired since it was watched
@@ -260,15 +304,28 @@ func (s *Server) Exec(c *command.Ctx) {
 		c.W.NullArray()
 		return
 	}
-	queue := cl.multi.queue
+	// the queue and its argv slices leave the client (discardQueue must not
+	// clear them, a command run here cannot reach them) and come back empty,
+	// for the next MULTI to reuse, when they have run; the argument bytes stay
+	// in argBuf, which nothing appends to before EXEC returns
+	queue, hdrs := cl.multi.queue, cl.multi.argHdrs
+	cl.multi.queue, cl.multi.argHdrs = nil, nil
 	discardQueue(cl)
 	c.W.ArrayLen(len(queue))
 	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
 	c.Client.DenyBlocking = true // blocking commands answer at once inside EXEC
-	for _, argv := range queue {
-		s.execute(cl, s.specFor(argv), argv, now) // one frozen now for the whole EXEC
+	for _, q := range queue {
+		s.execute(cl, q.spec, q.argv, now) // one frozen now for the whole EXEC
 	}
 	c.Client.DenyBlocking = false
+	clear(queue)
+	clear(hdrs)
+	if cl.multi.queue == nil && cap(queue) <= multiBufMax/16 {
+		cl.multi.queue = queue[:0]
+	}
+	if cl.multi.argHdrs == nil && cap(hdrs) <= multiBufMax/16 {
+		cl.multi.argHdrs = hdrs[:0]
+	}
 	// back to EXEC's own context: it succeeded, its commands' errors were counted
 	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty = execSpec, execArgv, "", now, 0
 	s.eng.BeginAt(now)

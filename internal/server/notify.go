@@ -3,6 +3,7 @@ package server
 import (
 	"github.com/hotkv/hotkv/internal/command"
 	"strconv"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -73,17 +74,19 @@ func (s *Server) publishEvent(f config.NotifyFlags, db int, event string, key []
 	if s.hub.Len(pubsub.Channel) == 0 && s.hub.Len(pubsub.Pattern) == 0 {
 		return // nobody can receive it (Redis 8.6 returns here too)
 	}
+	// the hub reads the channel and the message during the call only: they
+	// alias this buffer, the event name and the key, without copies
 	var num [20]byte
 	dbs := strconv.AppendInt(num[:0], int64(db), 10)
 	if f&config.NotifyKeyspace != 0 {
 		ch := make([]byte, 0, len("__keyspace@__:")+len(dbs)+len(key))
 		ch = append(append(append(append(ch, "__keyspace@"...), dbs...), "__:"...), key...)
-		s.hub.Publish(pubsub.Channel, string(ch), []byte(event))
+		s.hub.Publish(pubsub.Channel, unsafe.String(unsafe.SliceData(ch), len(ch)), unsafe.Slice(unsafe.StringData(event), len(event)))
 	}
 	if f&config.NotifyKeyevent != 0 {
 		ch := make([]byte, 0, len("__keyevent@__:")+len(dbs)+len(event))
 		ch = append(append(append(append(ch, "__keyevent@"...), dbs...), "__:"...), event...)
-		s.hub.Publish(pubsub.Channel, string(ch), append([]byte(nil), key...))
+		s.hub.Publish(pubsub.Channel, unsafe.String(unsafe.SliceData(ch), len(ch)), key)
 	}
 }
 

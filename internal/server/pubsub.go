@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/pubsub"
@@ -114,7 +115,7 @@ func (s *Server) pushOverLimit(cl *client, queued int) bool {
 	case cl.subscriptions() > 0:
 		class = 2
 	}
-	lim := s.cfg.ClientOutputBufferLimits()[class]
+	lim := &s.obufLimits()[class]
 	n := uint64(queued)
 	over := lim.Hard > 0 && n > lim.Hard
 	if !over && lim.Soft > 0 && n > lim.Soft {
@@ -244,8 +245,8 @@ func (s *Server) unsubscribeAll(cl *client) {
 
 func (api *pubsubAPI) Publish(kind int, channel, msg []byte) int {
 	s := (*Server)(api)
-	n := s.hub.Publish(pubsub.Kind(kind), string(channel), append([]byte(nil), msg...))
-	return n
+	// the hub reads channel and msg during the call only: no copies
+	return s.hub.Publish(pubsub.Kind(kind), unsafe.String(unsafe.SliceData(channel), len(channel)), msg)
 }
 
 func (api *pubsubAPI) Channels(kind int, pattern []byte) []string {

@@ -26,6 +26,12 @@ type scripting struct {
 	// allowDenied is DEBUG SET-DISABLE-DENY-SCRIPTS
 	allowDenied atomic.Bool
 	depth       int
+	// the running invocation (begin/end): its Run, reused by every call, and
+	// where its reply starts in the caller's buffer
+	runv               script.Run
+	mark               int
+	interruptCur       func() bool // interrupt(cur), made once
+	busyReplyThreshold func() int64
 }
 
 // scriptState is one running script as other clients see it.
@@ -57,6 +63,8 @@ func newScripting(s *Server) *scripting {
 	})
 	sc.client = command.Client{ID: -1, Name: "", User: "default", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
 	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
+	sc.interruptCur = func() bool { return sc.interrupt(sc.cur.Load()) }
+	sc.busyReplyThreshold = s.cfg.IntFunc("busy-reply-threshold")
 	return sc
 }
 
@@ -111,7 +119,7 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 			c.Error(errText)
 			return
 		}
-	} else if scr = sc.vm.Lookup(string(sha)); scr == nil {
+	} else if scr = sc.vm.LookupBytes(sha); scr == nil {
 		c.Error("NOSCRIPT No matching script. Please use EVAL.")
 		return
 	}
@@ -130,37 +138,49 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 	}
 	readOnly := ro || (!compat && scr.Flags&script.FlagNoWrites != 0)
 	allowOOM := !compat && scr.Flags&script.FlagAllowOOM != 0
-	sc.run(c, readOnly, true, func(run *script.Run) bool {
-		sc.cur.Load().allowOOM = allowOOM
-		run.Keys, run.Args, run.Name = keys, args, scr.SHA
-		return sc.vm.Eval(scr, run, c.W)
-	})
+	run, st := sc.begin(c, readOnly, true)
+	if run == nil {
+		return
+	}
+	st.allowOOM = allowOOM
+	run.Keys, run.Args, run.Name = keys, args, scr.SHA
+	sc.end(c, st, sc.vm.Eval(scr, run, c.W))
 }
 
-// run executes one script invocation as the caller's execution unit: it
-// publishes the busy state, points the script client at the caller's database,
-// and records the reply's error for the stats.
-func (sc *scripting) run(c *command.Ctx, readOnly, eval bool, exec func(run *script.Run) (noStats bool)) {
+// begin starts one script invocation as the caller's execution unit: it
+// publishes the busy state and points the script client at the caller's
+// database. It returns the Run to hand to the interpreter (reused from call to
+// call: the interpreter keeps no reference to it after the script returns), or
+// nil after replying with an error. end must follow.
+func (sc *scripting) begin(c *command.Ctx, readOnly, eval bool) (*script.Run, *scriptState) {
 	s := sc.s
 	if sc.depth > 0 { // cannot happen: EVAL and FCALL are noscript
 		c.Error("ERR script called from a script")
-		return
+		return nil, nil
 	}
 	cl := s.clientOf(c.Client)
 	st := &scriptState{caller: cl, startUs: s.clock.NowUs(), eval: eval, readOnly: readOnly, nowMs: c.Now,
-		thresholdMs: s.cfg.Int("busy-reply-threshold")}
+		thresholdMs: sc.busyReplyThreshold()}
 	sc.cur.Store(st)
 	sc.depth++
 	sc.client.DB = c.Client.DB
 	sc.client.Proto = 2
-	mark := len(c.W.Buf)
-	run := &script.Run{Host: sc, Interrupt: func() bool { return sc.interrupt(st) }}
-	noStats := exec(run)
+	sc.mark = len(c.W.Buf)
+	sc.runv = script.Run{Host: sc, Interrupt: sc.interruptCur}
+	return &sc.runv, st
+}
+
+// end finishes the invocation begin started and records the reply's error for
+// the stats.
+func (sc *scripting) end(c *command.Ctx, st *scriptState, noStats bool) {
+	s := sc.s
 	sc.depth--
 	sc.cur.Store(nil)
+	sc.runv = script.Run{} // drop the references to the caller's arguments
 	if st.timedOut.Load() {
 		s.log.Warn("slow script finished", "ms", (s.clock.NowUs()-st.startUs)/1000)
 	}
+	mark := sc.mark
 	if len(c.W.Buf) > mark && c.W.Buf[mark] == '-' {
 		if noStats { // counted where it happened: only a failed call of the script
 			c.FailedNoStats = true
@@ -419,16 +439,17 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 		return
 	}
 	readOnly := ro || f.Flags&script.FlagNoWrites != 0
-	sc.run(c, readOnly, false, func(run *script.Run) bool {
-		st := sc.cur.Load()
-		st.name = f.Name
-		st.allowOOM = f.Flags&script.FlagAllowOOM != 0
-		for _, a := range c.Argv {
-			st.argv = append(st.argv, append([]byte(nil), a...))
-		}
-		run.Keys, run.Args, run.Name = keys, args, f.Name
-		return sc.vm.FCall(f, run, c.W)
-	})
+	run, st := sc.begin(c, readOnly, false)
+	if run == nil {
+		return
+	}
+	st.name = f.Name
+	st.allowOOM = f.Flags&script.FlagAllowOOM != 0
+	for _, a := range c.Argv {
+		st.argv = append(st.argv, append([]byte(nil), a...))
+	}
+	run.Keys, run.Args, run.Name = keys, args, f.Name
+	sc.end(c, st, sc.vm.FCall(f, run, c.W))
 }
 
 func (sc *scripting) nowMs() int64 { return sc.s.clock.NowUs() / 1000 }

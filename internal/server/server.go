@@ -46,12 +46,15 @@ type Server struct {
 	mem           memAcct
 	preCommandOOM bool
 	cfg           *config.Config
-	log           *slog.Logger
-	clock         clock.Clock
-	eng           *engine.Engine
-	ks            *keyspace.Keyspace
-	table         *command.Table
-	limits        *resp.Limits
+	// min-replicas-to-write and min-replicas-max-lag, read by every write
+	// (goodReplicas) without the parameter-name lookup
+	minReplicasToWrite, minReplicasMaxLag func() int64
+	log                                   *slog.Logger
+	clock                                 clock.Clock
+	eng                                   *engine.Engine
+	ks                                    *keyspace.Keyspace
+	table                                 *command.Table
+	limits                                *resp.Limits
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
@@ -87,7 +90,7 @@ type Server struct {
 	latencyTracking atomic.Bool   // latency-tracking
 	notifyFlags     atomic.Uint32 // notify-keyspace-events, parsed (notify.go)
 	obufDirty       atomic.Bool
-	obufLimit       atomic.Pointer[config.OBufLimit] // client-output-buffer-limit, normal class
+	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
 	errStats        map[string]int64
 	shutdown        chan struct{}
 	closeOnce       sync.Once
@@ -97,8 +100,13 @@ type Server struct {
 	// the event loops hold its command back instead.
 	blockOnPause bool
 	loops        []*eventLoop
-	lnFDs        sync.Map // listener fds the loops accept on
-	stopping     atomic.Bool
+	// lockLoop is the event loop whose goroutine holds the engine lock to run
+	// its clients' commands (serve), else nil: a message for one of that loop's
+	// clients needs no wake-up, the loop serves its pushes at the end of the
+	// cycle. Engine lock.
+	lockLoop *eventLoop
+	lnFDs    sync.Map // listener fds the loops accept on
+	stopping atomic.Bool
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
@@ -137,18 +145,20 @@ func New(cfg *config.Config, opts Options) *Server {
 		StreamNodeMaxEntries:   cfg.IntFunc("stream-node-max-entries"),
 	}
 	s := &Server{
-		cfg:      cfg,
-		log:      lg,
-		clock:    clk,
-		ks:       ks,
-		eng:      engine.New(ks, clk, seed),
-		table:    command.NewTable(),
-		limits:   resp.NewLimits(),
-		clients:  map[int64]*client{},
-		errStats: map[string]int64{},
-		shutdown: make(chan struct{}),
-		runID:    randomHex(20),
-		replID:   randomHex(20),
+		minReplicasToWrite: cfg.IntFunc("min-replicas-to-write"),
+		minReplicasMaxLag:  cfg.IntFunc("min-replicas-max-lag"),
+		cfg:                cfg,
+		log:                lg,
+		clock:              clk,
+		ks:                 ks,
+		eng:                engine.New(ks, clk, seed),
+		table:              command.NewTable(),
+		limits:             resp.NewLimits(),
+		clients:            map[int64]*client{},
+		errStats:           map[string]int64{},
+		shutdown:           make(chan struct{}),
+		runID:              randomHex(20),
+		replID:             randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	s.trk = newTracker(seed, cfg.IntFunc("tracking-table-max-keys"))
@@ -166,8 +176,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		s.latencyTracking.Store(v == "yes")
 		return nil
 	})
-	normal := cfg.ClientOutputBufferLimits()[0]
-	s.obufLimit.Store(&normal)
+	limits := cfg.ClientOutputBufferLimits()
+	s.obufLimit.Store(&limits)
 	cfg.OnChange("client-output-buffer-limit", func(string) error {
 		s.obufDirty.Store(true) // re-read after the hook: the config lock is held here
 		return nil
