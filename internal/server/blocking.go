@@ -21,8 +21,9 @@ import (
 //     keys run their command again, oldest first; one that is served leaves,
 //     one that still finds nothing stays in its place.
 //   - On timeout (a timer), CLIENT UNBLOCK or a disconnect, the client leaves;
-//     on timeout its command runs once more with Ctx.NoBlock set and replies as
-//     for an empty result.
+//     on timeout a command blocked on keys replies a null array without
+//     looking at them again (timeoutBlocked), and WAIT runs once more with
+//     Ctx.NoBlock set and replies its count.
 //
 // The reply of a released client is produced under the engine lock by whoever
 // released it and delivered through the client's push buffer (pubsub.go),
@@ -288,8 +289,32 @@ func (s *Server) blockTimeout(cl *client) {
 	if !cl.block.on {
 		return
 	}
-	s.rerunBlocked(cl, true)
+	s.timeoutBlocked(cl)
 	s.serveReady()
+}
+
+// timeoutBlocked ends cl's blocked command at its timeout or by CLIENT UNBLOCK
+// TIMEOUT, as Redis's replyToBlockedClientTimedOut: a command blocked on keys
+// replies a null array without looking at them again (no lazy expiry of a key
+// that expired meanwhile, no keyspace hit or miss, no WRONGTYPE for a key that
+// changed type); one blocked on no key (WAIT) runs again with NoBlock and
+// replies what it counts. Engine lock held.
+func (s *Server) timeoutBlocked(cl *client) {
+	if len(cl.block.keys) == 0 {
+		s.rerunBlocked(cl, true)
+		return
+	}
+	var w resp.Writer
+	w.Proto = cl.Proto
+	w.NullArray()
+	if spec := s.specFor(cl.block.argv); spec != nil {
+		// one call of no time of its own (updateStatsOnUnblock)
+		st := &s.cmdStats[spec.ID]
+		st.calls++
+		s.recordLatency(spec.ID, 0)
+		s.stats.commands++
+	}
+	s.releaseBlocked(cl, w.Buf)
 }
 
 // unblockClient is CLIENT UNBLOCK: TIMEOUT replies as a timeout, ERROR with
@@ -315,7 +340,7 @@ func (s *Server) unblockClient(cl *client, withError bool) bool {
 		s.releaseBlocked(cl, w.Buf)
 		return true
 	}
-	s.rerunBlocked(cl, true)
+	s.timeoutBlocked(cl)
 	return true
 }
 

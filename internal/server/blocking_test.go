@@ -207,3 +207,45 @@ func TestInfoPubSubAndBlockingCounts(t *testing.T) {
 	want("blocked_clients", 1)
 	want("total_blocking_keys", 2)
 }
+
+// A blocked command that times out (or is released by CLIENT UNBLOCK TIMEOUT)
+// replies without looking at its keys again, as Redis's
+// replyToBlockedClientTimedOut: a key that expired meanwhile is not lazily
+// deleted by it (no "expired_keys", no DEL in the replication stream); the
+// next command that reads the key does that.
+func TestBlockingTimeoutLeavesKeysAlone(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctl := hotkvtest.Dial(t, srv.Addr)
+	if r := ctl.Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	w := hotkvtest.Dial(t, srv.Addr)
+	w.Do("SELECT", "9")
+	w.Write(hotkvtest.EncodeCommand("BRPOP", "k", "0"))
+	waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == 1 })
+	ctl.Do("SELECT", "1")
+	ctl.Do("RPUSH", "k", "hello")
+	ctl.Do("PEXPIRE", "k", "20")
+	time.Sleep(40 * time.Millisecond)
+	ctl.Do("SWAPDB", "1", "9") // the expired key moves under the waiter: not served
+	if n := infoInt(t, ctl, "blocked_clients"); n != 1 {
+		t.Fatalf("blocked_clients %d after SWAPDB with an expired key", n)
+	}
+	before := infoInt(t, ctl, "expired_keys")
+	id := clientID(t, ctl, "brpop")
+	if r := ctl.Do("CLIENT", "UNBLOCK", id); r != ":1\r\n" {
+		t.Fatal(r)
+	}
+	if r, err := w.ReadReply(); err != nil || r != "*-1\r\n" {
+		t.Fatalf("timeout reply %q %v", r, err)
+	}
+	if n := infoInt(t, ctl, "expired_keys"); n != before {
+		t.Fatalf("expired_keys %d -> %d: the timeout deleted the key", before, n)
+	}
+	if r := w.Do("EXISTS", "k"); r != ":0\r\n" {
+		t.Fatal(r)
+	}
+	if n := infoInt(t, ctl, "expired_keys"); n != before+1 {
+		t.Fatalf("expired_keys %d after EXISTS, want %d", n, before+1)
+	}
+}
