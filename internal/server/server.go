@@ -62,7 +62,8 @@ type Server struct {
 	runID    string
 	replID   string
 	lastSave int64
-	rdb      rdbState // persist.go; engine lock
+	rdb      rdbState    // persist.go; engine lock
+	loading  atomic.Bool // INFO persistence loading: the startup load runs
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client
@@ -171,7 +172,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		return nil
 	})
 	s.startUs = clk.NowUs()
-	s.lastSave = s.startUs / 1e6
+	s.lastSave = s.startUs / 1e6 // at startup the DB counts as saved
+	s.rdb.lastBgTime = -1
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {
@@ -353,6 +355,9 @@ func (s *Server) closeListeners() {
 func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
+	if err := s.loadAtStartup(); err != nil {
+		return err
+	}
 	s.eng.Lock()
 	s.mem.startup = s.usedMemory()
 	s.applyMaxmemory() // a maxmemory from the config file or the command line
