@@ -29,7 +29,8 @@ const (
 //	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
 //	encoding thresholds (hash-, list-, set-, zset-max-listpack-*,
 //	set-max-intset-entries), and the RDB snapshot ones (save, dir, dbfilename,
-//	rdbcompression, rdbchecksum, shutdown-on-sigint, shutdown-on-sigterm)
+//	rdbcompression, rdbchecksum, stop-writes-on-bgsave-error, shutdown-on-sigint,
+//	shutdown-on-sigterm)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -138,7 +139,7 @@ func paramTable() []paramDef {
 		strP("dbfilename", "", H|fProtected, "dump.rdb", validBaseName("dbfilename", "a filename", false), "Snapshot file name."),
 		boolP("rdbcompression", "", H, true, "Compress strings in snapshots."),
 		boolP("rdbchecksum", "", H|imm, true, "Checksum snapshots."),
-		boolP("stop-writes-on-bgsave-error", "", 0, true, "Refuse writes after a failed background save."),
+		boolP("stop-writes-on-bgsave-error", "", H, true, "Refuse writes after a failed background save."),
 		boolP("rdb-save-incremental-fsync", "", 0, true, "fsync snapshots incrementally."),
 		boolP("rdb-del-sync-files", "", 0, false, "Delete snapshot files used only for replication."),
 

@@ -446,7 +446,8 @@ func TestParams(t *testing.T) {
 		"set-max-intset-entries", "set-max-listpack-entries", "set-max-listpack-value", "tcp-keepalive",
 		"timeout", "tracking-table-max-keys", "zset-max-listpack-entries", "zset-max-listpack-value",
 		// RDB snapshots (decision 0025)
-		"dbfilename", "dir", "rdbchecksum", "rdbcompression", "save", "shutdown-on-sigint", "shutdown-on-sigterm"}
+		"dbfilename", "dir", "rdbchecksum", "rdbcompression", "save", "shutdown-on-sigint", "shutdown-on-sigterm",
+		"stop-writes-on-bgsave-error"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

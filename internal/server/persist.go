@@ -30,6 +30,21 @@ const (
 	errShutdown     = "ERR Errors trying to SHUTDOWN. Check logs."
 )
 
+// errMisconf is shared.bgsaveerr: writes (and PING) refused after a failed
+// background save while save points are set (stop-writes-on-bgsave-error).
+const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors " +
+	"during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " +
+	"for details about the RDB error."
+
+// writesDeniedByDiskError is writeCommandsDeniedByDiskError (RDB part): the
+// last background save failed, save points are set and
+// stop-writes-on-bgsave-error is yes. The status is checked first, so the
+// common case costs one load.
+func (s *Server) writesDeniedByDiskError() bool {
+	return s.rdb.lastErr && s.cfg.Bool("stop-writes-on-bgsave-error") && len(s.cfg.Save()) > 0
+}
+
 // rdbState is the persistence state guarded by the engine lock.
 type rdbState struct {
 	skipChecksum bool   // DEBUG SET-SKIP-CHECKSUM-VALIDATION

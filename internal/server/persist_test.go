@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -203,6 +204,24 @@ func TestFailedBGSaveRetriesAfterDelay(t *testing.T) {
 	if got := infoField(t, c, "rdb_saves"); got != "2" { // SAVE + one BGSAVE
 		t.Fatalf("rdb_saves %s", got)
 	}
+	// stop-writes-on-bgsave-error: writes and PING refused, reads served
+	misconf := "-" + "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+		"Commands that may modify the data set are disabled, because this instance is configured to report errors " +
+		"during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " +
+		"for details about the RDB error."
+	do(t, c, misconf+"\r\n", "SET", "b", "1")
+	do(t, c, misconf+"\r\n", "PING")
+	do(t, c, "$1\r\n1\r\n", "GET", "a")
+	do(t, c, ":1\r\n", "EVAL", "return 1", "0")
+	if r := c.Do("EVAL", "return redis.call('set','x','y')", "0"); !strings.HasPrefix(r, misconf+" script: ") {
+		t.Fatalf("write in a script: %q", r)
+	}
+	do(t, c, "+OK\r\n", "MULTI")
+	do(t, c, misconf+"\r\n", "SET", "b", "1")
+	do(t, c, "-EXECABORT Transaction discarded because of previous errors.\r\n", "EXEC")
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "stop-writes-on-bgsave-error", "no")
+	do(t, c, "+PONG\r\n", "PING")
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "stop-writes-on-bgsave-error", "yes")
 	// no retry within CONFIG_BGSAVE_RETRY_DELAY (5 s) of the failed attempt
 	a.Clock.Advance(4 * time.Second)
 	time.Sleep(300 * time.Millisecond)
@@ -216,6 +235,7 @@ func TestFailedBGSaveRetriesAfterDelay(t *testing.T) {
 	waitField(t, c, "rdb_saves", "3")
 	waitField(t, c, "rdb_last_bgsave_status", "ok")
 	waitField(t, c, "rdb_changes_since_last_save", "0")
+	do(t, c, "+OK\r\n", "SET", "b", "1") // writes accepted again
 }
 
 func TestShutdownSaveRules(t *testing.T) {
