@@ -69,7 +69,8 @@ type bgJob struct {
 	startUnix   int64 // rdb_save_time_start
 	dirtyBefore int64 // server.dirty at the start (dirty_before_bgsave)
 	done        chan bgResult
-	mu          sync.Mutex // orders kill against the rename
+	kill        chan struct{} // closed by killBG
+	mu          sync.Mutex    // orders kill against the rename
 	killed      bool
 }
 
@@ -190,7 +191,7 @@ func (s *Server) startBGSave() error {
 	s.rdb.encodeUs = s.clock.NowUs() - startUs
 	s.rdb.lastSize = buf.Len()
 	s.rdb.jobs++
-	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: s.stats.dirty, done: make(chan bgResult, 1)}
+	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: s.stats.dirty, done: make(chan bgResult, 1), kill: make(chan struct{})}
 	s.rdb.bg = job
 	path := s.rdbPath()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), s.rdb.jobs))
@@ -205,7 +206,10 @@ func (s *Server) startBGSave() error {
 func (s *Server) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Duration) {
 	err := errKilled
 	if delay > 0 {
-		time.Sleep(delay)
+		select {
+		case <-time.After(delay):
+		case <-job.kill:
+		}
 	}
 	job.mu.Lock()
 	killed := job.killed
@@ -259,6 +263,7 @@ func (s *Server) killBG() {
 	job.mu.Lock()
 	job.killed = true
 	job.mu.Unlock()
+	close(job.kill)
 	s.rdb.bg = nil
 	s.rdb.lastBgTime = s.nowUnix() - job.startUnix
 }

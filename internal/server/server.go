@@ -388,6 +388,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("shutting down")
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
+	s.killBG()                 // a BGSAVE in progress is abandoned, as Redis kills its child
 
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
