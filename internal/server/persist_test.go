@@ -111,7 +111,7 @@ func TestBGSaveIsPointInTime(t *testing.T) {
 	c := hotkvtest.Dial(t, a.Addr)
 	do(t, c, "+OK\r\n", "SET", "k", "before")
 	do(t, c, "+OK\r\n", "SET", "other", "x")
-	a.Srv.SetBGSaveDelay(400 * time.Millisecond)
+	a.Srv.SetBGSaveDelay(time.Second)
 	do(t, c, "+Background saving started\r\n", "BGSAVE")
 	// writes go on while the file is written; they are not in it
 	do(t, c, "+OK\r\n", "SET", "k", "after")
