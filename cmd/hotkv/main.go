@@ -93,8 +93,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		logger.Error("could not listen", "err", err)
 		return 1
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
+	// SIGTERM and SIGINT run SHUTDOWN with shutdown-on-sigterm/-sigint's flags
+	// (saving when save points are set); after a failed save the server
+	// keeps running, as Redis does
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	go func() {
+		for sig := range sigs {
+			srv.ShutdownOnSignal(sig == syscall.SIGINT)
+		}
+	}()
 	logger.Info("HotKV started", "version", server.HotKVVersion, "pid", os.Getpid(), "addr", srv.Addr().String())
 	if ready != nil {
 		ready <- srv.Addr().String()

@@ -90,7 +90,7 @@ func TestSignalStopsABusyScript(t *testing.T) {
 
 // startServerProcess runs this test binary as the real server on a free port
 // and returns it, its stderr and a connection to it.
-func startServerProcess(t *testing.T) (*exec.Cmd, *bytes.Buffer, net.Conn) {
+func startServerProcess(t *testing.T, extra ...string) (*exec.Cmd, *bytes.Buffer, net.Conn) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -98,7 +98,7 @@ func startServerProcess(t *testing.T) (*exec.Cmd, *bytes.Buffer, net.Conn) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
-	cmd := exec.Command(os.Args[0], "--port", strconv.Itoa(port), "--bind", "127.0.0.1")
+	cmd := exec.Command(os.Args[0], append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1"}, extra...)...)
 	cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
 	stderr := &bytes.Buffer{}
 	cmd.Stderr = stderr

@@ -133,8 +133,9 @@ type Server interface {
 	ResetStats()
 	// Table is the command table (COMMAND).
 	Table() *Table
-	// Shutdown asks the server to stop after the current reply.
-	Shutdown(nosave bool, abort bool) error
+	// Shutdown is SHUTDOWN: save as the flags say, then stop after the
+	// current reply; an error is the error reply.
+	Shutdown(f ShutdownFlags) error
 	// Password is the configured requirepass ("" when none).
 	Password() string
 	// LastSave is LASTSAVE's Unix time in seconds.

@@ -30,6 +30,19 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
+	"bgsave": {
+		Summary:    "Asynchronously saves the database(s) to disk.",
+		Since:      "1.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"3.2.2", "Added the `SCHEDULE` option."},
+		},
+		Args: []ArgDoc{
+			{Name: "schedule", Type: "pure-token", KeySpecIndex: -1, Token: "SCHEDULE", Since: "3.2.2", Flags: ArgOptional},
+		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
 	"bitcount": {
 		Summary:    "Counts the number of set bits (population counting) in a string.",
 		Since:      "2.6.0",
@@ -2717,6 +2730,13 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
 		},
+	},
+	// source: 8.2: redis/redis src/commands.def @da13ede
+	"save": {
+		Summary:    "Synchronously saves the database(s) to disk.",
+		Since:      "1.0.0",
+		Group:      "server",
+		Complexity: "O(N) where N is the total number of keys in all databases",
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"scan": {

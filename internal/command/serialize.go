@@ -22,6 +22,14 @@ type Persistence interface {
 	// function libraries; then load the file (merge: its keys and libraries
 	// replace existing ones). errText is the error reply, "" on success.
 	DebugReload(save, flush, merge bool) (errText string)
+	// Save is SAVE: errText is the error reply, "" for +OK.
+	Save() (errText string)
+	// BGSave is BGSAVE [SCHEDULE]; inExec: called inside EXEC. status is the
+	// status reply, errText the error reply.
+	BGSave(schedule, inExec bool) (status, errText string)
+	// FlushAllSave is FLUSHALL's persistence part: kill a BGSAVE in progress
+	// and, with save points configured, save the empty dataset (saved).
+	FlushAllSave() (saved bool)
 }
 
 func serializeCommands() []*Spec {

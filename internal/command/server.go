@@ -44,6 +44,9 @@ func flushallCmd(c *Ctx) {
 	}
 	c.Dirty += c.KS.Keys()
 	c.KS.FlushAll()
+	if c.Srv != nil && c.Srv.Persistence().FlushAllSave() {
+		c.Dirty = 1 // the save reset the counter; FLUSHALL itself counts one
+	}
 	c.W.SimpleString("OK")
 	// propagated even when there was nothing to flush (flushallCommand)
 	c.ForcePropagation(PropAll)
@@ -128,30 +131,41 @@ func infoCmd(c *Ctx) {
 	c.W.Verbatim("txt", string(c.Srv.Info(nil, secs)))
 }
 
-// shutdownCmd: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT].
+// ShutdownFlags are SHUTDOWN's options (SHUTDOWN_NOSAVE, _SAVE, _NOW, _FORCE)
+// and ABORT.
+type ShutdownFlags struct {
+	NoSave, Save, Now, Force, Abort bool
+}
+
+// shutdownCmd: SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT] (shutdownCommand).
 func shutdownCmd(c *Ctx) {
-	nosave, abort := false, false
+	var f ShutdownFlags
 	for _, a := range c.Argv[1:] {
 		switch {
 		case eqFold(a, "nosave"):
-			nosave = true
-		case eqFold(a, "save"), eqFold(a, "now"), eqFold(a, "force"):
+			f.NoSave = true
+		case eqFold(a, "save"):
+			f.Save = true
+		case eqFold(a, "now"):
+			f.Now = true
+		case eqFold(a, "force"):
+			f.Force = true
 		case eqFold(a, "abort"):
-			abort = true
+			f.Abort = true
 		default:
 			c.Err(ErrSyntax)
 			return
 		}
 	}
-	if abort && len(c.Argv) > 2 {
-		c.Err(ErrSyntax)
+	if (f.Abort && (f.NoSave || f.Save || f.Now || f.Force)) || (f.NoSave && f.Save) {
+		c.Err(ErrSyntax) // an illegal combination
 		return
 	}
-	if err := c.Srv.Shutdown(nosave, abort); err != nil {
+	if err := c.Srv.Shutdown(f); err != nil {
 		c.Error(err.Error())
 		return
 	}
-	if abort {
+	if f.Abort {
 		c.W.SimpleString("OK")
 	}
 	// on success Redis closes the connection without a reply

@@ -37,6 +37,7 @@ const (
 	NoMandatoryKeys
 	NoMulti
 	AllowBusy
+	NoAsyncLoading
 	Random // not a COMMAND INFO flag in Redis 7 (it became a tip); kept for determinism
 	// Conn marks commands that the server runs outside the engine's serialisation
 	// point because they touch only the connection or server plumbing.
@@ -52,7 +53,7 @@ var flagNames = []struct {
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
 	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
 	{MayReplicate, "may_replicate"},
-	{NoMandatoryKeys, "no_mandatory_keys"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
+	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
 // Names lists the flag names of f in COMMAND INFO order.
@@ -146,6 +147,7 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"server", memoryCommands()},
 		family{"server", replicationCommands()},
+		family{"server", persistCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},

@@ -28,7 +28,9 @@ const (
 //	maxmemory-eviction-tenacity, lfu-log-factor, lfu-decay-time,
 //	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
 //	encoding thresholds (hash-, list-, set-, zset-max-listpack-*,
-//	set-max-intset-entries)
+//	set-max-intset-entries), and the RDB snapshot ones (save, dir, dbfilename,
+//	rdbcompression, rdbchecksum, stop-writes-on-bgsave-error, shutdown-on-sigint,
+//	shutdown-on-sigterm)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -83,8 +85,8 @@ func paramTable() []paramDef {
 		boolP("hide-user-data-from-log", "", 0, false, "Keep keys and values out of the log."),
 		strP("ignore-warnings", "", 0, "", nil, "Startup warnings to suppress."),
 		intP("shutdown-timeout", "", 0, 0, intMax, 10, "Seconds to wait for replicas on shutdown."),
-		strP("shutdown-on-sigint", "", 0, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
-		strP("shutdown-on-sigterm", "", 0, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
+		strP("shutdown-on-sigint", "", H, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
+		strP("shutdown-on-sigterm", "", H, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
 		boolP("jemalloc-bg-thread", "", 0, true, "Let jemalloc purge from a background thread."),
 		boolP("disable-thp", "", imm, true, "Disable transparent huge pages."),
 		enumP("oom-score-adj", "", 0, []enumEntry{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, "no", "How to set the process OOM score."),
@@ -132,12 +134,12 @@ func paramTable() []paramDef {
 		intP("slowlog-max-len", "", 0, 0, longMax, 128, "Entries kept by the slow log."),
 
 		// Snapshots.
-		specP("save", "", fMulti, saveSpecial, "Snapshot rules: seconds changes ... (HotKV default \"\": none)."),
-		specP("dir", "", fProtected, dirSpecial, "Working directory for snapshot and AOF files."),
-		strP("dbfilename", "", fProtected, "dump.rdb", validBaseName("dbfilename", "a filename", false), "Snapshot file name."),
-		boolP("rdbcompression", "", 0, true, "Compress strings in snapshots."),
-		boolP("rdbchecksum", "", imm, true, "Checksum snapshots."),
-		boolP("stop-writes-on-bgsave-error", "", 0, true, "Refuse writes after a failed background save."),
+		specP("save", "", H|fMulti, saveSpecial, "Snapshot rules: seconds changes ... (HotKV default \"\": none)."),
+		specP("dir", "", H|fProtected, dirSpecial, "Working directory for snapshot and AOF files."),
+		strP("dbfilename", "", H|fProtected, "dump.rdb", validBaseName("dbfilename", "a filename", false), "Snapshot file name."),
+		boolP("rdbcompression", "", H, true, "Compress strings in snapshots."),
+		boolP("rdbchecksum", "", H|imm, true, "Checksum snapshots."),
+		boolP("stop-writes-on-bgsave-error", "", H, true, "Refuse writes after a failed background save."),
 		boolP("rdb-save-incremental-fsync", "", 0, true, "fsync snapshots incrementally."),
 		boolP("rdb-del-sync-files", "", 0, false, "Delete snapshot files used only for replication."),
 

@@ -59,17 +59,25 @@ func Start(t testing.TB, opts ...Option) *Server {
 	cfg := config.New()
 	// snapshots (DEBUG RELOAD, SAVE) go to a directory of the test's own
 	// unless the test names one
-	hasDir := false
+	// unless the test names one (a restart test names the same dir twice)
+	dir := ""
+	var rest [][2]string
 	for _, kv := range o.config {
-		hasDir = hasDir || kv[0] == "dir"
-	}
-	if !hasDir { // dir is protected: set it as a startup argument
-		if _, err := cfg.ParseArgs([]string{"--dir", t.TempDir()}); err != nil {
-			t.Fatalf("config: %v", err)
+		if kv[0] == "dir" {
+			dir = kv[1]
+		} else {
+			rest = append(rest, kv)
 		}
 	}
-	if len(o.config) > 0 {
-		if err := cfg.Set(o.config...); err != nil {
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	// dir is protected: set it as a startup argument
+	if _, err := cfg.ParseArgs([]string{"--dir", dir}); err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	if len(rest) > 0 {
+		if err := cfg.Set(rest...); err != nil {
 			t.Fatalf("config: %v", err)
 		}
 	}

@@ -84,6 +84,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 		c.Error("ERR Command not allowed inside a transaction")
 	case s.rejectOnOOM(cl, spec, &mark):
 		c.Error(errOOM)
+	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0) || spec.Name == "ping") &&
+		s.writesDeniedByDiskError():
+		c.Error(errMisconf)
 	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0)) && !s.goodReplicas():
 		c.Error(errNoReplicas)
 	case cl.Subscribed && cl.Proto == 2 && !allowedWhileSubscribed(spec):

@@ -302,19 +302,6 @@ func (s *Server) infoMemory(b []byte) []byte {
 	return b
 }
 
-func (s *Server) infoPersistence(b []byte) []byte {
-	b = kv(b, "loading", "0")
-	b = kv(b, "async_loading", "0")
-	b = kvi(b, "rdb_changes_since_last_save", s.stats.dirty)
-	b = kv(b, "rdb_bgsave_in_progress", "0")
-	b = kvi(b, "rdb_last_save_time", s.lastSave)
-	b = kv(b, "rdb_last_bgsave_status", "ok")
-	b = kv(b, "aof_enabled", "0")
-	b = kv(b, "aof_rewrite_in_progress", "0")
-	b = kv(b, "aof_last_write_status", "ok")
-	return b
-}
-
 func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "total_connections_received", s.stats.connectionsReceived.Load())
 	b = kvi(b, "total_commands_processed", s.stats.commands)

@@ -132,6 +132,10 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 		c.Error(errOOM) // such a script is a denyoom command
 		return
 	}
+	if !compat && scr.Flags&script.FlagNoWrites == 0 && sc.s.writesDeniedByDiskError() {
+		c.Error(errMisconf)
+		return
+	}
 	if !compat && scr.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
 		c.Error(errNoReplicas)
 		return
@@ -262,6 +266,9 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	if spec.Flags&command.Write != 0 {
 		if st != nil && st.readOnly {
 			return nil, s.scriptRefusal(spec, "Write commands are not allowed from read-only scripts.")
+		}
+		if s.writesDeniedByDiskError() {
+			return nil, s.scriptRefusal(spec, "-"+errMisconf)
 		}
 		if !s.goodReplicas() {
 			return nil, s.scriptRefusal(spec, "-"+errNoReplicas)
@@ -432,6 +439,10 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 	}
 	if f.Flags&(script.FlagAllowOOM|script.FlagNoWrites) == 0 && sc.s.preCommandOOM {
 		c.Error(errOOM)
+		return
+	}
+	if f.Flags&script.FlagNoWrites == 0 && sc.s.writesDeniedByDiskError() {
+		c.Error(errMisconf)
 		return
 	}
 	if f.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {

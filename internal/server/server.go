@@ -65,7 +65,8 @@ type Server struct {
 	runID    string
 	replID   string
 	lastSave int64
-	rdb      rdbState // persist.go; engine lock
+	rdb      rdbState    // persist.go; engine lock
+	loading  atomic.Bool // INFO persistence loading: the startup load runs
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client
@@ -183,7 +184,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		return nil
 	})
 	s.startUs = clk.NowUs()
-	s.lastSave = s.startUs / 1e6
+	s.lastSave = s.startUs / 1e6 // at startup the DB counts as saved
+	s.rdb.lastBgTime = -1
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {
@@ -365,6 +367,9 @@ func (s *Server) closeListeners() {
 func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
+	if err := s.loadAtStartup(); err != nil {
+		return err
+	}
 	s.eng.Lock()
 	s.mem.startup = s.usedMemory()
 	s.applyMaxmemory() // a maxmemory from the config file or the command line
@@ -395,6 +400,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("shutting down")
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
+	s.killBG()                 // a BGSAVE in progress is abandoned, as Redis kills its child
 
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"errors"
 	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -64,17 +63,6 @@ func (s *Server) ResetStats() {
 
 // Table returns the command table.
 func (s *Server) Table() *command.Table { return s.table }
-
-// Shutdown implements SHUTDOWN. HotKV has nothing to save yet, so SAVE and NOSAVE
-// both stop at once; ABORT has no shutdown in progress to abort.
-func (s *Server) Shutdown(nosave, abort bool) error {
-	if abort {
-		return errors.New("ERR No shutdown in progress.")
-	}
-	s.log.Warn("user requested shutdown...")
-	s.Close()
-	return nil
-}
 
 // Password is requirepass.
 func (s *Server) Password() string { return s.cfg.String("requirepass") }
