@@ -69,9 +69,9 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
   for pl in 1 16; do
     A=(); B=(); C=()
     for r in $(seq "${ROUNDS:-3}"); do
-      A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $6}')")
-      B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $6}')")
-      C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $6}')")
+      A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $5}')")
+      B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
+      C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
     done
     MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); MC=$(med "${C[@]}")
     echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_evalsha_cycles/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') A_evalsha_cycles/s=$MC A_evalsha/B=$(awk -v a="$MC" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]}; A evalsha: ${C[*]})"

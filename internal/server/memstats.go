@@ -31,6 +31,7 @@ import (
 //
 // Engine lock held.
 func (s *Server) memStats() command.MemoryStats {
+	s.settleForReport()
 	used := s.usedMemory()
 	s.notePeak(used)
 	st := command.MemoryStats{
