@@ -32,8 +32,10 @@ import (
 // next GC. The runtime counters are read at most once a millisecond. Garbage
 // allocated since the last GC counts as used until a GC proves otherwise:
 // when the estimate is over the limit and enough has been allocated since
-// the last GC to explain the excess, performEvictions runs a GC first (at
-// most once per maxmemory/16 bytes allocated), so garbage neither evicts
+// the last GC to explain the excess (and at least 64 KiB), performEvictions
+// runs a GC first (when maxmemory/16 bytes were allocated since the last one,
+// or when ten times the last forced GC's duration has passed), so garbage
+// neither evicts
 // live keys nor refuses writes for long. runtime/debug.SetMemoryLimit is tied
 // to maxmemory (plus headroom) so that Go's garbage does not push the
 // process far past the limit.
@@ -49,15 +51,17 @@ const (
 
 // memAcct is the used-memory estimate's state; engine lock.
 type memAcct struct {
-	sampleUs   int64  // when the runtime counters were last read
-	cycles     uint64 // GC cycles at the last read
-	live       uint64 // /gc/heap/live:bytes of the last GC
-	allocsAtGC uint64 // /gc/heap/allocs:bytes when the last GC was first seen
-	allocs     uint64 // /gc/heap/allocs:bytes at the last read
-	freedAtGC  int64  // keyspace Freed when the last GC was first seen
-	forceGC    bool   // a flush happened: collect before the next estimate
-	near       bool   // the last estimate was near maxmemory: read afresh
-	startup    uint64 // used memory when the server started serving
+	sampleUs    int64  // when the runtime counters were last read
+	cycles      uint64 // GC cycles at the last read
+	live        uint64 // /gc/heap/live:bytes of the last GC
+	allocsAtGC  uint64 // /gc/heap/allocs:bytes when the last GC was first seen
+	allocs      uint64 // /gc/heap/allocs:bytes at the last read
+	freedAtGC   int64  // keyspace Freed when the last GC was first seen
+	forceGC     bool   // a flush happened: collect before the next estimate
+	near        bool   // the last estimate was near maxmemory: read afresh
+	lastGCUs    int64  // when the last forced GC ended (monoUs)
+	lastGCDurUs int64  // how long it took
+	startup     uint64 // used memory when the server started serving
 
 	policy     keyspace.EvictPolicy
 	pool       keyspace.EvictionPool
@@ -98,9 +102,23 @@ func monoUs() int64 { return int64(time.Since(memEpoch)/time.Microsecond) + 1 }
 
 // collect runs a garbage collection now and re-anchors the estimate on it.
 func (s *Server) collect() {
+	start := monoUs()
 	runtime.GC()
+	// ReadMemStats flushes every P's allocation cache into the counters
+	// (a short stop-the-world): without it, bytes allocated before the GC
+	// reach /gc/heap/allocs:bytes later and would count twice, in the live
+	// figure and as allocated since
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	s.mem.lastGCUs, s.mem.lastGCDurUs = monoUs(), monoUs()-start
 	s.mem.forceGC = false
 	s.readMem()
+}
+
+// mayCollect bounds the GCs the eviction pass forces to about a tenth of the
+// time: the next may run once ten times the last one's duration has passed.
+func (s *Server) mayCollect() bool {
+	return monoUs()-s.mem.lastGCUs >= 10*s.mem.lastGCDurUs
 }
 
 // usedMemory is used_memory: see the file comment. Engine lock.
@@ -190,7 +208,7 @@ func (s *Server) evict() int {
 	if used <= maxmem {
 		return evictOK
 	}
-	if since := s.allocatedSinceGC(); since >= used-maxmem && since >= max(maxmem/16, 64<<10) {
+	if since := s.allocatedSinceGC(); since >= used-maxmem && since >= 64<<10 && (since >= maxmem/16 || s.mayCollect()) {
 		// the excess may be garbage: let a GC tell (see the file comment)
 		s.collect()
 		if used = s.usedMemory(); used <= maxmem {
