@@ -346,15 +346,11 @@ func geohashCmd(c *Ctx) {
 	}
 	c.W.ArrayLen(len(c.Argv) - 2)
 	for _, m := range c.Argv[2:] {
-		var score float64
-		if z != nil {
-			score, ok = z.Score(m)
-		}
-		if z == nil || !ok {
+		if z == nil {
 			c.W.Null()
 			continue
 		}
-		xy, ok := decodeGeohash(score)
+		xy, ok := geoMemberPos(z, m)
 		if !ok {
 			c.W.Null()
 			continue
@@ -380,15 +376,11 @@ func geoposCmd(c *Ctx) {
 	}
 	c.W.ArrayLen(len(c.Argv) - 2)
 	for _, m := range c.Argv[2:] {
-		var score float64
-		if z != nil {
-			score, ok = z.Score(m)
-		}
-		if z == nil || !ok {
+		if z == nil {
 			c.W.NullArray()
 			continue
 		}
-		xy, ok := decodeGeohash(score)
+		xy, ok := geoMemberPos(z, m)
 		if !ok {
 			c.W.NullArray()
 			continue

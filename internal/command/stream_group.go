@@ -71,6 +71,25 @@ func errNoKeyOrGroup(key, group []byte) string {
 	return "NOGROUP No such key '" + sanitize(key) + "' or consumer group '" + sanitize(group) + "'"
 }
 
+// lookupStreamGroup finds the consumer group of the stream at key for
+// XPENDING, XCLAIM and XAUTOCLAIM: WRONGTYPE for another type, NOGROUP (no
+// such key or group) when either is missing; ok false when it replied.
+func lookupStreamGroup(c *Ctx, key, group []byte) (*keyspace.Stream, *keyspace.StreamCG, bool) {
+	s, ok := lookupStream(c, key, false)
+	if !ok {
+		return nil, nil, false
+	}
+	var cg *keyspace.StreamCG
+	if s != nil {
+		cg = s.LookupCG(group)
+	}
+	if cg == nil {
+		c.Error(errNoKeyOrGroup(key, group))
+		return nil, nil, false
+	}
+	return s, cg, true
+}
+
 // xgroupCmd is xgroupCommand for CREATE, SETID, DESTROY, CREATECONSUMER and
 // DELCONSUMER.
 func xgroupCmd(c *Ctx) {
@@ -263,16 +282,8 @@ func xpendingCmd(c *Ctx) {
 			consumerName = argv[si+3]
 		}
 	}
-	s, ok := lookupStream(c, argv[1], false)
+	_, cg, ok := lookupStreamGroup(c, argv[1], argv[2])
 	if !ok {
-		return
-	}
-	var cg *keyspace.StreamCG
-	if s != nil {
-		cg = s.LookupCG(argv[2])
-	}
-	if cg == nil {
-		c.Error(errNoKeyOrGroup(argv[1], argv[2]))
 		return
 	}
 	if justinfo {
@@ -348,16 +359,8 @@ func claimTo(nack *keyspace.StreamNACK, consumer *keyspace.StreamConsumer) {
 // [TIME unix-time-ms] [RETRYCOUNT count] [FORCE] [JUSTID] [LASTID lastid]
 func xclaimCmd(c *Ctx) {
 	argv := c.Argv
-	s, ok := lookupStream(c, argv[1], false)
+	s, cg, ok := lookupStreamGroup(c, argv[1], argv[2])
 	if !ok {
-		return
-	}
-	var cg *keyspace.StreamCG
-	if s != nil {
-		cg = s.LookupCG(argv[2])
-	}
-	if cg == nil {
-		c.Error(errNoKeyOrGroup(argv[1], argv[2]))
 		return
 	}
 	minidle, ok := resp.ParseInt(argv[4])
@@ -527,16 +530,8 @@ func xautoclaimCmd(c *Ctx) {
 			return
 		}
 	}
-	s, ok := lookupStream(c, argv[1], false)
+	s, cg, ok := lookupStreamGroup(c, argv[1], argv[2])
 	if !ok {
-		return
-	}
-	var cg *keyspace.StreamCG
-	if s != nil {
-		cg = s.LookupCG(argv[2])
-	}
-	if cg == nil {
-		c.Error(errNoKeyOrGroup(argv[1], argv[2]))
 		return
 	}
 	now := c.Now

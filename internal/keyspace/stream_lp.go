@@ -28,6 +28,14 @@ func lpNew(capHint int) []byte {
 	return b
 }
 
+// LPAppendBacklen appends lpEncodeBacklen(l), the back-length that ends a
+// listpack element of l bytes (internal/rdb's listpack builder uses it too).
+func LPAppendBacklen(b []byte, l int) []byte { return lpAppendBacklen(b, l) }
+
+// LPAppendInt appends the listpack element for integer v, back-length
+// included (lpAppendInteger).
+func LPAppendInt(b []byte, v int64) []byte { return lpEncInt(b, v) }
+
 // lpAppendBacklen appends lpEncodeBacklen(l).
 func lpAppendBacklen(b []byte, l int) []byte {
 	switch {

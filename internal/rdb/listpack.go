@@ -2,7 +2,6 @@ package rdb
 
 import (
 	"encoding/binary"
-	"math"
 	"strconv"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -26,43 +25,11 @@ func newLP(capacity int) *lpBuilder {
 }
 
 // appendBacklen writes lpEncodeBacklen(l).
-func appendBacklen(b []byte, l int) []byte {
-	switch {
-	case l <= 127:
-		return append(b, byte(l))
-	case l < 16383:
-		return append(b, byte(l>>7), byte(l&127)|128)
-	case l < 2097151:
-		return append(b, byte(l>>14), byte((l>>7)&127)|128, byte(l&127)|128)
-	case l < 268435455:
-		return append(b, byte(l>>21), byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-	}
-	return append(b, byte(l>>28), byte((l>>21)&127)|128, byte((l>>14)&127)|128, byte((l>>7)&127)|128, byte(l&127)|128)
-}
+func appendBacklen(b []byte, l int) []byte { return keyspace.LPAppendBacklen(b, l) }
 
 // Int appends an integer entry (lpAppendInteger).
 func (lp *lpBuilder) Int(v int64) {
-	start := len(lp.b)
-	b := lp.b
-	switch {
-	case v >= 0 && v <= 127:
-		b = append(b, byte(v))
-	case v >= -4096 && v <= 4095:
-		u := uint64(v)
-		if v < 0 {
-			u = uint64(1<<13 + v)
-		}
-		b = append(b, byte(u>>8)|0xc0, byte(u))
-	case v >= math.MinInt16 && v <= math.MaxInt16:
-		b = append(b, 0xf1, byte(v), byte(v>>8))
-	case v >= -(1<<23) && v <= 1<<23-1:
-		b = append(b, 0xf2, byte(v), byte(v>>8), byte(v>>16))
-	case v >= math.MinInt32 && v <= math.MaxInt32:
-		b = append(b, 0xf3, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
-	default:
-		b = binary.LittleEndian.AppendUint64(append(b, 0xf4), uint64(v))
-	}
-	lp.b = appendBacklen(b, len(b)-start)
+	lp.b = keyspace.LPAppendInt(lp.b, v)
 	lp.n++
 }
 

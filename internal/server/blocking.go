@@ -293,6 +293,23 @@ func (s *Server) blockTimeout(cl *client) {
 	s.serveReady()
 }
 
+// countUnblocked counts a blocked command that ends without running again
+// (Redis's updateStatsOnUnblock): one call of no time of its own, failed or
+// not. Engine lock held.
+func (s *Server) countUnblocked(cl *client, failed bool) {
+	spec := s.specFor(cl.block.argv)
+	if spec == nil {
+		return
+	}
+	st := &s.cmdStats[spec.ID]
+	st.calls++
+	if failed {
+		st.failed++
+	}
+	s.recordLatency(spec.ID, 0)
+	s.stats.commands++
+}
+
 // timeoutBlocked ends cl's blocked command at its timeout or by CLIENT UNBLOCK
 // TIMEOUT, as Redis's replyToBlockedClientTimedOut: a command blocked on keys
 // replies a null array without looking at them again (no lazy expiry of a key
@@ -307,13 +324,7 @@ func (s *Server) timeoutBlocked(cl *client) {
 	var w resp.Writer
 	w.Proto = cl.Proto
 	w.NullArray()
-	if spec := s.specFor(cl.block.argv); spec != nil {
-		// one call of no time of its own (updateStatsOnUnblock)
-		st := &s.cmdStats[spec.ID]
-		st.calls++
-		s.recordLatency(spec.ID, 0)
-		s.stats.commands++
-	}
+	s.countUnblocked(cl, false)
 	s.releaseBlocked(cl, w.Buf)
 }
 
@@ -328,15 +339,7 @@ func (s *Server) unblockClient(cl *client, withError bool) bool {
 		w.Proto = cl.Proto
 		w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
 		s.countError("UNBLOCKED")
-		// the blocked command ends here, failed (Redis's updateStatsOnUnblock
-		// with had_errors): one call, one failed call, no time of its own
-		if spec := s.specFor(cl.block.argv); spec != nil {
-			st := &s.cmdStats[spec.ID]
-			st.calls++
-			st.failed++
-			s.recordLatency(spec.ID, 0)
-			s.stats.commands++
-		}
+		s.countUnblocked(cl, true) // the blocked command ends here, failed
 		s.releaseBlocked(cl, w.Buf)
 		return true
 	}
