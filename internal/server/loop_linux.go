@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -36,6 +37,7 @@ type eventLoop struct {
 	cmdUs   int64     // this cycle: µs spent running commands, and how many
 	cmds    int64
 	held    []*client // clients whose next command waits for CLIENT PAUSE to end
+	pfKeys  [][]byte  // prefetch's scratch
 
 	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
 	pushMu    sync.Mutex
@@ -371,6 +373,9 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		}
 		s.lockLoop = l
 		for n := 0; ; n++ {
+			if n%keyspace.PrefetchMax == 0 && cl.rd.Buffered() > 0 {
+				l.prefetch(cl, argv)
+			}
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
 				break
@@ -414,6 +419,21 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		}
 	}
 	l.flush(cl)
+}
+
+// prefetch starts loading, from memory into the CPU caches, the keyspace
+// entries of the pipelined commands about to run: argv's and those of the
+// complete requests buffered behind it (keyspace.DB.Prefetch). Engine lock held.
+func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
+	keys := l.pfKeys[:0]
+	if len(argv) >= 2 {
+		keys = append(keys, argv[1])
+	}
+	keys = cl.rd.PeekArgs(keys, keyspace.PrefetchMax-len(keys))
+	if len(keys) > 1 {
+		l.s.ks.DBs[cl.DB].Prefetch(keys)
+	}
+	l.pfKeys = keys[:0]
 }
 
 // flush writes what it can of the reply buffer (and of the queued messages);

@@ -51,17 +51,18 @@ const (
 
 // memAcct is the used-memory estimate's state; engine lock.
 type memAcct struct {
-	sampleUs    int64  // when the runtime counters were last read
-	cycles      uint64 // GC cycles at the last read
-	live        uint64 // /gc/heap/live:bytes of the last GC
-	allocsAtGC  uint64 // /gc/heap/allocs:bytes when the last GC was first seen
-	allocs      uint64 // /gc/heap/allocs:bytes at the last read
-	freedAtGC   int64  // keyspace Freed when the last GC was first seen
-	forceGC     bool   // a flush happened: collect before the next estimate
-	near        bool   // the last estimate was near maxmemory: read afresh
-	lastGCUs    int64  // when the last forced GC ended (monoUs)
-	lastGCDurUs int64  // how long it took
-	startup     uint64 // used memory when the server started serving
+	sampleUs    int64        // when the runtime counters were last read
+	cycles      uint64       // GC cycles at the last read
+	live        uint64       // /gc/heap/live:bytes of the last GC
+	allocsAtGC  uint64       // /gc/heap/allocs:bytes when the last GC was first seen
+	allocs      uint64       // /gc/heap/allocs:bytes at the last read
+	freedAtGC   int64        // keyspace Freed when the last GC was first seen
+	forceGC     bool         // a flush happened: collect before the next estimate
+	near        bool         // the last estimate was near maxmemory: read afresh
+	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
+	lastGCUs    int64        // when the last forced GC ended (monoUs)
+	lastGCDurUs int64        // how long it took
+	startup     uint64       // used memory when the server started serving
 
 	policy     keyspace.EvictPolicy
 	pool       keyspace.EvictionPool
@@ -160,7 +161,12 @@ func (s *Server) settleForReport() {
 // allocatedSinceGC is what a GC could find to be garbage.
 func (s *Server) allocatedSinceGC() uint64 { return s.mem.allocs - s.mem.allocsAtGC }
 
-func (s *Server) maxmemory() uint64 { return uint64(s.cfg.Int("maxmemory")) }
+func (s *Server) maxmemory() uint64 {
+	if s.mem.maxmemory == nil { // before wireMaxmemory
+		return uint64(s.cfg.Int("maxmemory"))
+	}
+	return uint64(s.mem.maxmemory())
+}
 
 // evictionTimeLimitUs is Redis's tenacity curve: 0..10 linear up to 500 µs,
 // then 15% a step, unlimited at 100.
@@ -348,6 +354,7 @@ func (s *Server) applyPolicy() {
 // wireMaxmemory connects the maxmemory parameters; called by New.
 func (s *Server) wireMaxmemory() {
 	s.ks.Rand = s.eng.Rand
+	s.mem.maxmemory = s.cfg.IntFunc("maxmemory")
 	s.ks.LFULogFactor = s.cfg.IntFunc("lfu-log-factor")
 	s.ks.LFUDecayTime = s.cfg.IntFunc("lfu-decay-time")
 	s.applyPolicy()

@@ -1,0 +1,51 @@
+package resp
+
+// PeekArgs appends to dst the second argument (argv[1], the first key of most
+// commands) of each complete multibulk request buffered after the last one
+// returned, up to max requests, and returns dst. It changes nothing: it is a
+// look-ahead for prefetching, and stops at the first request that is inline,
+// incomplete, has fewer than two arguments or does not parse (TryCommand will
+// report any error). The slices alias the buffer and follow argv's validity.
+func (r *Reader) PeekArgs(dst [][]byte, max int) [][]byte {
+	if r.mbl != 0 || r.big != nil || r.err != nil {
+		return dst
+	}
+	b := r.buf[r.r:r.w]
+	for i := 0; i < max && len(b) > 0 && b[0] == '*'; i++ {
+		n, rest, ok := peekLen(b[1:])
+		if !ok || n < 2 {
+			break
+		}
+		var arg1 []byte
+		for a := int64(0); a < n; a++ {
+			if len(rest) == 0 || rest[0] != '$' {
+				return dst
+			}
+			l, after, ok := peekLen(rest[1:])
+			if !ok || l < 0 || int64(len(after)) < l+2 {
+				return dst
+			}
+			if a == 1 {
+				arg1 = after[:l:l]
+			}
+			rest = after[l+2:]
+		}
+		dst = append(dst, arg1)
+		b = rest
+	}
+	return dst
+}
+
+// peekLen parses "<digits>\r\n" at the start of b.
+func peekLen(b []byte) (n int64, rest []byte, ok bool) {
+	for i := 0; i < len(b) && i < 20; i++ {
+		if b[i] == '\r' {
+			if i+1 >= len(b) {
+				return 0, nil, false
+			}
+			n, ok = ParseInt(b[:i])
+			return n, b[i+2:], ok
+		}
+	}
+	return 0, nil, false
+}
