@@ -2,11 +2,13 @@
 # bench/run.sh - build HotKV, start it and Debian's redis-server on free local
 # ports, and run bench-vs.sh against both side by side (A = HotKV, B = Redis).
 #
-#   bench/run.sh [quick|full|types]  (default: full; types: redis-benchmark's data-type tests)
+#   bench/run.sh [quick|full|types|default]  (default: full; types: redis-benchmark's
+#                                    data-type tests; default: all of a plain redis-benchmark run)
+#   PIPELINE=16 bench/run.sh default every workload pipelined (see bench-vs.sh for the knobs)
 #   ROUNDS=5 bench/run.sh full       more rounds per workload
 #   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
 #   ONLY=lock_release_evalsha bench/run.sh full    one workload (see bench-vs.sh)
-# After redis-benchmark's workloads it runs bench/txbench (MULTI/EXEC) and
+# After redis-benchmark's workloads, in mode full (or with EXTRAS=1), it runs bench/txbench (MULTI/EXEC) and
 # bench/pubbench (PUBLISH to 1 and 1,000 subscribers) on both servers, then
 # bench/lockbench (lock cycles: DELEX IFEQ on HotKV, the EVALSHA release on both).
 #
@@ -32,50 +34,52 @@ for p in "$HK_PORT" "$RD_PORT"; do
   for _ in $(seq 100); do redis-cli -p "$p" PING >/dev/null 2>&1 && break; sleep 0.1; done
 done
 mkdir -p bench/results
-OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE.txt
+OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE${PIPELINE:+-P$PIPELINE}${NORAND:+-norand}.txt
 {
   echo "# HotKV $(git rev-parse --short HEAD 2>/dev/null || echo '?') vs $(redis-server --version | awk '{print $3}')"
-  echo "# A = HotKV (port $HK_PORT), B = redis-server (port $RD_PORT); command: bench/run.sh $MODE (ROUNDS=${ROUNDS:-3})"
+  echo "# A = HotKV (port $HK_PORT), B = redis-server (port $RD_PORT); command: ${PIPELINE:+PIPELINE=$PIPELINE }${NORAND:+NORAND=$NORAND }bench/run.sh $MODE (ROUNDS=${ROUNDS:-3})"
   bench/bench-vs.sh "$HK_PORT" "$RD_PORT" "$MODE"
-  # MULTI/EXEC of 10 INCRs (redis-benchmark cannot send transactions): txbench,
-  # interleaved A,B per round, medians and their ratio
-  echo; echo "# MULTI + 10 x INCR + EXEC, 50 clients, 5 s per run (bench/txbench)"
-  go build -o "$TMP/txbench" ./bench/txbench
-  A=(); B=()
-  for r in $(seq "${ROUNDS:-3}"); do
-    A+=("$("$TMP/txbench" -addr "127.0.0.1:$HK_PORT" -clients 50 -duration 5s | awk '{print $5}')")
-    B+=("$("$TMP/txbench" -addr "127.0.0.1:$RD_PORT" -clients 50 -duration 5s | awk '{print $5}')")
-  done
-  med() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-  MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
-  echo "multi_exec_10 A_tx/s=$MA B_tx/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
-  # PUBLISH fan-out (redis-benchmark cannot subscribe): pubbench, 10 publishers,
-  # 1 and 1,000 subscribers, interleaved A,B per round; delivered messages/s
-  go build -o "$TMP/pubbench" ./bench/pubbench
-  for subs in 1 1000; do
+  if [[ $MODE == full || ${EXTRAS:-0} == 1 ]]; then
+    # MULTI/EXEC of 10 INCRs (redis-benchmark cannot send transactions): txbench,
+    # interleaved A,B per round, medians and their ratio
+    echo; echo "# MULTI + 10 x INCR + EXEC, 50 clients, 5 s per run (bench/txbench)"
+    go build -o "$TMP/txbench" ./bench/txbench
     A=(); B=()
     for r in $(seq "${ROUNDS:-3}"); do
-      A+=("$("$TMP/pubbench" -addr "127.0.0.1:$HK_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
-      B+=("$("$TMP/pubbench" -addr "127.0.0.1:$RD_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
+      A+=("$("$TMP/txbench" -addr "127.0.0.1:$HK_PORT" -clients 50 -duration 5s | awk '{print $5}')")
+      B+=("$("$TMP/txbench" -addr "127.0.0.1:$RD_PORT" -clients 50 -duration 5s | awk '{print $5}')")
     done
+    med() { printf '%s\n' "$@" | sort -n | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
     MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
-    echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
-  done
-  # Lock cycles (SET NX PX, then release only with the right token): HotKV's
-  # DELEX IFEQ against the Lua release script by EVALSHA that Redis clients
-  # use; -pipeline 1 is a lock user's two round trips, -pipeline 16 keeps 16
-  # cycles in flight per client so that the server is the limit. bench/lockbench.
-  go build -o "$TMP/lockbench" ./bench/lockbench
-  for pl in 1 16; do
-    A=(); B=(); C=()
-    for r in $(seq "${ROUNDS:-3}"); do
-      A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $5}')")
-      B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
-      C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
+    echo "multi_exec_10 A_tx/s=$MA B_tx/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
+    # PUBLISH fan-out (redis-benchmark cannot subscribe): pubbench, 10 publishers,
+    # 1 and 1,000 subscribers, interleaved A,B per round; delivered messages/s
+    go build -o "$TMP/pubbench" ./bench/pubbench
+    for subs in 1 1000; do
+      A=(); B=()
+      for r in $(seq "${ROUNDS:-3}"); do
+        A+=("$("$TMP/pubbench" -addr "127.0.0.1:$HK_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
+        B+=("$("$TMP/pubbench" -addr "127.0.0.1:$RD_PORT" -subs "$subs" -duration 5s | awk '{print $9}')")
+      done
+      MA=$(med "${A[@]}"); MB=$(med "${B[@]}")
+      echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
     done
-    MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); MC=$(med "${C[@]}")
-    echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_evalsha_cycles/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') A_evalsha_cycles/s=$MC A_evalsha/B=$(awk -v a="$MC" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]}; A evalsha: ${C[*]})"
-  done
+    # Lock cycles (SET NX PX, then release only with the right token): HotKV's
+    # DELEX IFEQ against the Lua release script by EVALSHA that Redis clients
+    # use; -pipeline 1 is a lock user's two round trips, -pipeline 16 keeps 16
+    # cycles in flight per client so that the server is the limit. bench/lockbench.
+    go build -o "$TMP/lockbench" ./bench/lockbench
+    for pl in 1 16; do
+      A=(); B=(); C=()
+      for r in $(seq "${ROUNDS:-3}"); do
+        A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $5}')")
+        B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
+        C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
+      done
+      MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); MC=$(med "${C[@]}")
+      echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_evalsha_cycles/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') A_evalsha_cycles/s=$MC A_evalsha/B=$(awk -v a="$MC" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]}; A evalsha: ${C[*]})"
+    done
+  fi
   if [[ ${MEM:-0} == 1 ]]; then
     echo; echo "# memory per key, 1M keys of 32 bytes"
     echo "## HotKV"; bench/mem-per-key.sh "$HK_PORT" 1000000

@@ -2,33 +2,40 @@ package keyspace
 
 import "unsafe"
 
-// PrefetchMax is the most keys one Prefetch call looks at.
+// PrefetchMax is the most requests one Prefetch call looks at.
 const PrefetchMax = 16
 
+// PrefetchReq names what one request is likely to look up: its first key
+// (argv[1]) and, for a member inside a large hash, set or sorted set, argv[2]
+// (HSET, HGET, SADD, SISMEMBER) or the last argument (ZADD, ZSCORE, ZINCRBY).
+type PrefetchReq struct{ Key, Arg2, Last []byte }
+
 // Prefetch is a hint before a batch of pipelined commands runs: it starts the
-// memory loads that looking up each key will wait for (the key's bucket, the
-// first two entries in it, their key bytes and values), in four passes so that
-// the loads of different keys overlap instead of following each other, as
-// Redis 8's batch prefetching does. With a keyspace larger than the CPU caches a
-// lookup otherwise waits for three or four loads from memory in a row. It changes
-// nothing and no result depends on it; keys past PrefetchMax are ignored. Call it
+// memory loads that looking up each request's key will wait for (the key's
+// bucket, the first two entries in it, their key bytes and values), in passes
+// so that the loads of different requests overlap instead of following each
+// other, as Redis 8's batch prefetching does; then, where the key holds a
+// hash, set or sorted set in its hashtable encoding, the same for the member
+// in that table. With data larger than the CPU caches a lookup otherwise
+// waits for three or four loads from memory in a row. It changes nothing and
+// no result depends on it; requests past PrefetchMax are ignored. Call it
 // where a lookup may run (under the engine lock).
-func (db *DB) Prefetch(keys [][]byte) {
+func (db *DB) Prefetch(reqs []PrefetchReq) {
 	d := db.dict
 	if d.Len() == 0 {
 		return
 	}
-	n := min(len(keys), PrefetchMax)
-	var slots [PrefetchMax]**dictEntry[Entry]
+	n := min(len(reqs), PrefetchMax)
+	var slots [PrefetchMax]unsafe.Pointer
 	for j := range n {
-		slots[j] = d.slot(d.hash(dictView(keys[j])))
-		prefetch(unsafe.Pointer(slots[j]))
+		slots[j] = unsafe.Pointer(d.slot(d.hash(dictView(reqs[j].Key))))
+		prefetch(slots[j])
 	}
-	var ents [PrefetchMax]*dictEntry[Entry]
+	var first, ents [PrefetchMax]*dictEntry[Entry]
 	for j := range n {
-		if e := *slots[j]; e != nil {
-			ents[j] = e
-			prefetch(unsafe.Pointer(e))
+		if e := *(**dictEntry[Entry])(slots[j]); e != nil {
+			first[j], ents[j] = e, e
+			prefetchEntry(unsafe.Pointer(e))
 			prefetch(unsafe.Pointer(&e.val)) // a 48-byte entry may span two lines
 		}
 	}
@@ -37,7 +44,6 @@ func (db *DB) Prefetch(keys [][]byte) {
 			prefetchKV(e)
 			ents[j] = e.next
 			if e.next != nil {
-				prefetch(unsafe.Pointer(e.next))
 				prefetch(unsafe.Pointer(&e.next.val))
 			}
 		}
@@ -48,6 +54,67 @@ func (db *DB) Prefetch(keys [][]byte) {
 		if e := ents[j]; e != nil {
 			prefetchKV(e)
 		}
+	}
+	// members: the key's entry and value have arrived by now
+	inner := 0
+	for j := range n {
+		slots[j] = nil
+		e := first[j]
+		if e != nil && e.key != dictView(reqs[j].Key) {
+			e = e.next
+		}
+		if e == nil || e.key != dictView(reqs[j].Key) || e.val.p == nil {
+			continue
+		}
+		if s := memberSlot(&e.val, reqs[j]); s != nil {
+			slots[j] = s
+			prefetch(s)
+			inner++
+		}
+	}
+	if inner == 0 {
+		return
+	}
+	for j := range n {
+		if slots[j] != nil {
+			slots[j] = *(*unsafe.Pointer)(slots[j]) // the bucket's first entry
+			prefetchEntry(slots[j])
+		}
+	}
+	for j := range n {
+		if p := slots[j]; p != nil {
+			// every dictEntry starts with its key string, then next
+			e := (*dictEntry[struct{}])(p)
+			prefetch(unsafe.Pointer(unsafe.StringData(e.key)))
+			prefetchEntry(unsafe.Pointer(e.next))
+		}
+	}
+}
+
+// memberSlot returns the bucket of the member req names in the table of v, a
+// hash, set or sorted set in its hashtable encoding, or nil.
+func memberSlot(v *Entry, req PrefetchReq) unsafe.Pointer {
+	switch v.Kind {
+	case KindSet:
+		if s := (*Set)(v.p); s.enc == SetHashtable && len(req.Arg2) > 0 && s.ht.Len() > 0 {
+			return unsafe.Pointer(s.ht.slot(s.ht.hash(dictView(req.Arg2))))
+		}
+	case KindHash:
+		if h := (*Hash)(v.p); h.enc == encHashtable && len(req.Arg2) > 0 && h.t.d.Len() > 0 {
+			return unsafe.Pointer(h.t.d.slot(h.t.d.hash(dictView(req.Arg2))))
+		}
+	case KindZSet:
+		if z := (*ZSet)(v.p); z.big != nil && len(req.Last) > 0 && z.big.dict.Len() > 0 {
+			return unsafe.Pointer(z.big.dict.slot(z.big.dict.hash(dictView(req.Last))))
+		}
+	}
+	return nil
+}
+
+// prefetchEntry prefetches the dict entry at p (nil: nothing).
+func prefetchEntry(p unsafe.Pointer) {
+	if p != nil {
+		prefetch(p)
 	}
 }
 

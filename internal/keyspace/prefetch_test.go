@@ -11,7 +11,7 @@ import (
 func TestPrefetchChangesNothing(t *testing.T) {
 	ks := New(1, 42)
 	db := ks.DBs[0]
-	db.Prefetch([][]byte{[]byte("a"), nil}) // empty table
+	db.Prefetch([]PrefetchReq{{Key: []byte("a")}, {}}) // empty table
 	db.Prefetch(nil)
 	var keys [][]byte
 	for i := 0; !db.dict.Rehashing() || i < 40; i++ {
@@ -27,7 +27,10 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		t.Fatal("want the table mid-rehash")
 	}
 	idx, used := db.dict.rehashIdx, db.dict.used
-	probe := append([][]byte{[]byte("missing"), {}}, keys...)
+	probe := []PrefetchReq{{Key: []byte("missing")}, {}}
+	for _, k := range keys {
+		probe = append(probe, PrefetchReq{Key: k, Arg2: k, Last: k})
+	}
 	for i := 0; i < len(probe); i += 5 {
 		db.Prefetch(probe[i:])
 	}
@@ -42,6 +45,50 @@ func TestPrefetchChangesNothing(t *testing.T) {
 		if i%3 == 0 && string(e.Bytes()) != "v"+strconv.Itoa(i) {
 			t.Fatalf("%s = %q", k, e.Bytes())
 		}
+	}
+}
+
+// The member pass: hashes, sets and sorted sets in their hashtable encodings,
+// with members present, absent, empty or not given, are left as they were.
+func TestPrefetchMembersChangesNothing(t *testing.T) {
+	ks := New(1, 42)
+	db := ks.DBs[0]
+	var members [][]byte
+	var fields []HashField
+	var zents []ZEntry
+	for i := range 300 {
+		m := []byte("m:" + strconv.Itoa(i))
+		members = append(members, m)
+		fields = append(fields, HashField{F: m, V: m})
+		zents = append(zents, ZEntry{Member: m, Score: float64(i)})
+	}
+	db.SetObject([]byte("s"), KindSet, ks.NewHashtableSetOf(members))
+	db.SetObject([]byte("h"), KindHash, NewHashtableHashOf(fields, HashOpts{Seed: 3}))
+	db.SetObject([]byte("z"), KindZSet, ks.NewZSetSorted(zents, ZLimits{Entries: 128, Value: 64}))
+	db.SetObject([]byte("small"), KindSet, ks.NewListpackSetOf(members[:3]))
+	db.SetString([]byte("str"), []byte("v"), false)
+	var reqs []PrefetchReq
+	for _, k := range []string{"s", "h", "z", "small", "str", "none"} {
+		for _, m := range [][]byte{members[7], []byte("absent"), {}, nil} {
+			reqs = append(reqs, PrefetchReq{Key: []byte(k), Arg2: m, Last: m})
+		}
+	}
+	for i := 0; i < len(reqs); i += 3 {
+		db.Prefetch(reqs[i:])
+	}
+	s, h, z := db.Peek([]byte("s")).Obj().(*Set), db.Peek([]byte("h")).Obj().(*Hash), db.Peek([]byte("z")).Obj().(*ZSet)
+	if s.Enc() != SetHashtable || h.enc != encHashtable || z.big == nil {
+		t.Fatal("want the hashtable encodings")
+	}
+	for i, m := range members {
+		v, _, ok := h.Get(m)
+		sc, zok := z.Score(m)
+		if !s.Has(m) || !ok || string(v) != string(m) || !zok || sc != float64(i) {
+			t.Fatalf("member %s changed", m)
+		}
+	}
+	if s.Len() != 300 || h.Len() != 300 || z.Len() != 300 || db.Len() != 5 {
+		t.Fatal("lengths changed")
 	}
 }
 
@@ -88,19 +135,19 @@ func BenchmarkLookupBatch(b *testing.B) {
 	for db.dict.RehashStep(1000) {
 	}
 	rnd := rand.New(rand.NewPCG(1, 2))
-	batch := make([][]byte, PrefetchMax)
+	batch := make([]PrefetchReq, PrefetchMax)
 	for _, pf := range []bool{false, true} {
 		b.Run("prefetch="+strconv.FormatBool(pf), func(b *testing.B) {
 			var sum int
 			for b.Loop() {
 				for j := range batch {
-					batch[j] = keys[rnd.IntN(n)]
+					batch[j].Key = keys[rnd.IntN(n)]
 				}
 				if pf {
 					db.Prefetch(batch)
 				}
-				for _, k := range batch {
-					if e := db.Lookup(k); e != nil {
+				for _, r := range batch {
+					if e := db.Lookup(r.Key); e != nil {
 						sum += int(e.Bytes()[0])
 					}
 				}

@@ -1,12 +1,16 @@
 package resp
 
-// PeekArgs appends to dst the second argument (argv[1], the first key of most
-// commands) of each complete multibulk request buffered after the last one
-// returned, up to max requests, and returns dst. It changes nothing: it is a
-// look-ahead for prefetching, and stops at the first request that is inline,
-// incomplete, has fewer than two arguments or does not parse (TryCommand will
-// report any error). The slices alias the buffer and follow argv's validity.
-func (r *Reader) PeekArgs(dst [][]byte, max int) [][]byte {
+// Peeked is what PeekArgs reports of a request: argv[1] (the first key of
+// most commands), argv[2] (nil if absent) and the last argument.
+type Peeked struct{ Arg1, Arg2, Last []byte }
+
+// PeekArgs appends to dst the arguments of each complete multibulk request
+// buffered after the last one returned, up to max requests, and returns dst.
+// It changes nothing: it is a look-ahead for prefetching, and stops at the
+// first request that is inline, incomplete, has fewer than two arguments or
+// does not parse (TryCommand will report any error). The slices alias the
+// buffer and follow argv's validity.
+func (r *Reader) PeekArgs(dst []Peeked, max int) []Peeked {
 	if r.mbl != 0 || r.big != nil || r.err != nil {
 		return dst
 	}
@@ -16,7 +20,7 @@ func (r *Reader) PeekArgs(dst [][]byte, max int) [][]byte {
 		if !ok || n < 2 {
 			break
 		}
-		var arg1 []byte
+		var p Peeked
 		for a := int64(0); a < n; a++ {
 			if len(rest) == 0 || rest[0] != '$' {
 				return dst
@@ -25,12 +29,16 @@ func (r *Reader) PeekArgs(dst [][]byte, max int) [][]byte {
 			if !ok || l < 0 || int64(len(after)) < l+2 {
 				return dst
 			}
-			if a == 1 {
-				arg1 = after[:l:l]
+			switch a {
+			case 1:
+				p.Arg1 = after[:l:l]
+			case 2:
+				p.Arg2 = after[:l:l]
 			}
+			p.Last = after[:l:l]
 			rest = after[l+2:]
 		}
-		dst = append(dst, arg1)
+		dst = append(dst, p)
 		b = rest
 	}
 	return dst

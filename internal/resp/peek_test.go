@@ -8,7 +8,7 @@ import (
 
 // peekThenRead buffers in, peeks at the requests after the first, then reads
 // them all: it returns the peeked keys and the commands read.
-func peekThenRead(t *testing.T, in string, max int) (peeked []string, cmds [][][]byte) {
+func peekThenRead(t *testing.T, in string, max int) (peeked []Peeked, cmds [][][]byte) {
 	t.Helper()
 	r := NewReader(bytes.NewReader([]byte(in)), nil)
 	argv, err := r.ReadCommand()
@@ -16,8 +16,8 @@ func peekThenRead(t *testing.T, in string, max int) (peeked []string, cmds [][][
 		return nil, nil
 	}
 	cmds = append(cmds, clone(argv))
-	for _, k := range r.PeekArgs(nil, max) {
-		peeked = append(peeked, string(k))
+	for _, p := range r.PeekArgs(nil, max) {
+		peeked = append(peeked, Peeked{bytes.Clone(p.Arg1), bytes.Clone(p.Arg2), bytes.Clone(p.Last)})
 	}
 	for {
 		argv, ok, err := r.TryCommand()
@@ -44,7 +44,7 @@ func TestPeekArgs(t *testing.T) {
 		max      int
 		want     []string
 	}{
-		{"pipeline", get("a") + set("bb") + get("") + set("dddd"), 16, []string{"bb", "", "dddd"}},
+		{"pipeline", get("a") + set("bb") + get("") + set("dddd") + "*4\r\n$4\r\nZADD\r\n$1\r\nz\r\n$1\r\n1\r\n$1\r\nm\r\n", 16, []string{"bb", "", "dddd", "z"}},
 		{"max", get("a") + get("b") + get("c") + get("d"), 2, []string{"b", "c"}},
 		{"nothing behind", get("a"), 16, nil},
 		{"partial request stops", get("a") + get("b") + "*2\r\n$3\r\nGET\r\n$5\r\nab", 16, []string{"b"}},
@@ -56,7 +56,14 @@ func TestPeekArgs(t *testing.T) {
 		{"missing dollar stops", get("a") + "*2\r\n$3\r\nGET\r\n:1\r\n" + get("c"), 16, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got, _ := peekThenRead(t, c.in, c.max)
+			peeked, cmds := peekThenRead(t, c.in, c.max)
+			var got []string
+			for i, p := range peeked {
+				got = append(got, string(p.Arg1))
+				if i+1 < len(cmds) {
+					checkPeek(t, c.in, i, p, cmds[i+1])
+				}
+			}
 			if len(got) != len(c.want) {
 				t.Fatalf("PeekArgs = %q, want %q", got, c.want)
 			}
@@ -97,9 +104,22 @@ func TestPeekArgsMidRequest(t *testing.T) {
 	}
 }
 
+// checkPeek fails unless p is argv's second, third and last argument.
+func checkPeek(t *testing.T, in string, i int, p Peeked, argv [][]byte) {
+	t.Helper()
+	var arg2 []byte
+	if len(argv) > 2 {
+		arg2 = argv[2]
+	}
+	if len(argv) < 2 || !bytes.Equal(argv[1], p.Arg1) || !bytes.Equal(arg2, p.Arg2) ||
+		(arg2 == nil) != (p.Arg2 == nil) || !bytes.Equal(argv[len(argv)-1], p.Last) {
+		t.Fatalf("input %q: peek %d = %q, request %q", in, i, p, argv)
+	}
+}
+
 // FuzzPeekArgs: whatever the input, what PeekArgs reports for the i-th
-// request behind the first is that request's argv[1] as TryCommand parses it
-// (it may report requests TryCommand will reject, never a different key).
+// request behind the first is that request's arguments as TryCommand parses
+// them (it may report requests TryCommand will reject, never other bytes).
 func FuzzPeekArgs(f *testing.F) {
 	readerSeeds(f)
 	f.Add([]byte("*2\r\n$3\r\nGET\r\n$1\r\na\r\n*3\r\n$3\r\nSET\r\n$1\r\nb\r\n$1\r\nc\r\n"), byte(0))
@@ -111,13 +131,11 @@ func FuzzPeekArgs(f *testing.F) {
 		if len(peeked) > int(max%20) {
 			t.Fatalf("%d peeked, max %d", len(peeked), max%20)
 		}
-		for i, k := range peeked {
+		for i, p := range peeked {
 			if i+1 >= len(cmds) {
 				break // the reader stopped (an error): the peek was only a hint
 			}
-			if argv := cmds[i+1]; len(argv) < 2 || string(argv[1]) != k {
-				t.Fatalf("input %q: peek %d = %q, request %q", in, i, k, argv)
-			}
+			checkPeek(t, string(in), i, p, cmds[i+1])
 		}
 	})
 }

@@ -36,8 +36,9 @@ type eventLoop struct {
 	backlog []*client // clients with complete commands still buffered (batch cap reached)
 	cmdUs   int64     // this cycle: µs spent running commands, and how many
 	cmds    int64
-	held    []*client // clients whose next command waits for CLIENT PAUSE to end
-	pfKeys  [][]byte  // prefetch's scratch
+	held    []*client              // clients whose next command waits for CLIENT PAUSE to end
+	pfReqs  []keyspace.PrefetchReq // prefetch's scratch
+	pfPeek  []resp.Peeked
 
 	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
 	pushMu    sync.Mutex
@@ -422,18 +423,26 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 }
 
 // prefetch starts loading, from memory into the CPU caches, the keyspace
-// entries of the pipelined commands about to run: argv's and those of the
-// complete requests buffered behind it (keyspace.DB.Prefetch). Engine lock held.
+// entries (and members) of the pipelined commands about to run: argv's and
+// those of the complete requests buffered behind it (keyspace.DB.Prefetch).
+// Engine lock held.
 func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
-	keys := l.pfKeys[:0]
+	reqs := l.pfReqs[:0]
 	if len(argv) >= 2 {
-		keys = append(keys, argv[1])
+		r := keyspace.PrefetchReq{Key: argv[1], Last: argv[len(argv)-1]}
+		if len(argv) > 2 {
+			r.Arg2 = argv[2]
+		}
+		reqs = append(reqs, r)
 	}
-	keys = cl.rd.PeekArgs(keys, keyspace.PrefetchMax-len(keys))
-	if len(keys) > 1 {
-		l.s.ks.DBs[cl.DB].Prefetch(keys)
+	l.pfPeek = cl.rd.PeekArgs(l.pfPeek[:0], keyspace.PrefetchMax-len(reqs))
+	for _, p := range l.pfPeek {
+		reqs = append(reqs, keyspace.PrefetchReq{Key: p.Arg1, Arg2: p.Arg2, Last: p.Last})
 	}
-	l.pfKeys = keys[:0]
+	if len(reqs) > 1 {
+		l.s.ks.DBs[cl.DB].Prefetch(reqs)
+	}
+	l.pfReqs = reqs[:0]
 }
 
 // flush writes what it can of the reply buffer (and of the queued messages);
