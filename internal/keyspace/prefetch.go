@@ -5,6 +5,37 @@ import "unsafe"
 // PrefetchMax is the most requests one Prefetch call looks at.
 const PrefetchMax = 16
 
+// PrefetchMinKeys is the size (keys in the database, or members in the
+// collection a request's key holds) from which Prefetch pays: below it the
+// data sits in the CPU caches and the look-ahead only costs (about 7% of a
+// pipelined SET+DELEX lock cycle on 800 keys).
+const PrefetchMinKeys = 8192
+
+// PrefetchWorth reports whether Prefetch is worth calling for a batch whose
+// first request names key: the database is large, or key holds a large hash,
+// set or sorted set. It changes nothing (no rehash step).
+func (db *DB) PrefetchWorth(key []byte) bool {
+	if db.dict.Len() >= PrefetchMinKeys {
+		return true
+	}
+	e := db.dict.entryOf(key)
+	if e == nil || e.val.p == nil {
+		return false
+	}
+	switch v := &e.val; v.Kind {
+	case KindSet:
+		s := (*Set)(v.p)
+		return s.enc == SetHashtable && s.ht.Len() >= PrefetchMinKeys
+	case KindHash:
+		h := (*Hash)(v.p)
+		return h.enc == encHashtable && h.t.d.Len() >= PrefetchMinKeys
+	case KindZSet:
+		z := (*ZSet)(v.p)
+		return z.big != nil && z.big.dict.Len() >= PrefetchMinKeys
+	}
+	return false
+}
+
 // PrefetchReq names what one request is likely to look up: its first key
 // (argv[1]) and, for a member inside a large hash, set or sorted set, argv[2]
 // (HSET, HGET, SADD, SISMEMBER) or the last argument (ZADD, ZSCORE, ZINCRBY).

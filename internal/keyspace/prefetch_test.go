@@ -158,3 +158,32 @@ func BenchmarkLookupBatch(b *testing.B) {
 		})
 	}
 }
+
+// PrefetchWorth: yes for a large database or a key holding a large
+// collection, no for small data, and no rehash step either way.
+func TestPrefetchWorth(t *testing.T) {
+	ks := New(1, 42)
+	db := ks.DBs[0]
+	db.SetString([]byte("str"), []byte("v"), false)
+	var members [][]byte
+	for i := range PrefetchMinKeys {
+		members = append(members, []byte("m:"+strconv.Itoa(i)))
+	}
+	db.SetObject([]byte("big"), KindSet, ks.NewHashtableSetOf(members))
+	db.SetObject([]byte("small"), KindSet, ks.NewHashtableSetOf(members[:200]))
+	for k, want := range map[string]bool{"str": false, "big": true, "small": false, "none": false} {
+		if got := db.PrefetchWorth([]byte(k)); got != want {
+			t.Errorf("PrefetchWorth(%s) = %v with %d keys", k, got, db.Len())
+		}
+	}
+	for i := 0; db.Len() < PrefetchMinKeys; i++ {
+		db.SetString([]byte("k:"+strconv.Itoa(i)), nil, false)
+	}
+	idx := db.dict.rehashIdx
+	if !db.PrefetchWorth([]byte("str")) || !db.PrefetchWorth([]byte("none")) {
+		t.Errorf("PrefetchWorth false with %d keys", db.Len())
+	}
+	if db.dict.rehashIdx != idx {
+		t.Error("PrefetchWorth took a rehash step")
+	}
+}

@@ -427,20 +427,24 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 // those of the complete requests buffered behind it (keyspace.DB.Prefetch).
 // Engine lock held.
 func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
-	reqs := l.pfReqs[:0]
-	if len(argv) >= 2 {
-		r := keyspace.PrefetchReq{Key: argv[1], Last: argv[len(argv)-1]}
-		if len(argv) > 2 {
-			r.Arg2 = argv[2]
-		}
-		reqs = append(reqs, r)
+	if len(argv) < 2 {
+		return
 	}
+	db := l.s.ks.DBs[cl.DB]
+	if !db.PrefetchWorth(argv[1]) {
+		return // the data is in the caches anyway
+	}
+	r := keyspace.PrefetchReq{Key: argv[1], Last: argv[len(argv)-1]}
+	if len(argv) > 2 {
+		r.Arg2 = argv[2]
+	}
+	reqs := append(l.pfReqs[:0], r)
 	l.pfPeek = cl.rd.PeekArgs(l.pfPeek[:0], keyspace.PrefetchMax-len(reqs))
 	for _, p := range l.pfPeek {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: p.Arg1, Arg2: p.Arg2, Last: p.Last})
 	}
 	if len(reqs) > 1 {
-		l.s.ks.DBs[cl.DB].Prefetch(reqs)
+		db.Prefetch(reqs)
 	}
 	l.pfReqs = reqs[:0]
 }
