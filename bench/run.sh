@@ -2,8 +2,9 @@
 # bench/run.sh - build HotKV, start it and Debian's redis-server on free local
 # ports, and run bench-vs.sh against both side by side (A = HotKV, B = Redis).
 #
-#   bench/run.sh [quick|full|types|default]  (default: full; types: redis-benchmark's
-#                                    data-type tests; default: all of a plain redis-benchmark run)
+#   bench/run.sh [quick|full|types|default|conns]  (default: full; types: redis-benchmark's
+#                                    data-type tests; default: all of a plain redis-benchmark run;
+#                                    conns: GET with 50, 1,000 and 10,000 connections)
 #   PIPELINE=16 bench/run.sh default every workload pipelined (see bench-vs.sh for the knobs)
 #   ROUNDS=5 bench/run.sh full       more rounds per workload
 #   MEM=1 bench/run.sh quick         also measure memory per key (1M keys) on both
@@ -24,9 +25,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 TMP=$(mktemp -d -t hotkv-bench.XXXXXX)
 HK_PORT=$(free_port); RD_PORT=$(free_port)
 go build -o "$TMP/hotkv" ./cmd/hotkv
-"$TMP/hotkv" --port "$HK_PORT" --loglevel warning >"$TMP/hotkv.log" 2>&1 &
+ulimit -n "$(ulimit -Hn)" 2>/dev/null || true   # mode conns: 10,000 connections
+"$TMP/hotkv" --port "$HK_PORT" --maxclients 10100 --loglevel warning >"$TMP/hotkv.log" 2>&1 &
 HK_PID=$!
-redis-server --port "$RD_PORT" --save '' --appendonly no --dir "$TMP" --loglevel warning >"$TMP/redis.log" 2>&1 &
+redis-server --port "$RD_PORT" --maxclients 10100 --save '' --appendonly no --dir "$TMP" --loglevel warning >"$TMP/redis.log" 2>&1 &
 RD_PID=$!
 cleanup() { kill "$HK_PID" "$RD_PID" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$TMP"; }
 trap cleanup EXIT
