@@ -184,7 +184,7 @@ func (z *ZSet) usage(samples int) int64 {
 	}
 	b := z.big
 	n += allocSize(int64(unsafe.Sizeof(*b))) + allocSize(int64(unsafe.Sizeof(*b.zsl))) + dictTableBytes(&b.dict)
-	n += allocSize(int64(zslMaxLevel-1) * int64(unsafe.Sizeof(zslLevel{})))
+	n += allocSize(int64(zslMaxLevel) * int64(unsafe.Sizeof(zslUpper{})))
 	entry := allocSize(int64(unsafe.Sizeof(dictEntry[zslNode]{})))
 	var sum int64
 	k := 0
@@ -194,7 +194,7 @@ func (z *ZSet) usage(samples int) int64 {
 		}
 		sum += entry + allocSize(int64(len(m)))
 		if node.more != nil {
-			sum += allocSize(int64(node.lvl0.aux-1) * int64(unsafe.Sizeof(zslLevel{})))
+			sum += allocSize(int64(node.lvl0.aux) * int64(unsafe.Sizeof(zslUpper{})))
 		}
 		k++
 		return true

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -26,14 +27,44 @@ type zslLevel struct {
 }
 
 // zslNode is one element. Level 0 is inline (three quarters of the nodes have
-// only that level); higher levels are in an array of lvl0.aux-1 levels that more
-// points to. Every node but the header is the value of a dict entry, whose key is
-// the member (see member): with the entry's key and link, 64 bytes a member.
+// only that level); the upper levels are in an array of zslUpper that more
+// points to: more[i] is level i, and more[0] holds the node's score again (in
+// its span and aux). An upper link also keeps its forward node's more array
+// (fmore), so a search above level 0 goes from levels array to levels array and
+// compares with the score copy without reading the nodes it passes: one cache
+// miss a step, as Redis's nodes with inline levels (zslSeek). Every node but the
+// header is the value of a dict entry, whose key is the member (see member):
+// with the entry's key and link, 64 bytes a member.
 type zslNode struct {
 	score    float64
 	backward *zslNode
 	lvl0     zslLevel
-	more     *zslLevel
+	more     *zslUpper
+}
+
+// zslUpper is a link above level 0: a zslLevel (same layout, so lv serves
+// every level) and the forward node's levels.
+type zslUpper struct {
+	zslLevel
+	fmore *zslUpper // forward.more; nil when forward is
+}
+
+// setForward points an upper link at y.
+func (u *zslUpper) setForward(y *zslNode) {
+	u.forward, u.fmore = y, nil
+	if y != nil {
+		u.fmore = y.more
+	}
+}
+
+// upperScore is the score copy a levels array carries in its element 0.
+func (u *zslUpper) upperScore() float64 {
+	return math.Float64frombits(uint64(u.span) | uint64(u.aux)<<32)
+}
+
+// up returns upper level i (i >= 1) of the levels array m.
+func (m *zslUpper) up(i int) *zslUpper {
+	return (*zslUpper)(unsafe.Add(unsafe.Pointer(m), uintptr(i)*unsafe.Sizeof(zslUpper{})))
 }
 
 // zslNodeOffset is where a node sits in its dict entry.
@@ -50,7 +81,16 @@ func (x *zslNode) lv(i int) *zslLevel {
 	if i == 0 {
 		return &x.lvl0
 	}
-	return (*zslLevel)(unsafe.Add(unsafe.Pointer(x.more), uintptr(i-1)*unsafe.Sizeof(zslLevel{})))
+	return &x.more.up(i).zslLevel
+}
+
+// setScore sets x's score and the copy in its levels array.
+func (x *zslNode) setScore(s float64) {
+	x.score = s
+	if x.more != nil {
+		b := math.Float64bits(s)
+		x.more.span, x.more.aux = uint32(b), uint32(b>>32)
+	}
 }
 
 func (x *zslNode) levels() int { return int(x.lvl0.aux) }
@@ -61,7 +101,7 @@ func (x *zslNode) before(score float64, member string) bool {
 }
 
 type zskiplist struct {
-	header zslNode // more has zslMaxLevel-1 levels; score unused
+	header zslNode // more has zslMaxLevel levels; its score copy unused
 	tail   *zslNode
 	length int
 	level  int
@@ -92,8 +132,49 @@ func (x *zslNode) setLevel(level int) {
 	x.lvl0.aux = uint32(level)
 	x.more = nil
 	if level > 1 {
-		x.more = &make([]zslLevel, level-1)[0]
+		x.more = &make([]zslUpper, level)[0]
+		x.setScore(x.score)
 	}
+}
+
+// search walks down from the header to the last node before (score, member)
+// on every level, recording it in update (rank too, when not nil), and returns
+// the level-0 successor of that last node. Above level 0 it compares with the
+// score copies in the levels arrays, reading a node only for its member when
+// the scores tie.
+func (zsl *zskiplist) search(score float64, member string, update *[zslMaxLevel]*zslNode, rank *[zslMaxLevel]int) *zslNode {
+	n, nm := &zsl.header, zsl.header.more
+	r := 0
+	for i := zsl.level - 1; i >= 1; i-- {
+		for {
+			u := nm.up(i)
+			if u.forward == nil {
+				break
+			}
+			if fs := u.fmore.upperScore(); fs > score || (fs == score && u.forward.member() >= member) {
+				break
+			}
+			r += int(u.span)
+			n, nm = u.forward, u.fmore
+		}
+		update[i] = n
+		if rank != nil {
+			rank[i] = r
+		}
+	}
+	for {
+		f := n.lvl0.forward
+		if f == nil || !f.before(score, member) {
+			break
+		}
+		r += int(n.lvl0.span)
+		n = f
+	}
+	update[0] = n
+	if rank != nil {
+		rank[0] = r
+	}
+	return n.lvl0.forward
 }
 
 // insert links x (member, score and level set; not in the list) at its place:
@@ -101,21 +182,7 @@ func (x *zslNode) setLevel(level int) {
 func (zsl *zskiplist) insert(x *zslNode) {
 	var update [zslMaxLevel]*zslNode
 	var rank [zslMaxLevel]int
-	n := &zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		if i != zsl.level-1 {
-			rank[i] = rank[i+1]
-		}
-		for {
-			l := n.lv(i)
-			if l.forward == nil || !l.forward.before(x.score, x.member()) {
-				break
-			}
-			rank[i] += int(l.span)
-			n = l.forward
-		}
-		update[i] = n
-	}
+	zsl.search(x.score, x.member(), &update, &rank)
 	level := x.levels()
 	if level > zsl.level {
 		for i := zsl.level; i < level; i++ {
@@ -127,8 +194,14 @@ func (zsl *zskiplist) insert(x *zslNode) {
 	}
 	for i := 0; i < level; i++ {
 		xl, ul := x.lv(i), update[i].lv(i)
-		xl.forward = ul.forward
-		ul.forward = x
+		if i == 0 {
+			xl.forward = ul.forward
+			ul.forward = x
+		} else {
+			xu, uu := x.more.up(i), update[i].more.up(i)
+			xu.setForward(uu.forward)
+			uu.setForward(x)
+		}
 		xl.span = ul.span - uint32(rank[0]-rank[i])
 		ul.span = uint32(rank[0] - rank[i] + 1)
 	}
@@ -150,18 +223,7 @@ func (zsl *zskiplist) insert(x *zslNode) {
 // seek fills update with the last node before (score, member) on every level and
 // returns the level-0 successor of update[0] (the node itself if present).
 func (zsl *zskiplist) seek(score float64, member string, update *[zslMaxLevel]*zslNode) *zslNode {
-	n := &zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for {
-			f := n.lv(i).forward
-			if f == nil || !f.before(score, member) {
-				break
-			}
-			n = f
-		}
-		update[i] = n
-	}
-	return n.lvl0.forward
+	return zsl.search(score, member, update, nil)
 }
 
 // unlink is zslDeleteNode: it removes x, whose predecessors are in update.
@@ -171,7 +233,11 @@ func (zsl *zskiplist) unlink(x *zslNode, update *[zslMaxLevel]*zslNode) {
 		if ul.forward == x {
 			xl := x.lv(i)
 			ul.span += xl.span - 1
-			ul.forward = xl.forward
+			if i == 0 {
+				ul.forward = xl.forward
+			} else {
+				update[i].more.up(i).setForward(xl.forward)
+			}
 		} else {
 			ul.span--
 		}
@@ -199,11 +265,11 @@ func (zsl *zskiplist) remove(x *zslNode) {
 func (zsl *zskiplist) updateScore(x *zslNode, newScore float64) {
 	if (x.backward == nil || x.backward.score < newScore) &&
 		(x.lvl0.forward == nil || x.lvl0.forward.score > newScore) {
-		x.score = newScore
+		x.setScore(newScore)
 		return
 	}
 	zsl.remove(x)
-	x.score = newScore
+	x.setScore(newScore)
 	zsl.insert(x)
 }
 

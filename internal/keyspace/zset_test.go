@@ -394,6 +394,14 @@ func checkSkiplist(t *testing.T, z *ZSet) {
 	}
 	for n := range rank {
 		levels := n.levels()
+		if n != &zsl.header && levels > 1 && n.more.upperScore() != n.score {
+			t.Fatalf("score copy %v, score %v", n.more.upperScore(), n.score)
+		}
+		for i := 1; i < levels && i < zsl.level; i++ {
+			if u := n.more.up(i); u.forward != nil && u.fmore != u.forward.more || u.forward == nil && u.fmore != nil {
+				t.Fatalf("level %d link's fmore is not its forward node's levels", i)
+			}
+		}
 		for i := 0; i < levels && i < zsl.level; i++ {
 			l := n.lv(i)
 			if l.forward == nil {
