@@ -446,6 +446,8 @@ func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
 	if len(reqs) > 1 {
 		db.Prefetch(reqs)
 	}
+	clear(reqs) // they point into the client's buffer: keep no buffer alive
+	clear(l.pfPeek)
 	l.pfReqs = reqs[:0]
 }
 
