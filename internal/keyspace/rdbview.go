@@ -99,6 +99,12 @@ func (ks *Keyspace) NewIntsetSetRaw(width int, data []byte) *Set {
 // NewIntsetSetOf makes an intset of the distinct sorted vals, of the smallest
 // width that holds them (as intsetAdd builds it).
 func (ks *Keyspace) NewIntsetSetOf(vals []int64) *Set {
+	s := ks.intsetOf(vals)
+	return &s
+}
+
+// intsetOf is NewIntsetSetOf's set, by value.
+func (ks *Keyspace) intsetOf(vals []int64) Set {
 	var w uint8 = 2
 	if len(vals) > 0 {
 		w = max(intWidth(vals[0]), intWidth(vals[len(vals)-1]))
@@ -107,7 +113,7 @@ func (ks *Keyspace) NewIntsetSetOf(vals []int64) *Set {
 	for i, v := range vals {
 		putInt(buf[i*int(w):], w, v)
 	}
-	return &Set{ks: ks, enc: SetIntset, w: w, buf: buf, n: int32(len(vals))}
+	return Set{ks: ks, enc: SetIntset, w: w, buf: buf, n: int32(len(vals))}
 }
 
 // NewListpackSetOf makes a listpack set of the distinct members, in order,

@@ -392,15 +392,7 @@ func (s *Set) ToIntsetIfFits() {
 		return true
 	})
 	slices.Sort(vals)
-	var w uint8 = 2
-	if len(vals) > 0 {
-		w = max(intWidth(vals[0]), intWidth(vals[len(vals)-1]))
-	}
-	buf := make([]byte, len(vals)*int(w))
-	for i, v := range vals {
-		putInt(buf[i*int(w):], w, v)
-	}
-	*s = Set{ks: s.ks, enc: SetIntset, w: w, buf: buf, n: int32(len(vals))}
+	*s = s.ks.intsetOf(vals)
 }
 
 // ShrinkToFit drops spare capacity of a compact set's buffer (lpShrinkToFit).

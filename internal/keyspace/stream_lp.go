@@ -36,6 +36,10 @@ func LPAppendBacklen(b []byte, l int) []byte { return lpAppendBacklen(b, l) }
 // included (lpAppendInteger).
 func LPAppendInt(b []byte, v int64) []byte { return lpEncInt(b, v) }
 
+// LPAppendStr appends the listpack element for s as lpAppend stores it (an
+// integer when s is one in canonical form), back-length included.
+func LPAppendStr(b []byte, s []byte) []byte { return lpEncStr(b, s) }
+
 // lpAppendBacklen appends lpEncodeBacklen(l).
 func lpAppendBacklen(b []byte, l int) []byte {
 	switch {

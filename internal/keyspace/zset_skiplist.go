@@ -273,25 +273,14 @@ func (zsl *zskiplist) updateScore(x *zslNode, newScore float64) {
 	zsl.insert(x)
 }
 
-// rank is zslGetRank: the 1-based rank of x (which is in the list).
+// rank is zslGetRank: the 1-based rank of x (which is in the list), or 0.
 func (zsl *zskiplist) rank(x *zslNode) int {
-	r := 0
-	n := &zsl.header
-	for i := zsl.level - 1; i >= 0; i-- {
-		for {
-			l := n.lv(i)
-			f := l.forward
-			if f == nil || !(f.score < x.score || (f.score == x.score && f.member() <= x.member())) {
-				break
-			}
-			r += int(l.span)
-			n = f
-		}
-		if n == x {
-			return r
-		}
+	var update [zslMaxLevel]*zslNode
+	var rank [zslMaxLevel]int
+	if zsl.search(x.score, x.member(), &update, &rank) != x {
+		return 0
 	}
-	return 0
+	return rank[0] + 1
 }
 
 // byRank is zslGetElementByRank: the node of 1-based rank r, or nil.

@@ -36,24 +36,7 @@ func (lp *lpBuilder) Int(v int64) {
 // Str appends s as lpAppend does: as an integer when it is one in canonical
 // form (lpStringToInt64), else as a string.
 func (lp *lpBuilder) Str(s []byte) {
-	if len(s) <= 20 {
-		if v, ok := keyspace.IntMember(s); ok {
-			lp.Int(v)
-			return
-		}
-	}
-	start := len(lp.b)
-	b := lp.b
-	switch l := len(s); {
-	case l < 64:
-		b = append(b, 0x80|byte(l))
-	case l < 4096:
-		b = append(b, 0xe0|byte(l>>8), byte(l))
-	default:
-		b = binary.LittleEndian.AppendUint32(append(b, 0xf0), uint32(l))
-	}
-	b = append(b, s...)
-	lp.b = appendBacklen(b, len(b)-start)
+	lp.b = keyspace.LPAppendStr(lp.b, s)
 	lp.n++
 }
 
