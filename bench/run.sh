@@ -11,7 +11,7 @@
 #   ONLY=lock_release_evalsha bench/run.sh full    one workload (see bench-vs.sh)
 # After redis-benchmark's workloads, in mode full (or with EXTRAS=1), it runs bench/txbench (MULTI/EXEC) and
 # bench/pubbench (PUBLISH to 1 and 1,000 subscribers) on both servers, then
-# bench/lockbench (lock cycles: DELEX IFEQ on HotKV, the EVALSHA release on both).
+# bench/lockbench (lock cycles: DELEX IFEQ on HotKV, the EVAL and EVALSHA releases).
 #
 # Output goes to stdout and to bench/results/<date>-<mode>.txt. Needs
 # redis-server, redis-benchmark and redis-cli on PATH.
@@ -67,19 +67,23 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-$MODE${PIPELINE:+-P$PIPELINE}${NORA
       echo "publish_subs$subs A_delivered/s=$MA B_delivered/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]})"
     done
     # Lock cycles (SET NX PX, then release only with the right token): HotKV's
-    # DELEX IFEQ against the Lua release script by EVALSHA that Redis clients
-    # use; -pipeline 1 is a lock user's two round trips, -pipeline 16 keeps 16
-    # cycles in flight per client so that the server is the limit. bench/lockbench.
+    # DELEX IFEQ against Redis's classic release, the Lua script by EVAL (with
+    # its text) and by EVALSHA (what most clients send); -pipeline 1 is a lock
+    # user's two round trips, -pipeline 16 keeps 16 cycles in flight per client
+    # so that the server is the limit. bench/lockbench (epoll engine: one client
+    # thread, as redis-benchmark). ratio = A delex / B eval, as issue 7 asks;
+    # A/B_evalsha against the faster EVALSHA.
     go build -o "$TMP/lockbench" ./bench/lockbench
+    lb() { "$TMP/lockbench" -addr "127.0.0.1:$1" -release "$2" -pipeline "$pl" -duration 5s | awk '{print $5}'; }
     for pl in 1 16; do
-      A=(); B=(); C=()
+      A=(); B=(); E=(); C=()
       for r in $(seq "${ROUNDS:-3}"); do
-        A+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release delex -pipeline "$pl" -duration 5s | awk '{print $5}')")
-        B+=("$("$TMP/lockbench" -addr "127.0.0.1:$RD_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
-        C+=("$("$TMP/lockbench" -addr "127.0.0.1:$HK_PORT" -release evalsha -pipeline "$pl" -duration 5s | awk '{print $5}')")
+        A+=("$(lb "$HK_PORT" delex)"); B+=("$(lb "$RD_PORT" eval)")
+        E+=("$(lb "$RD_PORT" evalsha)"); C+=("$(lb "$HK_PORT" evalsha)")
       done
-      MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); MC=$(med "${C[@]}")
-      echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_evalsha_cycles/s=$MB A/B=$(awk -v a="$MA" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') A_evalsha_cycles/s=$MC A_evalsha/B=$(awk -v a="$MC" -v b="$MB" 'BEGIN {printf "%.3f", a/b}') (runs A: ${A[*]}; B: ${B[*]}; A evalsha: ${C[*]})"
+      MA=$(med "${A[@]}"); MB=$(med "${B[@]}"); ME=$(med "${E[@]}"); MC=$(med "${C[@]}")
+      r() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a/b}'; }
+      echo "lock_cycle_P$pl A_delex_cycles/s=$MA B_eval_cycles/s=$MB A/B=$(r "$MA" "$MB") B_evalsha_cycles/s=$ME A/B_evalsha=$(r "$MA" "$ME") A_evalsha_cycles/s=$MC A_evalsha/B_evalsha=$(r "$MC" "$ME") (runs A: ${A[*]}; B eval: ${B[*]}; B evalsha: ${E[*]}; A evalsha: ${C[*]})"
     done
   fi
   if [[ ${MEM:-0} == 1 ]]; then

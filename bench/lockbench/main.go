@@ -1,9 +1,9 @@
 // Command lockbench measures lock cycles per second against a server that
 // speaks the Redis protocol. A cycle takes a lock with SET key token NX PX and
 // releases it only if the token still matches, either with HotKV's DELEX key
-// IFEQ token (-release delex) or with the classic Lua release script sent by
-// EVALSHA (-release evalsha), which is what redsync, bsm/redislock and
-// Redisson do on Redis.
+// IFEQ token (-release delex) or with the classic Lua release script, sent by
+// EVALSHA (-release evalsha: what redsync, bsm/redislock and Redisson do on
+// Redis) or by EVAL with the script's text (-release eval).
 //
 // Each client owns its keys. With -pipeline 1 a cycle is two round trips (the
 // acquire, then the release), as a lock user does it; with -pipeline P a client
@@ -11,6 +11,12 @@
 // sends the P releases, so the server rather than the round trip is the limit.
 // Every acquire must succeed and every release must return 1, else the run
 // fails: the figure only counts correct cycles.
+//
+// The load generator shares the machine with the server, so its own cost
+// dilutes the comparison. On Linux the default engine (-engine epoll) drives
+// every connection from one thread with epoll and blocking writes, as
+// redis-benchmark does; -engine go runs a goroutine per connection over Go's
+// net package (about three times the client CPU per cycle).
 //
 //	go run ./bench/lockbench -addr 127.0.0.1:6379 -release delex -clients 50 -duration 5s
 package main
@@ -32,51 +38,110 @@ const releaseScript = `if redis.call("get",KEYS[1]) == ARGV[1] then return redis
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:6379", "server address")
-	release := flag.String("release", "delex", "release command: delex (DELEX IFEQ) or evalsha (Lua script)")
+	release := flag.String("release", "delex", "release command: delex (DELEX IFEQ), evalsha or eval (the Lua script)")
+	engine := flag.String("engine", defaultEngine, "load generator: epoll (one thread, Linux) or go (a goroutine per connection)")
 	clients := flag.Int("clients", 50, "concurrent connections")
 	pipeline := flag.Int("pipeline", 1, "cycles in flight per client (acquires sent together, then releases)")
 	duration := flag.Duration("duration", 5*time.Second, "how long to run")
 	flag.Parse()
-	if *release != "delex" && *release != "evalsha" {
-		fmt.Fprintln(os.Stderr, "lockbench: -release must be delex or evalsha")
-		os.Exit(2)
-	}
-	sha := ""
-	if *release == "evalsha" {
+	rel := releaser{kind: *release}
+	switch *release {
+	case "delex", "eval":
+	case "evalsha":
 		var err error
-		if sha, err = loadScript(*addr); err != nil {
+		if rel.sha, err = loadScript(*addr); err != nil {
 			fmt.Fprintln(os.Stderr, "lockbench: SCRIPT LOAD:", err)
 			os.Exit(1)
 		}
+	default:
+		fmt.Fprintln(os.Stderr, "lockbench: -release must be delex, evalsha or eval")
+		os.Exit(2)
 	}
+	var n int64
+	var elapsed time.Duration
+	var err error
+	switch *engine {
+	case "epoll":
+		n, elapsed, err = runEpoll(*addr, *clients, *pipeline, rel, *duration)
+	case "go":
+		n, elapsed, err = runGoroutines(*addr, *clients, *pipeline, rel, *duration)
+	default:
+		err = fmt.Errorf("-engine must be epoll or go")
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "lockbench:", err)
+		os.Exit(1)
+	}
+	fmt.Printf("cycles %d in %.2fs: %.0f cycles/s (release %s, %d clients, pipeline %d, engine %s)\n",
+		n, elapsed.Seconds(), float64(n)/elapsed.Seconds(), *release, *clients, *pipeline, *engine)
+}
 
+// releaser builds the release command of one lock.
+type releaser struct {
+	kind string // delex, evalsha or eval
+	sha  string // the script's SHA1, for evalsha
+}
+
+func (r releaser) append(b []byte, key, tok string) []byte {
+	switch r.kind {
+	case "evalsha":
+		return cmd(b, "EVALSHA", r.sha, "1", key, tok)
+	case "eval":
+		return cmd(b, "EVAL", releaseScript, "1", key, tok)
+	}
+	return cmd(b, "DELEX", key, "IFEQ", tok)
+}
+
+// lockKeys are client id's keys, one per cycle in flight.
+func lockKeys(id, pipeline int) []string {
+	keys := make([]string, pipeline)
+	for i := range keys {
+		keys[i] = "lockbench:" + strconv.Itoa(id) + ":" + strconv.Itoa(i)
+	}
+	return keys
+}
+
+// batch appends the acquires (release false) or the releases of keys with
+// token tok.
+func batch(b []byte, keys []string, tok string, release bool, rel releaser) []byte {
+	for _, k := range keys {
+		if release {
+			b = rel.append(b, k, tok)
+		} else {
+			b = cmd(b, "SET", k, tok, "NX", "PX", "30000")
+		}
+	}
+	return b
+}
+
+func token(id, seq int) string { return "tok-" + strconv.Itoa(id) + "-" + strconv.Itoa(seq) }
+
+// runGoroutines runs one goroutine per connection; it returns the cycles done.
+func runGoroutines(addr string, clients, pipeline int, rel releaser, d time.Duration) (int64, time.Duration, error) {
 	var done atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	errs := make(chan error, *clients)
-	for i := 0; i < *clients; i++ {
+	errs := make(chan error, clients)
+	for i := 0; i < clients; i++ {
 		wg.Add(1)
 		go func(id int) {
 			defer wg.Done()
-			if err := run(*addr, id, *pipeline, sha, stop, &done); err != nil {
+			if err := run(addr, id, pipeline, rel, stop, &done); err != nil {
 				errs <- err
 			}
 		}(i)
 	}
 	start := time.Now()
-	time.Sleep(*duration)
+	time.Sleep(d)
 	close(stop)
 	wg.Wait()
 	elapsed := time.Since(start)
 	select {
 	case err := <-errs:
-		fmt.Fprintln(os.Stderr, "lockbench:", err)
-		os.Exit(1)
+		return 0, elapsed, err
 	default:
 	}
-	n := done.Load()
-	fmt.Printf("cycles %d in %.2fs: %.0f cycles/s (release %s, %d clients, pipeline %d)\n",
-		n, elapsed.Seconds(), float64(n)/elapsed.Seconds(), *release, *clients, *pipeline)
+	return done.Load(), elapsed, nil
 }
 
 func cmd(b []byte, args ...string) []byte {
@@ -117,17 +182,14 @@ func loadScript(addr string) (string, error) {
 	return sha[:40], nil
 }
 
-func run(addr string, id, pipeline int, sha string, stop chan struct{}, done *atomic.Int64) error {
+func run(addr string, id, pipeline int, rel releaser, stop chan struct{}, done *atomic.Int64) error {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
 	br := bufio.NewReader(c)
-	keys := make([]string, pipeline)
-	for i := range keys {
-		keys[i] = "lockbench:" + strconv.Itoa(id) + ":" + strconv.Itoa(i)
-	}
+	keys := lockKeys(id, pipeline)
 	var buf []byte
 	for seq := 0; ; seq++ {
 		select {
@@ -135,22 +197,12 @@ func run(addr string, id, pipeline int, sha string, stop chan struct{}, done *at
 			return nil
 		default:
 		}
-		tok := "tok-" + strconv.Itoa(id) + "-" + strconv.Itoa(seq)
-		buf = buf[:0]
-		for _, k := range keys {
-			buf = cmd(buf, "SET", k, tok, "NX", "PX", "30000")
-		}
+		tok := token(id, seq)
+		buf = batch(buf[:0], keys, tok, false, rel)
 		if err := roundTrip(c, br, buf, pipeline, "+OK\r\n"); err != nil {
 			return fmt.Errorf("acquire: %w", err)
 		}
-		buf = buf[:0]
-		for _, k := range keys {
-			if sha == "" {
-				buf = cmd(buf, "DELEX", k, "IFEQ", tok)
-			} else {
-				buf = cmd(buf, "EVALSHA", sha, "1", k, tok)
-			}
-		}
+		buf = batch(buf[:0], keys, tok, true, rel)
 		if err := roundTrip(c, br, buf, pipeline, ":1\r\n"); err != nil {
 			return fmt.Errorf("release: %w", err)
 		}
