@@ -43,6 +43,9 @@ func BenchmarkReadCommandPipelined(b *testing.B) {
 	b.Run("SET", func(b *testing.B) {
 		benchRead(b, "*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$16\r\nvalue-0123456789\r\n")
 	})
+	b.Run("SET-NX-PX", func(b *testing.B) {
+		benchRead(b, "*6\r\n$3\r\nSET\r\n$16\r\nlockbench:12:345\r\n$11\r\ntok-12-6789\r\n$2\r\nNX\r\n$2\r\nPX\r\n$5\r\n30000\r\n")
+	})
 	b.Run("SET-4KiB", func(b *testing.B) {
 		v := strings.Repeat("v", 4096)
 		benchRead(b, "*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$4096\r\n"+v+"\r\n")

@@ -14,25 +14,29 @@ import (
 func (r *Reader) parseMultibulk() (done bool, err error) {
 	if r.mbl == 0 {
 		data := r.buf[r.r:r.w]
-		nl := r.findEOL(data, 0, '\r')
-		if nl < 0 {
-			if len(data) > inlineMax {
-				return false, errTooBigMbulk
+		n, hl := smallHeader(data, '*')
+		if hl == 0 {
+			nl := r.findEOL(data, 0, '\r')
+			if nl < 0 {
+				if len(data) > inlineMax {
+					return false, errTooBigMbulk
+				}
+				return false, nil
 			}
-			return false, nil
-		}
-		if nl > len(data)-2 { // the byte after '\r' has not arrived
-			return false, nil
-		}
-		n, ok := ParseInt(data[1:nl])
-		if !ok || n > maxMultibulk {
-			return false, errInvalidMbulk
+			if nl > len(data)-2 { // the byte after '\r' has not arrived
+				return false, nil
+			}
+			var ok bool
+			if n, ok = ParseInt(data[1:nl]); !ok || n > maxMultibulk {
+				return false, errInvalidMbulk
+			}
+			hl = nl + 2
 		}
 		if n > unauthMaxArgs && r.unauth {
 			return false, errUnauthMbulk
 		}
 		r.resetArgs(n)
-		r.p = nl + 2
+		r.p = hl
 		if n <= 0 {
 			return true, nil
 		}
@@ -53,6 +57,12 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 		}
 		rest := r.buf[r.r+r.p : r.w]
 		if r.bulk < 0 {
+			if n, hl := smallHeader(rest, '$'); hl > 0 && n <= r.lim.MaxBulkLen.Load() {
+				r.p += hl
+				r.bulk = n
+				rest = rest[hl:]
+				goto body
+			}
 			nl := r.findEOL(rest, r.p, '\r')
 			if nl < 0 {
 				if len(rest) > inlineMax {
@@ -80,6 +90,7 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 				return false, r.startBig(rest)
 			}
 		}
+	body:
 		if int64(len(rest))-2 < r.bulk {
 			return false, nil
 		}
@@ -90,6 +101,35 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 		r.mbl--
 	}
 	return true, nil
+}
+
+// smallHeader reads the usual header line, the type byte (kind: '*' or '$'),
+// one to three digits without a leading zero, then CRLF, at the start of b,
+// without a scan for the line's end: it returns the number and the line's
+// size, or hl 0 when b does not start with such a complete line (the general
+// path decides then, and accepts the same line with the same number).
+func smallHeader(b []byte, kind byte) (n int64, hl int) {
+	if len(b) < 4 || b[0] != kind {
+		return 0, 0
+	}
+	d := int64(b[1]) - '0'
+	if d < 0 || d > 9 {
+		return 0, 0
+	}
+	for i := 2; i < 5 && i+1 < len(b); i++ {
+		c := b[i]
+		if c == '\r' {
+			if b[i+1] != '\n' || (d == 0 && i > 2) {
+				return 0, 0
+			}
+			return d, i + 2
+		}
+		if c < '0' || c > '9' || d == 0 {
+			return 0, 0
+		}
+		d = d*10 + int64(c-'0')
+	}
+	return 0, 0
 }
 
 // bigChunk is the first allocation for a big bulk: memory then doubles as data
