@@ -14,8 +14,10 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/server"
@@ -36,8 +38,10 @@ Examples:
 Options are redis.conf parameter names (Redis's own), e.g. --bind, --port,
 --databases, --timeout, --maxclients, --requirepass, --proto-max-bulk-len.
 
-Profiling (HotKV only, off by default; not a config parameter):
-       --pprof-addr 127.0.0.1:6060    serve net/http/pprof on that address
+HotKV's own options (not config parameters):
+       --pprof-addr 127.0.0.1:6060    serve net/http/pprof on that address (off by default)
+       --busy-poll-us 50              an idle event loop polls this long before it sleeps
+                                      (default 50; 0: sleep at once, the least CPU)
 `
 
 // run is main without the process: ready, when not nil, receives the listening
@@ -54,6 +58,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		}
 	}
 	args, pprofAddr, err := takePprofAddr(args)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	args, busyPoll, err := takeBusyPoll(args)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
@@ -88,7 +97,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		defer stopPprof()
 		logger.Info("pprof", "addr", pprofAddr)
 	}
-	srv := server.New(cfg, server.Options{Logger: logger})
+	srv := server.New(cfg, server.Options{Logger: logger, BusyPoll: busyPoll})
 	if err := srv.Listen(); err != nil {
 		logger.Error("could not listen", "err", err)
 		return 1
@@ -115,27 +124,51 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 	return 0
 }
 
-// takePprofAddr removes "--pprof-addr ADDR" (or "--pprof-addr=ADDR") from args:
-// it is a HotKV process option, not a redis.conf parameter, so it never reaches
-// the configuration (CONFIG GET does not show it).
-func takePprofAddr(args []string) (rest []string, addr string, err error) {
+// takeOption removes "--NAME VALUE" (or "--NAME=VALUE") from args: HotKV's
+// own process options (--pprof-addr, --busy-poll-us) are not redis.conf
+// parameters, so they never reach the configuration (CONFIG GET does not show
+// them). example is quoted when the value is missing.
+func takeOption(args []string, name, example string) (rest []string, val string, err error) {
+	flag := "--" + name
 	rest = make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
-		case a == "--pprof-addr":
+		case a == flag:
 			if i+1 >= len(args) {
-				return nil, "", errors.New("--pprof-addr needs an address, e.g. 127.0.0.1:6060")
+				return nil, "", fmt.Errorf("%s needs a value, e.g. %s", flag, example)
 			}
-			addr = args[i+1]
+			val = args[i+1]
 			i++
-		case strings.HasPrefix(a, "--pprof-addr="):
-			addr = strings.TrimPrefix(a, "--pprof-addr=")
+		case strings.HasPrefix(a, flag+"="):
+			val = strings.TrimPrefix(a, flag+"=")
 		default:
 			rest = append(rest, a)
 		}
 	}
-	return rest, addr, nil
+	return rest, val, nil
+}
+
+// takePprofAddr takes --pprof-addr ADDR.
+func takePprofAddr(args []string) (rest []string, addr string, err error) {
+	return takeOption(args, "pprof-addr", "127.0.0.1:6060")
+}
+
+// defaultBusyPollUs is --busy-poll-us's default (docs/decisions/0029).
+const defaultBusyPollUs = 50
+
+// takeBusyPoll takes --busy-poll-us N: how long an idle event loop keeps
+// polling for events before it sleeps (0: sleep at once).
+func takeBusyPoll(args []string) (rest []string, d time.Duration, err error) {
+	rest, val, err := takeOption(args, "busy-poll-us", "50")
+	if err != nil || val == "" {
+		return rest, defaultBusyPollUs * time.Microsecond, err
+	}
+	n, perr := strconv.ParseUint(val, 10, 16)
+	if perr != nil || n > 1000 {
+		return nil, 0, fmt.Errorf("--busy-poll-us must be 0..1000 microseconds, got %q", val)
+	}
+	return rest, time.Duration(n) * time.Microsecond, nil
 }
 
 // servePprof serves the net/http/pprof handlers on their own mux at addr (never

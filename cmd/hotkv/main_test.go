@@ -148,3 +148,28 @@ func TestTakePprofAddr(t *testing.T) {
 		}
 	}
 }
+
+// --busy-poll-us is HotKV's own option too: 50 µs unless given, 0 turns it off.
+func TestTakeBusyPoll(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		rest []string
+		d    time.Duration
+		fail bool
+	}{
+		{[]string{"--port", "7000"}, []string{"--port", "7000"}, 50 * time.Microsecond, false},
+		{[]string{"--busy-poll-us", "0", "--port", "7000"}, []string{"--port", "7000"}, 0, false},
+		{[]string{"--busy-poll-us=200"}, []string{}, 200 * time.Microsecond, false},
+		{[]string{"--busy-poll-us", "-1"}, nil, 0, true},
+		{[]string{"--busy-poll-us", "5000"}, nil, 0, true},
+		{[]string{"--busy-poll-us"}, nil, 0, true},
+	} {
+		rest, d, err := takeBusyPoll(tc.args)
+		if (err != nil) != tc.fail {
+			t.Fatalf("%q: err %v", tc.args, err)
+		}
+		if !tc.fail && (d != tc.d || strings.Join(rest, " ") != strings.Join(tc.rest, " ")) {
+			t.Errorf("%q: got %q %v, want %q %v", tc.args, rest, d, tc.rest, tc.d)
+		}
+	}
+}

@@ -31,6 +31,13 @@ type startOpts struct {
 	fake       *clock.Fake
 	config     [][2]string
 	goroutines bool
+	busyPoll   time.Duration
+}
+
+// WithBusyPoll makes the event loops poll this long before they sleep
+// (server.Options.BusyPoll; cmd/hotkv's default is 50 µs, tests default to 0).
+func WithBusyPoll(d time.Duration) Option {
+	return func(o *startOpts) { o.busyPoll = d }
 }
 
 // WithGoroutinePerConn serves connections on goroutines instead of the event
@@ -86,7 +93,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		t.Fatal(err)
 	}
 	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		GoroutinePerConn: o.goroutines}
+		GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll}
 	if o.fake != nil {
 		so.Clock = o.fake
 	}

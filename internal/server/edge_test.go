@@ -564,3 +564,23 @@ func TestHangUpWhilePaused(t *testing.T) {
 		t.Fatalf("%d event-loop cycles during a 200 ms pause", d)
 	}
 }
+
+// With busy polling (cmd/hotkv's default) the loops serve requests, and a
+// client blocked on one connection is woken by a push from another.
+func TestBusyPollServes(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithBusyPoll(time.Millisecond))
+	a, b := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
+	for i := 0; i < 100; i++ {
+		if got := a.Do("INCR", "n"); got != ":"+strconv.Itoa(i+1)+"\r\n" {
+			t.Fatalf("INCR = %q", got)
+		}
+	}
+	b.Write(hotkvtest.EncodeCommand("BLPOP", "q", "0"))
+	time.Sleep(20 * time.Millisecond) // b blocks
+	if got := a.Do("RPUSH", "q", "job"); got != ":1\r\n" {
+		t.Fatalf("RPUSH = %q", got)
+	}
+	if got, err := b.ReadReply(); err != nil || got != "*2\r\n$1\r\nq\r\n$3\r\njob\r\n" {
+		t.Fatalf("BLPOP = %q, %v", got, err)
+	}
+}

@@ -35,6 +35,11 @@ type Options struct {
 	// GoroutinePerConn serves each connection on its own goroutine instead of
 	// the epoll event loops (the portable path; tests use it to keep it working).
 	GoroutinePerConn bool
+	// BusyPoll is how long an event loop with nothing to do keeps polling
+	// epoll before it sleeps (0: it sleeps at once). Polling spares the client
+	// the wake-up of a sleeping server (docs/decisions/0029); it costs CPU only
+	// while events keep coming within that time. cmd/hotkv sets 50 µs.
+	BusyPoll time.Duration
 }
 
 // Server is one HotKV instance.
@@ -100,6 +105,7 @@ type Server struct {
 	// blockOnPause: goroutine mode, where a paused client sleeps in dispatch;
 	// the event loops hold its command back instead.
 	blockOnPause bool
+	busyPoll     time.Duration // Options.BusyPoll
 	loops        []*eventLoop
 	// lockLoop is the event loop whose goroutine holds the engine lock to run
 	// its clients' commands (serve), else nil: a message for one of that loop's
@@ -203,6 +209,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	// wrapped listener in tests) is served by goroutines
 	_, plainTCP := opts.Listener.(*net.TCPListener)
 	s.blockOnPause = opts.GoroutinePerConn || !eventLoopSupported || (opts.Listener != nil && !plainTCP)
+	s.busyPoll = opts.BusyPoll
 	return s
 }
 
