@@ -15,17 +15,14 @@ func (r *Reader) PeekArgs(dst []Peeked, max int) []Peeked {
 		return dst
 	}
 	b := r.buf[r.r:r.w]
-	for i := 0; i < max && len(b) > 0 && b[0] == '*'; i++ {
-		n, rest, ok := peekLen(b[1:])
+	for i := 0; i < max; i++ {
+		n, rest, ok := peekHeader(b, '*')
 		if !ok || n < 2 {
 			break
 		}
 		var p Peeked
 		for a := int64(0); a < n; a++ {
-			if len(rest) == 0 || rest[0] != '$' {
-				return dst
-			}
-			l, after, ok := peekLen(rest[1:])
+			l, after, ok := peekHeader(rest, '$')
 			if !ok || l < 0 || int64(len(after)) < l+2 {
 				return dst
 			}
@@ -42,6 +39,17 @@ func (r *Reader) PeekArgs(dst []Peeked, max int) []Peeked {
 		b = rest
 	}
 	return dst
+}
+
+// peekHeader parses the header line "<kind><digits>\r\n" at the start of b.
+func peekHeader(b []byte, kind byte) (n int64, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != kind {
+		return 0, nil, false
+	}
+	if n, hl := smallHeader(b, kind); hl > 0 {
+		return n, b[hl:], true
+	}
+	return peekLen(b[1:])
 }
 
 // peekLen parses "<digits>\r\n" at the start of b.
