@@ -37,8 +37,9 @@ type Options struct {
 	GoroutinePerConn bool
 	// BusyPoll is how long an event loop with nothing to do keeps polling
 	// epoll before it sleeps (0: it sleeps at once). Polling spares the client
-	// the wake-up of a sleeping server (docs/decisions/0029); it costs CPU only
-	// while events keep coming within that time. cmd/hotkv sets 50 µs.
+	// the wake-up of a sleeping server (docs/decisions/0029); it costs up to
+	// that much CPU per idle spell, none once the loop sleeps. cmd/hotkv sets
+	// 50 µs.
 	BusyPoll time.Duration
 }
 
