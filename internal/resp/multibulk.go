@@ -57,40 +57,40 @@ func (r *Reader) parseMultibulk() (done bool, err error) {
 		}
 		rest := r.buf[r.r+r.p : r.w]
 		if r.bulk < 0 {
-			if n, hl := smallHeader(rest, '$'); hl > 0 && n <= r.lim.MaxBulkLen.Load() {
-				r.p += hl
-				r.bulk = n
-				rest = rest[hl:]
-				goto body
-			}
-			nl := r.findEOL(rest, r.p, '\r')
-			if nl < 0 {
-				if len(rest) > inlineMax {
-					return false, errTooBigBulk
+			n, hl := smallHeader(rest, '$')
+			if hl == 0 {
+				nl := r.findEOL(rest, r.p, '\r')
+				if nl < 0 {
+					if len(rest) > inlineMax {
+						return false, errTooBigBulk
+					}
+					return false, nil
 				}
-				return false, nil
+				if nl > len(rest)-2 {
+					return false, nil
+				}
+				if rest[0] != '$' {
+					return false, expectedDollar(rest[0])
+				}
+				var ok bool
+				if n, ok = ParseInt(rest[1:nl]); !ok || n < 0 {
+					return false, errInvalidBulk
+				}
+				hl = nl + 2
 			}
-			if nl > len(rest)-2 {
-				return false, nil
-			}
-			if rest[0] != '$' {
-				return false, expectedDollar(rest[0])
-			}
-			n, ok := ParseInt(rest[1:nl])
-			if !ok || n < 0 || n > r.lim.MaxBulkLen.Load() {
+			if n > r.lim.MaxBulkLen.Load() {
 				return false, errInvalidBulk
 			}
 			if n > unauthMaxBulk && r.unauth {
 				return false, errUnauthBulk
 			}
-			r.p += nl + 2
+			r.p += hl
 			r.bulk = n
-			rest = rest[nl+2:]
+			rest = rest[hl:]
 			if int64(len(rest))-2 < n && n >= bigArg {
 				return false, r.startBig(rest)
 			}
 		}
-	body:
 		if int64(len(rest))-2 < r.bulk {
 			return false, nil
 		}

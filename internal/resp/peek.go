@@ -43,11 +43,11 @@ func (r *Reader) PeekArgs(dst []Peeked, max int) []Peeked {
 
 // peekHeader parses the header line "<kind><digits>\r\n" at the start of b.
 func peekHeader(b []byte, kind byte) (n int64, rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != kind {
-		return 0, nil, false
-	}
 	if n, hl := smallHeader(b, kind); hl > 0 {
 		return n, b[hl:], true
+	}
+	if len(b) == 0 || b[0] != kind {
+		return 0, nil, false
 	}
 	return peekLen(b[1:])
 }
