@@ -84,9 +84,8 @@ func hashLookup(c *Ctx, key []byte, write bool) (h *keyspace.Hash, ok bool) {
 
 // hashCreate stores a new empty hash at key.
 func hashCreate(c *Ctx, key []byte) *keyspace.Hash {
-	h := keyspace.NewHash()
-	c.DB.SetObject(key, keyspace.KindHash, h)
-	return h
+	// a nil *Hash stores an empty hash without a stand-alone one to copy
+	return c.DB.SetObject(key, keyspace.KindHash, (*keyspace.Hash)(nil)).Obj().(*keyspace.Hash)
 }
 
 // getField is Redis's hashTypeGetValue: it returns field f of the hash h stored at
@@ -139,15 +138,8 @@ func hsetGeneric(c *Ctx, name string) {
 	if h == nil {
 		h = hashCreate(c, key)
 	}
-	o := c.KS.HashOpts()
-	h.PrepareSets(c.Argv[2:], o)
 	ttls := h.FieldTTLs()
-	created := 0
-	for i := 2; i < len(c.Argv); i += 2 {
-		if !h.Set(c.Argv[i], c.Argv[i+1], false, o) {
-			created++
-		}
-	}
+	created := h.SetPairs(c.Argv[2:], c.KS.HashOpts())
 	if ttls != 0 {
 		c.DB.HashFieldTTLChanged(key, h)
 	}
@@ -177,9 +169,7 @@ func hsetnxCmd(c *Ctx) {
 	case fieldExpiredHash:
 		h = hashCreate(c, key)
 	}
-	o := c.KS.HashOpts()
-	h.PrepareSets(c.Argv[2:4], o)
-	h.Set(f, c.Argv[3], false, o)
+	h.SetPairs(c.Argv[2:4], c.KS.HashOpts())
 	c.W.Int(1)
 	c.DB.Touch(key)
 	c.Notify('h', "hset", key)

@@ -82,8 +82,7 @@ func TestActiveExpireCycleReclaimsHashFields(t *testing.T) {
 	for dbi, db := range ks.DBs {
 		for i := 0; i < 3; i++ {
 			k := []byte(fmt.Sprintf("h%d", i))
-			h := keyspace.NewHash()
-			db.SetObject(k, keyspace.KindHash, h)
+			h := db.SetObject(k, keyspace.KindHash, keyspace.NewHash()).Obj().(*keyspace.Hash)
 			for f := 0; f < 1000; f++ {
 				h.Set([]byte(fmt.Sprint("f", f)), []byte("v"), false, o)
 				if i != 2 || f%2 == 0 { // h2 keeps its odd fields

@@ -27,7 +27,7 @@ import (
 // Slices handed out (Get, Range, Scan, Entries, Random) are views of the hash's
 // memory: valid until the next modification, never to be modified. A Hash is not
 // safe for concurrent use.
-type Hash struct {
+type hashObj struct {
 	lp   []byte     // listpack encodings: entries, see appendEntry
 	t    *hashTable // hashtable encoding
 	n    int32      // listpack encodings: number of fields
@@ -66,12 +66,9 @@ type HashField struct {
 	Exp  int64
 }
 
-// NewHash returns an empty listpack hash.
-func NewHash() *Hash { return &Hash{} }
-
 // Len is the number of fields, including fields whose deadline has passed but
 // that were not deleted yet (Redis's HLEN counts them too).
-func (h *Hash) Len() int {
+func (h *hashObj) Len() int {
 	if h.t != nil {
 		return h.t.d.Len()
 	}
@@ -79,13 +76,13 @@ func (h *Hash) Len() int {
 }
 
 // FieldTTLs is the number of fields that carry a deadline.
-func (h *Hash) FieldTTLs() int { return int(h.ttls) }
+func (h *hashObj) FieldTTLs() int { return int(h.ttls) }
 
 // Compact reports whether the hash is in a listpack encoding.
-func (h *Hash) Compact() bool { return h.t == nil }
+func (h *hashObj) Compact() bool { return h.t == nil }
 
 // Encoding is OBJECT ENCODING's text.
-func (h *Hash) Encoding() string {
+func (h *hashObj) Encoding() string {
 	switch h.enc {
 	case encListpackEx:
 		return "listpackex"
@@ -100,7 +97,16 @@ func (h *Hash) Encoding() string {
 // An entry is uvarint(len(field)) field uvarint(len(value)) value, followed in
 // listpackex by uvarint(deadline).
 
-func (h *Hash) ex() bool { return h.enc == encListpackEx }
+func (h *hashObj) ex() bool { return h.enc == encListpackEx }
+
+// countLP counts the fields of the listpack by walking it.
+func (h *hashObj) countLP() int {
+	n := 0
+	for off := 0; off < len(h.lp); n++ {
+		off = h.lpAt(off).end
+	}
+	return n
+}
 
 func uvarintLen(x uint64) int {
 	n := 1
@@ -127,7 +133,7 @@ type lpEntry struct {
 }
 
 // lpAt parses the entry starting at off.
-func (h *Hash) lpAt(off int) lpEntry {
+func (h *hashObj) lpAt(off int) lpEntry {
 	e := lpEntry{off: off}
 	fl, p := readUvarint(h.lp, off)
 	e.f = h.lp[p : p+int(fl) : p+int(fl)]
@@ -145,7 +151,7 @@ func (h *Hash) lpAt(off int) lpEntry {
 }
 
 // lpFind returns the entry of field f.
-func (h *Hash) lpFind(f []byte) (lpEntry, bool) {
+func (h *hashObj) lpFind(f []byte) (lpEntry, bool) {
 	lp, ex := h.lp, h.ex()
 	for off := 0; off < len(lp); {
 		fl, p := readUvarint(lp, off)
@@ -163,7 +169,7 @@ func (h *Hash) lpFind(f []byte) (lpEntry, bool) {
 	return lpEntry{}, false
 }
 
-func (h *Hash) entrySize(f, v []byte, exp int64) int {
+func (h *hashObj) entrySize(f, v []byte, exp int64) int {
 	n := uvarintLen(uint64(len(f))) + len(f) + uvarintLen(uint64(len(v))) + len(v)
 	if h.ex() {
 		n += uvarintLen(uint64(exp))
@@ -171,7 +177,7 @@ func (h *Hash) entrySize(f, v []byte, exp int64) int {
 	return n
 }
 
-func (h *Hash) writeEntry(dst, f, v []byte, exp int64) {
+func (h *hashObj) writeEntry(dst, f, v []byte, exp int64) {
 	p := binary.PutUvarint(dst, uint64(len(f)))
 	p += copy(dst[p:], f)
 	p += binary.PutUvarint(dst[p:], uint64(len(v)))
@@ -183,7 +189,7 @@ func (h *Hash) writeEntry(dst, f, v []byte, exp int64) {
 
 // lpReplace replaces lp[off:end] (possibly empty: an insert) with an entry. f and
 // v must not alias lp.
-func (h *Hash) lpReplace(off, end int, f, v []byte, exp int64) {
+func (h *hashObj) lpReplace(off, end int, f, v []byte, exp int64) {
 	sz := h.entrySize(f, v, exp)
 	delta := sz - (end - off)
 	switch {
@@ -197,7 +203,7 @@ func (h *Hash) lpReplace(off, end int, f, v []byte, exp int64) {
 	h.writeEntry(h.lp[off:off+sz], f, v, exp)
 }
 
-func (h *Hash) lpRemove(off, end int) {
+func (h *hashObj) lpRemove(off, end int) {
 	copy(h.lp[off:], h.lp[end:])
 	h.lp = h.lp[:len(h.lp)-(end-off)]
 }
@@ -205,7 +211,7 @@ func (h *Hash) lpRemove(off, end int) {
 // lpInsertSorted inserts an entry at its place in a listpackex: before the first
 // entry without a deadline or with a deadline >= exp (listpackExAddInternal); an
 // entry without a deadline goes last. f and v must not alias lp.
-func (h *Hash) lpInsertSorted(f, v []byte, exp int64) {
+func (h *hashObj) lpInsertSorted(f, v []byte, exp int64) {
 	off := len(h.lp)
 	if exp != 0 {
 		for p := 0; p < len(h.lp); {
@@ -222,7 +228,7 @@ func (h *Hash) lpInsertSorted(f, v []byte, exp int64) {
 
 // lpMove re-files entry e with deadline exp (listpackExUpdateExpiry): it is
 // removed and inserted again in deadline order, even if exp is unchanged.
-func (h *Hash) lpMove(e lpEntry, exp int64) {
+func (h *hashObj) lpMove(e lpEntry, exp int64) {
 	var stack [256]byte
 	tmp := stack[:0]
 	if len(e.f)+len(e.v) > len(stack) {
@@ -236,7 +242,7 @@ func (h *Hash) lpMove(e lpEntry, exp int64) {
 
 // toEx turns a listpack into a listpackex (hashTypeConvertListpack): every field
 // gets "no deadline", order unchanged.
-func (h *Hash) toEx() {
+func (h *hashObj) toEx() {
 	if h.enc != encListpack {
 		return
 	}
@@ -332,7 +338,7 @@ func (t *hashTable) remove(i int) {
 }
 
 // setExp gives the field v (stored under key) deadline exp (0: none).
-func (h *Hash) tableSetExp(key string, v *hval, exp int64) {
+func (h *hashObj) tableSetExp(key string, v *hval, exp int64) {
 	t := h.t
 	switch {
 	case exp == 0 && v.hidx != 0:
@@ -351,7 +357,7 @@ func (h *Hash) tableSetExp(key string, v *hval, exp int64) {
 
 // toTable converts a listpack encoding to a hashtable presized for n fields
 // (hashTypeConvert to OBJ_ENCODING_HT); deadlines are kept.
-func (h *Hash) toTable(o HashOpts, n int) {
+func (h *hashObj) toTable(o HashOpts, n int) {
 	if h.t != nil {
 		return
 	}
@@ -377,7 +383,7 @@ func viewString(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len
 // ---- API ----
 
 // Get returns the value and deadline of field f, expired or not.
-func (h *Hash) Get(f []byte) (v []byte, exp int64, ok bool) {
+func (h *hashObj) Get(f []byte) (v []byte, exp int64, ok bool) {
 	if h.t != nil {
 		x, ok := h.t.d.Get(f)
 		if !ok {
@@ -393,7 +399,7 @@ func (h *Hash) Get(f []byte) (v []byte, exp int64, ok bool) {
 // field/value arguments args (Redis's hashTypeTryConversion): if they are more
 // pairs than hash-max-listpack-entries (the table is then sized for them), or
 // any of them is longer than hash-max-listpack-value.
-func (h *Hash) PrepareSets(args [][]byte, o HashOpts) {
+func (h *hashObj) PrepareSets(args [][]byte, o HashOpts) {
 	if h.t != nil {
 		return
 	}
@@ -421,7 +427,7 @@ func (h *Hash) PrepareSets(args [][]byte, o HashOpts) {
 // cleared unless keepTTL (HASH_SET_KEEP_TTL). A listpack hash becomes a table if
 // f or v is longer than hash-max-listpack-value, or if the insert takes it past
 // hash-max-listpack-entries fields.
-func (h *Hash) Set(f, v []byte, keepTTL bool, o HashOpts) (existed bool) {
+func (h *hashObj) Set(f, v []byte, keepTTL bool, o HashOpts) (existed bool) {
 	if h.t == nil && (len(f) > o.MaxValue || len(v) > o.MaxValue) {
 		h.toTable(o, 0)
 	}
@@ -463,7 +469,7 @@ func (h *Hash) Set(f, v []byte, keepTTL bool, o HashOpts) (existed bool) {
 }
 
 // Del deletes field f, expired or not, and reports whether it existed.
-func (h *Hash) Del(f []byte) bool {
+func (h *hashObj) Del(f []byte) bool {
 	if t := h.t; t != nil {
 		x, ok := t.d.Get(f)
 		if !ok {
@@ -491,13 +497,13 @@ func (h *Hash) Del(f []byte) bool {
 // EnableFieldTTL prepares a listpack hash for field deadlines: it becomes a
 // listpackex (Redis does so whenever a field-expiry command, HSETEX with a TTL
 // or HGETEX with an option touches an existing listpack hash, and never goes back).
-func (h *Hash) EnableFieldTTL() { h.toEx() }
+func (h *hashObj) EnableFieldTTL() { h.toEx() }
 
 // SetFieldTTL gives the existing field f the deadline exp (0: none) and reports
 // whether f exists (expired or not). In a listpackex the field is filed again in
 // deadline order even if its deadline does not change (listpackExUpdateExpiry);
 // a listpack becomes a listpackex first.
-func (h *Hash) SetFieldTTL(f []byte, exp int64) bool {
+func (h *hashObj) SetFieldTTL(f []byte, exp int64) bool {
 	if t := h.t; t != nil {
 		x, ok := t.d.Get(f)
 		if !ok {
@@ -526,7 +532,7 @@ func (h *Hash) SetFieldTTL(f []byte, exp int64) bool {
 }
 
 // MinExpire is the earliest field deadline, 0 if no field has one.
-func (h *Hash) MinExpire() int64 {
+func (h *hashObj) MinExpire() int64 {
 	if h.ttls == 0 {
 		return 0
 	}
@@ -539,7 +545,7 @@ func (h *Hash) MinExpire() int64 {
 // ExpireFields deletes up to max fields whose deadline is <= now, earliest first,
 // calling fn (if not nil) with each field's name just before it goes, and returns
 // how many it deleted.
-func (h *Hash) ExpireFields(now int64, max int, fn func(f []byte)) int {
+func (h *hashObj) ExpireFields(now int64, max int, fn func(f []byte)) int {
 	n := 0
 	if t := h.t; t != nil {
 		for n < max && len(t.heap) > 0 && t.heap[0].v.exp <= now {
@@ -580,7 +586,7 @@ func (h *Hash) ExpireFields(now int64, max int, fn func(f []byte)) int {
 // Range calls fn for every field, expired or not, until fn returns false: in
 // listpack order for the listpack encodings, in table order otherwise. fn must
 // not modify the hash.
-func (h *Hash) Range(fn func(f, v []byte, exp int64) bool) {
+func (h *hashObj) Range(fn func(f, v []byte, exp int64) bool) {
 	if t := h.t; t != nil {
 		t.d.Range(func(k string, x *hval) bool { return fn(viewString(k), x.v, x.exp) })
 		return
@@ -597,7 +603,7 @@ func (h *Hash) Range(fn func(f, v []byte, exp int64) bool) {
 // Scan runs one HSCAN step from cursor: a listpack hash reports every field and
 // returns 0; a table reports the fields of the visited buckets (Dict.Scan, with
 // SCAN's guarantee) and returns the next cursor. fn must not modify the hash.
-func (h *Hash) Scan(cursor uint64, fn func(f, v []byte, exp int64)) uint64 {
+func (h *hashObj) Scan(cursor uint64, fn func(f, v []byte, exp int64)) uint64 {
 	if t := h.t; t != nil {
 		return t.d.Scan(cursor, func(k string, x *hval) { fn(viewString(k), x.v, x.exp) })
 	}
@@ -609,7 +615,7 @@ func (h *Hash) Scan(cursor uint64, fn func(f, v []byte, exp int64)) uint64 {
 }
 
 // Entries appends every field to dst, in Range order.
-func (h *Hash) Entries(dst []HashField) []HashField {
+func (h *hashObj) Entries(dst []HashField) []HashField {
 	h.Range(func(f, v []byte, exp int64) bool {
 		dst = append(dst, HashField{f, v, exp})
 		return true
@@ -620,7 +626,7 @@ func (h *Hash) Entries(dst []HashField) []HashField {
 // RandomField returns a random field of a non-empty table (Redis's
 // dictGetFairRandomKey), drawing from rnd. ok is false for a listpack hash:
 // callers pick from Entries instead.
-func (h *Hash) RandomField(rnd func() uint64) (fv HashField, ok bool) {
+func (h *hashObj) RandomField(rnd func() uint64) (fv HashField, ok bool) {
 	if h.t == nil || h.t.d.Len() == 0 {
 		return fv, false
 	}
@@ -630,8 +636,8 @@ func (h *Hash) RandomField(rnd func() uint64) (fv HashField, ok bool) {
 
 // Clone deep-copies the hash, encoding and deadlines included (COPY). The copy
 // is not in any DB's registry.
-func (h *Hash) Clone() any {
-	c := &Hash{n: h.n, ttls: h.ttls, enc: h.enc}
+func (h *hashObj) Clone() *hashObj {
+	c := &hashObj{n: h.n, ttls: h.ttls, enc: h.enc}
 	if h.t == nil {
 		c.lp = append([]byte(nil), h.lp...)
 		return c

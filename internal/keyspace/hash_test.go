@@ -38,13 +38,18 @@ func hashCheck(t *testing.T, h *Hash, m map[string]modelField) {
 	if h.FieldTTLs() != ttls || h.MinExpire() != minExp {
 		t.Fatalf("FieldTTLs %d MinExpire %d, model %d %d", h.FieldTTLs(), h.MinExpire(), ttls, minExp)
 	}
+	var tmp hashObj
+	o := h.open(&tmp)
+	if h.Enc == compactInline && (o.enc != encListpack || int(h.c) != min(o.countLP(), countSaturated)) {
+		t.Fatalf("inline hash: enc %d, count %d for %d fields", o.enc, h.c, o.countLP())
+	}
 	seen, prev, noTTL := 0, int64(0), false
 	h.Range(func(f, v []byte, exp int64) bool {
 		seen++
 		if mf := m[string(f)]; mf.v != string(v) || mf.exp != exp {
 			t.Fatalf("Range %q=%q/%d, model %q/%d", f, v, exp, mf.v, mf.exp)
 		}
-		if h.enc == encListpackEx {
+		if o.enc == encListpackEx {
 			switch {
 			case exp == 0:
 				noTTL = true
@@ -58,17 +63,17 @@ func hashCheck(t *testing.T, h *Hash, m map[string]modelField) {
 	if seen != len(m) {
 		t.Fatalf("Range saw %d fields, model %d", seen, len(m))
 	}
-	if h.t != nil {
-		for i, r := range h.t.heap {
+	if o.t != nil {
+		for i, r := range o.t.heap {
 			if int(r.v.hidx) != i+1 {
 				t.Fatalf("heap slot %d has hidx %d", i, r.v.hidx)
 			}
-			if i > 0 && r.v.exp < h.t.heap[(i-1)/2].v.exp {
+			if i > 0 && r.v.exp < o.t.heap[(i-1)/2].v.exp {
 				t.Fatalf("heap order broken at %d", i)
 			}
 		}
-		if len(h.t.heap) != ttls {
-			t.Fatalf("heap has %d refs, %d fields have deadlines", len(h.t.heap), ttls)
+		if len(o.t.heap) != ttls {
+			t.Fatalf("heap has %d refs, %d fields have deadlines", len(o.t.heap), ttls)
 		}
 	}
 }
@@ -233,8 +238,8 @@ func TestHashCloneIsDeep(t *testing.T) {
 		if v, exp, _ := c.Get([]byte("f0")); string(v) != "v" || c.Encoding() != h.Encoding() {
 			t.Fatalf("clone shares memory: %q %d %s", v, exp, c.Encoding())
 		}
-		if _, exp, _ := c.Get([]byte("f1")); exp != 99 || c.MinExpire() != 99 || c.reg != 0 {
-			t.Fatalf("clone deadline %d min %d reg %d", exp, c.MinExpire(), c.reg)
+		if _, exp, _ := c.Get([]byte("f1")); exp != 99 || c.MinExpire() != 99 || c.boxed().reg != 0 {
+			t.Fatalf("clone deadline %d min %d reg %d", exp, c.MinExpire(), c.boxed().reg)
 		}
 	}
 }
@@ -254,8 +259,7 @@ func (o *fieldObs) FieldsExpired(db int, key []byte, _ [][]byte, deleted bool) {
 
 func newHashKey(db *DB, key string, fields map[string]int64) *Hash {
 	o := db.ks.HashOpts()
-	h := NewHash()
-	db.SetObject([]byte(key), KindHash, h)
+	h := db.SetObject([]byte(key), KindHash, NewHash()).Obj().(*Hash)
 	names := make([]string, 0, len(fields))
 	for f := range fields {
 		names = append(names, f)
@@ -316,7 +320,7 @@ func TestHashRegistryFollowsKeys(t *testing.T) {
 	ks.SetNow(100)
 	h := newHashKey(db, "h", map[string]int64{"a": 200})
 	db.Rename([]byte("h"), []byte("h2"))
-	if db.HashesWithFieldTTL() != 1 || db.hfe[0].key != "h2" || h.reg != 1 {
+	if db.HashesWithFieldTTL() != 1 || db.hfe[0].key != "h2" || h.boxed().reg != 1 {
 		t.Fatalf("rename: %+v", db.hfe)
 	}
 	v := *db.Lookup([]byte("h2"))
@@ -346,7 +350,7 @@ func TestHashRegistryFollowsKeys(t *testing.T) {
 		t.Fatal("flush")
 	}
 	// a key-level deadline that passes first: the sweeper expires the key
-	h4 := newHashKey(db, "h4", map[string]int64{"a": 200})
+	h4 := newHashKey(db, "h4", map[string]int64{"a": 200}).boxed()
 	db.SetExpire([]byte("h4"), db.Lookup([]byte("h4")), 150)
 	ks.SetNow(300)
 	db.ActiveExpireHashFields(math.MaxInt)

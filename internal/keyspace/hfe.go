@@ -24,14 +24,22 @@ type FieldExpiryObserver interface {
 // may be earlier than the real one, never later).
 type hfeItem struct {
 	key string
-	h   *Hash
+	h   *hashObj
 	at  int64
 }
 
 // HashFieldTTLChanged files the hash h stored at key under its earliest field
 // deadline, or takes it out of the registry if no field has one. Commands call
 // it after they set, change or remove field deadlines or delete fields of h.
-func (db *DB) HashFieldTTLChanged(key []byte, h *Hash) {
+func (db *DB) HashFieldTTLChanged(key []byte, hh *Hash) {
+	h := hh.boxed()
+	if h == nil {
+		return // a plain listpack: no deadlines, never registered
+	}
+	db.hashFieldTTLChanged(key, h)
+}
+
+func (db *DB) hashFieldTTLChanged(key []byte, h *hashObj) {
 	at := h.MinExpire()
 	switch {
 	case at == 0:
@@ -72,7 +80,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 			break
 		}
 		e, ok := db.dict.GetString(it.key)
-		if !ok || e.Kind != KindHash || e.Obj() != any(it.h) {
+		if !ok || e.Kind != KindHash || (*Hash)(e).boxed() != it.h {
 			db.hfeRemove(0) // cannot happen: deletions unregister
 			continue
 		}
@@ -106,7 +114,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 		if next := it.h.MinExpire(); next != 0 && next <= now {
 			break // quota reached inside this hash
 		}
-		db.HashFieldTTLChanged(viewString(it.key), it.h)
+		db.hashFieldTTLChanged(viewString(it.key), it.h)
 	}
 	return expired
 }
@@ -117,7 +125,7 @@ func (db *DB) dropHashReg(e *Entry) {
 	if e.Kind != KindHash {
 		return
 	}
-	if h, ok := e.Obj().(*Hash); ok && h.reg != 0 {
+	if h := (*Hash)(e).boxed(); h != nil && h.reg != 0 {
 		db.hfeRemove(int(h.reg) - 1)
 	}
 }
@@ -128,8 +136,8 @@ func (db *DB) trackHash(key []byte, e *Entry) {
 	if e.Kind != KindHash {
 		return
 	}
-	if h, ok := e.Obj().(*Hash); ok && h.ttls > 0 {
-		db.HashFieldTTLChanged(key, h)
+	if h := (*Hash)(e).boxed(); h != nil && h.ttls > 0 {
+		db.hashFieldTTLChanged(key, h)
 	}
 }
 

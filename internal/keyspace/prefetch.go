@@ -27,8 +27,8 @@ func (db *DB) PrefetchWorth(key []byte) bool {
 		s := (*Set)(v.p)
 		return s.enc == SetHashtable && s.ht.Len() >= PrefetchMinKeys
 	case KindHash:
-		h := (*Hash)(v.p)
-		return h.enc == encHashtable && h.t.d.Len() >= PrefetchMinKeys
+		h := (*Hash)(v).boxed()
+		return h != nil && h.enc == encHashtable && h.t.d.Len() >= PrefetchMinKeys
 	case KindZSet:
 		z := (*ZSet)(v.p)
 		return z.big != nil && z.big.dict.Len() >= PrefetchMinKeys
@@ -131,7 +131,7 @@ func memberSlot(v *Entry, req PrefetchReq) unsafe.Pointer {
 			return unsafe.Pointer(s.ht.slot(s.ht.hash(dictView(req.Arg2))))
 		}
 	case KindHash:
-		if h := (*Hash)(v.p); h.enc == encHashtable && len(req.Arg2) > 0 && h.t.d.Len() > 0 {
+		if h := (*Hash)(v).boxed(); h != nil && h.enc == encHashtable && len(req.Arg2) > 0 && h.t.d.Len() > 0 {
 			return unsafe.Pointer(h.t.d.slot(h.t.d.hash(dictView(req.Arg2))))
 		}
 	case KindZSet:

@@ -171,7 +171,7 @@ func (z *ZSet) RangeDesc(fn func(member []byte, score float64)) {
 // field keeps its deadline (the fields must then be in deadline order: the
 // ones with a deadline first, ascending, then the others).
 func NewListpackHashOf(fields []HashField, ex bool) *Hash {
-	h := &Hash{}
+	h := &hashObj{}
 	if ex {
 		h.enc = encListpackEx
 	}
@@ -187,13 +187,13 @@ func NewListpackHashOf(fields []HashField, ex bool) *Hash {
 			h.ttls++
 		}
 	}
-	return h
+	return newHashOf(h)
 }
 
 // NewHashtableHashOf makes a hashtable hash of the distinct fields with their
 // deadlines.
 func NewHashtableHashOf(fields []HashField, o HashOpts) *Hash {
-	h := &Hash{}
+	h := &hashObj{}
 	h.toTable(o, len(fields))
 	for _, f := range fields {
 		x, _ := h.t.d.Upsert(f.F)
@@ -203,7 +203,7 @@ func NewHashtableHashOf(fields []HashField, o HashOpts) *Hash {
 			h.tableSetExp(key, x, f.Exp)
 		}
 	}
-	return h
+	return newHashOf(h)
 }
 
 // SortHashFieldsByDeadline orders fields as a listpackex keeps them: fields

@@ -135,7 +135,7 @@ func (l *List) usage(samples int) int64 {
 	return n + sampled(sum, k, len(nodes))
 }
 
-func (h *Hash) usage(samples int) int64 {
+func (h *hashObj) usage(samples int) int64 {
 	n := allocSize(int64(unsafe.Sizeof(*h)))
 	if h.t == nil {
 		return n + allocSize(int64(cap(h.lp)))

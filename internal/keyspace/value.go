@@ -138,7 +138,7 @@ func (e *Entry) Obj() any {
 	case KindList:
 		return (*List)(e.p)
 	case KindHash:
-		return (*Hash)(e.p)
+		return (*Hash)(e)
 	case KindSet:
 		return (*Set)(e.p)
 	case KindZSet:
@@ -161,7 +161,12 @@ func (e *Entry) SetObj(o any) {
 	case *List:
 		e.p, e.Kind = unsafe.Pointer(v), KindList
 	case *Hash:
-		e.p, e.Kind = unsafe.Pointer(v), KindHash
+		e.Kind = KindHash
+		if v != nil {
+			e.p, e.n, e.c, e.Enc = v.p, v.n, v.c, v.Enc
+		} else {
+			e.p, e.Enc = nil, compactInline
+		}
 	case *Set:
 		e.p, e.Kind = unsafe.Pointer(v), KindSet
 	case *ZSet:

@@ -66,7 +66,11 @@ func TestEntryObjAccessors(t *testing.T) {
 		kind Kind
 	}{{l, KindList}, {h, KindHash}, {s, KindSet}, {z, KindZSet}, {NewStream(), KindStream}} {
 		e.SetObj(c.o)
-		if e.Kind != c.kind || e.Obj() != c.o || e.Bytes() != nil {
+		want := c.o
+		if c.kind == KindHash {
+			want = (*Hash)(&e) // a handle: the entry itself
+		}
+		if e.Kind != c.kind || e.Obj() != want || e.Bytes() != nil {
 			t.Fatalf("%T: kind %v obj %v", c.o, e.Kind, e.Obj())
 		}
 	}
@@ -163,7 +167,8 @@ func TestCollectionStructSizes(t *testing.T) {
 		got, want uintptr
 	}{
 		{"List", unsafe.Sizeof(List{}), 96},
-		{"Hash", unsafe.Sizeof(Hash{}), 48},
+		{"Hash", unsafe.Sizeof(Hash{}), 24}, // the entry itself
+		{"hashObj", unsafe.Sizeof(hashObj{}), 48},
 		{"Set", unsafe.Sizeof(Set{}), 48},
 		{"ZSet", unsafe.Sizeof(ZSet{}), 48},
 	} {
