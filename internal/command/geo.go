@@ -767,7 +767,7 @@ func geoStoreResults(c *Ctx, res *geoSearchResult, n int, conversion float64, ke
 	})
 	// a member is found once; keep the set well formed whatever happens
 	entries = slices.CompactFunc(entries, func(a, b keyspace.ZEntry) bool { return bytes.Equal(a.Member, b.Member) })
-	c.DB.SetObject(key, keyspace.KindZSet, c.KS.NewZSetSorted(entries, c.KS.Limits.ZSet()))
+	c.DB.SetObject(key, keyspace.KindZSet, c.KS.NewZSetSorted(entries, c.KS.ZLimits()))
 	event := "georadiusstore"
 	if search {
 		event = "geosearchstore"

@@ -194,16 +194,16 @@ opts:
 			zaddReply(c, incr, ch, processed, added, updated, score)
 			return
 		}
-		lim := c.KS.Limits.ZSet()
+		lim := c.KS.ZLimits()
 		z = c.KS.NewZSet(elements, len(c.Argv[idx+1]), lim)
 		if !incr {
 			z.Reserve(c.Argv[idx:], scores)
 		}
-		c.DB.SetObject(key, keyspace.KindZSet, z)
+		z = c.DB.SetObject(key, keyspace.KindZSet, z).Obj().(*keyspace.ZSet)
 	} else {
-		z.MaybeConvert(elements, c.KS.Limits.ZSet())
+		z.MaybeConvert(elements, c.KS.ZLimits())
 	}
-	lim := c.KS.Limits.ZSet()
+	lim := c.KS.ZLimits()
 	for j, s := range scores {
 		out, ns := z.Add(c.Argv[idx+2*j+1], s, flags, lim)
 		if out&keyspace.ZNaN != 0 {
@@ -664,7 +664,7 @@ func zrangeGeneric(c *Ctx, argStart int, store bool, typ zrangeType, dir zrangeD
 func zrangeStore(c *Ctx, z *keyspace.ZSet, typ zrangeType, rev bool, start, end int64,
 	sr *keyspace.ScoreRange, lr *keyspace.LexRange, offset, limit int) {
 	dstKey := c.Argv[1]
-	lim := c.KS.Limits.ZSet()
+	lim := c.KS.ZLimits()
 	hint := 0
 	var s, e int64
 	ok := false

@@ -564,7 +564,7 @@ func zsetOpGeneric(c *Ctx, dstKey []byte, numkeysIdx int, op zsetOp, cardOnly bo
 		return bytes.Compare(x.Member, y.Member) < 0
 	})
 	if dstKey != nil {
-		dst := c.KS.NewZSetSorted(result, c.KS.Limits.ZSet())
+		dst := c.KS.NewZSetSorted(result, c.KS.ZLimits())
 		event := [...]string{zopUnion: "zunionstore", zopInter: "zinterstore", zopDiff: "zdiffstore"}[op]
 		zsetStoreResult(c, dstKey, dst, event)
 		return

@@ -38,25 +38,42 @@ func compactCap(n int) int {
 	return int(allocSize(int64(n)))
 }
 
-// compactBytes is the inline buffer of e.
+// compactBytes is the inline buffer of e. An empty one may hold a capacity
+// reserved for what a command is about to add (Entry.c is then its size).
 func (e *Entry) compactBytes() []byte {
 	n := int(e.n)
+	if n == 0 {
+		return unsafe.Slice((*byte)(e.p), int(e.c))[:0]
+	}
 	return unsafe.Slice((*byte)(e.p), compactCap(n))[:n]
+}
+
+// compactCount is the number of elements of e's inline buffer; ok is false
+// when it has too many for Entry.c and the caller must count them.
+func (e *Entry) compactCount() (n int, ok bool) {
+	if e.n == 0 {
+		return 0, true
+	}
+	return int(e.c), e.c != countSaturated
 }
 
 // storeCompact makes b (count elements) the inline buffer of e. A buffer with
 // less capacity than compactCap(len(b)) (made by make rather than grown by
 // growCompact) is copied into one that has it, so that compactBytes never
-// reaches past an allocation.
+// reaches past an allocation. An empty buffer keeps up to 64 KiB of capacity
+// (a reservation: Entry.c holds its size instead of the count).
 func (e *Entry) storeCompact(b []byte, count int) {
 	if len(b) == 0 {
-		e.p, e.n = nil, 0
-	} else {
-		if cap(b) < compactCap(len(b)) {
-			b = append(growCompact(nil, len(b))[:0], b...)
+		e.p, e.n, e.c, e.Enc = nil, 0, 0, compactInline
+		if c := min(cap(b), countSaturated); c > 0 {
+			e.p, e.c = unsafe.Pointer(unsafe.SliceData(b[:c])), uint16(c)
 		}
-		e.p, e.n = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+		return
 	}
+	if cap(b) < compactCap(len(b)) {
+		b = append(growCompact(nil, len(b))[:0], b...)
+	}
+	e.p, e.n = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
 	e.c = uint16(min(count, countSaturated))
 	e.Enc = compactInline
 }
@@ -69,10 +86,11 @@ func (h *Hash) open(t *hashObj) *hashObj {
 		return (*hashObj)(h.p)
 	}
 	t.lp = h.e().compactBytes()
-	t.n = int32(h.c)
-	if h.c == countSaturated {
-		t.n = int32(t.countLP())
+	n, ok := h.e().compactCount()
+	if !ok {
+		n = t.countLP()
 	}
+	t.n = int32(n)
 	return t
 }
 
@@ -117,8 +135,8 @@ func NewHash() *Hash { return &Hash{Kind: KindHash} }
 // Len is the number of fields, including fields whose deadline has passed but
 // that were not deleted yet (Redis's HLEN counts them too).
 func (h *Hash) Len() int {
-	if h.Enc == compactInline && h.c != countSaturated {
-		return int(h.c)
+	if n, ok := h.e().compactCount(); ok && h.Enc == compactInline {
+		return n
 	}
 	var t hashObj
 	return h.open(&t).Len()
@@ -277,7 +295,9 @@ func (h *Hash) Clone() any {
 		return newHashOf(o.Clone())
 	}
 	c := &Hash{Kind: KindHash}
-	c.e().storeCompact(append(growCompact(nil, int(h.n))[:0], h.e().compactBytes()...), int(h.c))
+	if h.n > 0 {
+		c.e().storeCompact(append(growCompact(nil, int(h.n))[:0], h.e().compactBytes()...), int(h.c))
+	}
 	return c
 }
 

@@ -30,8 +30,8 @@ func (db *DB) PrefetchWorth(key []byte) bool {
 		h := (*Hash)(v).boxed()
 		return h != nil && h.enc == encHashtable && h.t.d.Len() >= PrefetchMinKeys
 	case KindZSet:
-		z := (*ZSet)(v.p)
-		return z.big != nil && z.big.dict.Len() >= PrefetchMinKeys
+		z := (*ZSet)(v).boxed()
+		return z != nil && z.big != nil && z.big.dict.Len() >= PrefetchMinKeys
 	}
 	return false
 }
@@ -135,7 +135,7 @@ func memberSlot(v *Entry, req PrefetchReq) unsafe.Pointer {
 			return unsafe.Pointer(h.t.d.slot(h.t.d.hash(dictView(req.Arg2))))
 		}
 	case KindZSet:
-		if z := (*ZSet)(v.p); z.big != nil && len(req.Last) > 0 && z.big.dict.Len() > 0 {
+		if z := (*ZSet)(v).boxed(); z != nil && z.big != nil && len(req.Last) > 0 && z.big.dict.Len() > 0 {
 			return unsafe.Pointer(z.big.dict.slot(z.big.dict.hash(dictView(req.Last))))
 		}
 	}

@@ -152,17 +152,17 @@ func IntMember(m []byte) (int64, bool) {
 // NewListpackZSetOf makes a listpack sorted set of entries sorted by (score,
 // member) with distinct members, whatever their number and lengths.
 func (ks *Keyspace) NewListpackZSetOf(entries []ZEntry) *ZSet {
-	z := &ZSet{seed: ks.seed ^ 0x5a5e7}
+	z := &zsetObj{seed: ks.zsetSeed()}
 	for _, e := range entries {
 		z.lp = zlpAppend(z.lp, e.Member, e.Score)
 	}
 	z.n = len(entries)
-	return z
+	return newZSetOf(z)
 }
 
 // RangeDesc calls fn for each member from the highest score to the lowest (the
 // order Redis saves a skiplist in).
-func (z *ZSet) RangeDesc(fn func(member []byte, score float64)) {
+func (z *zsetObj) RangeDesc(fn func(member []byte, score float64)) {
 	z.RangeByRank(0, z.Len()-1, true, fn)
 }
 

@@ -177,7 +177,7 @@ func (s *Set) usage(samples int) int64 {
 	return n + sampled(sum, k, s.ht.Len())
 }
 
-func (z *ZSet) usage(samples int) int64 {
+func (z *zsetObj) usage(samples int) int64 {
 	n := allocSize(int64(unsafe.Sizeof(*z)))
 	if z.big == nil {
 		return n + allocSize(int64(cap(z.lp)))

@@ -142,7 +142,7 @@ func (e *Entry) Obj() any {
 	case KindSet:
 		return (*Set)(e.p)
 	case KindZSet:
-		return (*ZSet)(e.p)
+		return (*ZSet)(e)
 	case KindStream:
 		return (*Stream)(e.p)
 	}
@@ -170,7 +170,12 @@ func (e *Entry) SetObj(o any) {
 	case *Set:
 		e.p, e.Kind = unsafe.Pointer(v), KindSet
 	case *ZSet:
-		e.p, e.Kind = unsafe.Pointer(v), KindZSet
+		e.Kind = KindZSet
+		if v != nil {
+			e.p, e.n, e.c, e.Enc = v.p, v.n, v.c, v.Enc
+		} else {
+			e.p, e.Enc = nil, compactInline
+		}
 	case *Stream:
 		e.p, e.Kind = unsafe.Pointer(v), KindStream
 	case nil:

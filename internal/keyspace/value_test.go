@@ -67,8 +67,11 @@ func TestEntryObjAccessors(t *testing.T) {
 	}{{l, KindList}, {h, KindHash}, {s, KindSet}, {z, KindZSet}, {NewStream(), KindStream}} {
 		e.SetObj(c.o)
 		want := c.o
-		if c.kind == KindHash {
+		switch c.kind {
+		case KindHash:
 			want = (*Hash)(&e) // a handle: the entry itself
+		case KindZSet:
+			want = (*ZSet)(&e)
 		}
 		if e.Kind != c.kind || e.Obj() != want || e.Bytes() != nil {
 			t.Fatalf("%T: kind %v obj %v", c.o, e.Kind, e.Obj())
@@ -170,7 +173,8 @@ func TestCollectionStructSizes(t *testing.T) {
 		{"Hash", unsafe.Sizeof(Hash{}), 24}, // the entry itself
 		{"hashObj", unsafe.Sizeof(hashObj{}), 48},
 		{"Set", unsafe.Sizeof(Set{}), 48},
-		{"ZSet", unsafe.Sizeof(ZSet{}), 48},
+		{"ZSet", unsafe.Sizeof(ZSet{}), 24},
+		{"zsetObj", unsafe.Sizeof(zsetObj{}), 48},
 	} {
 		if c.got != c.want {
 			t.Errorf("sizeof(%s) = %d, want %d", c.name, c.got, c.want)

@@ -24,7 +24,7 @@ import (
 //
 // Member slices handed to callbacks alias the set's storage: they are valid only
 // during the callback and must not be modified; callbacks must not modify the set.
-type ZSet struct {
+type zsetObj struct {
 	lp   []byte // compact entries (big == nil)
 	n    int    // number of compact entries
 	big  *zsetBig
@@ -38,7 +38,20 @@ type zsetBig struct {
 
 // ZLimits are the zset-max-listpack-entries and zset-max-listpack-value thresholds
 // a command works with.
-type ZLimits struct{ Entries, Value int64 }
+type ZLimits struct {
+	Entries, Value int64
+	Seed           uint64 // of the tables a compact set converts into (Keyspace.ZLimits)
+}
+
+// ZLimits returns the live sorted-set thresholds and the keyspace's seed for the
+// tables of sets that convert.
+func (ks *Keyspace) ZLimits() ZLimits {
+	l := ks.Limits.ZSet()
+	l.Seed = ks.zsetSeed()
+	return l
+}
+
+func (ks *Keyspace) zsetSeed() uint64 { return ks.seed ^ 0x5a5e7 }
 
 // ZSet returns the live sorted-set thresholds.
 func (l *EncodingLimits) ZSet() ZLimits {
@@ -48,11 +61,11 @@ func (l *EncodingLimits) ZSet() ZLimits {
 // NewZSet is zsetTypeCreate: an empty set for about sizeHint members, the first
 // of lenHint bytes. It starts big when the hints already exceed the limits.
 func (ks *Keyspace) NewZSet(sizeHint, lenHint int, lim ZLimits) *ZSet {
-	z := &ZSet{seed: ks.seed ^ 0x5a5e7}
+	z := &zsetObj{seed: ks.zsetSeed()}
 	if int64(sizeHint) > lim.Entries || int64(lenHint) > lim.Value {
 		z.toBig(sizeHint)
 	}
-	return z
+	return newZSetOf(z)
 }
 
 // ZEntry is a member and its score.
@@ -65,7 +78,11 @@ type ZEntry struct {
 // entries sorted by (score, member) with unique members: compact when it fits the
 // limits (zsetConvertToListpackIfNeeded), big otherwise. Members are copied.
 func (ks *Keyspace) NewZSetSorted(entries []ZEntry, lim ZLimits) *ZSet {
-	z := &ZSet{seed: ks.seed ^ 0x5a5e7}
+	return newZSetOf(ks.newZSetSorted(entries, lim))
+}
+
+func (ks *Keyspace) newZSetSorted(entries []ZEntry, lim ZLimits) *zsetObj {
+	z := &zsetObj{seed: ks.zsetSeed()}
 	maxLen := 0
 	total := 0
 	for _, e := range entries {
@@ -89,7 +106,7 @@ func (ks *Keyspace) NewZSetSorted(entries []ZEntry, lim ZLimits) *ZSet {
 }
 
 // Len is the number of members (ZCARD).
-func (z *ZSet) Len() int {
+func (z *zsetObj) Len() int {
 	if z.big != nil {
 		return z.big.zsl.length
 	}
@@ -97,7 +114,7 @@ func (z *ZSet) Len() int {
 }
 
 // Encoding is OBJECT ENCODING's text.
-func (z *ZSet) Encoding() string {
+func (z *zsetObj) Encoding() string {
 	if z.big != nil {
 		return "skiplist"
 	}
@@ -105,8 +122,8 @@ func (z *ZSet) Encoding() string {
 }
 
 // Clone deep-copies the set, keeping its encoding (COPY).
-func (z *ZSet) Clone() any {
-	c := &ZSet{seed: z.seed, n: z.n}
+func (z *zsetObj) Clone() *zsetObj {
+	c := &zsetObj{seed: z.seed, n: z.n}
 	if z.big == nil {
 		c.lp = append([]byte(nil), z.lp...)
 		return c
@@ -143,7 +160,7 @@ func zlpEntrySize(member []byte, score float64) int {
 // pairs[2j+1] with scores[j] (ZADD's score/member arguments, scores parsed), which
 // the caller is about to Add: one allocation instead of one per member, the
 // garbage of a bulk load. It changes no encoding.
-func (z *ZSet) Reserve(pairs [][]byte, scores []float64) {
+func (z *zsetObj) Reserve(pairs [][]byte, scores []float64) {
 	if z.big != nil || z.n != 0 || len(scores) < 2 || len(pairs) < 2*len(scores) {
 		return
 	}
@@ -201,7 +218,7 @@ func zlpDecode(lp []byte, off int) (member []byte, score float64, next int) {
 }
 
 // zlpFind returns the offset, end and score of member's entry.
-func (z *ZSet) zlpFind(member []byte) (off, next int, score float64, ok bool) {
+func (z *zsetObj) zlpFind(member []byte) (off, next int, score float64, ok bool) {
 	for off < len(z.lp) {
 		m, s, nx := zlpDecode(z.lp, off)
 		if bytes.Equal(m, member) {
@@ -213,7 +230,7 @@ func (z *ZSet) zlpFind(member []byte) (off, next int, score float64, ok bool) {
 }
 
 // zlpInsert inserts a member that is not present at its place (zzlInsert).
-func (z *ZSet) zlpInsert(member []byte, score float64) {
+func (z *zsetObj) zlpInsert(member []byte, score float64) {
 	off := 0
 	for off < len(z.lp) {
 		m, s, nx := zlpDecode(z.lp, off)
@@ -231,13 +248,13 @@ func (z *ZSet) zlpInsert(member []byte, score float64) {
 }
 
 // zlpCut removes the bytes [off, next) holding count entries.
-func (z *ZSet) zlpCut(off, next, count int) {
+func (z *zsetObj) zlpCut(off, next, count int) {
 	z.lp = append(z.lp[:off], z.lp[next:]...)
 	z.n -= count
 }
 
 // zlpOffsets appends the offset of every entry to buf.
-func (z *ZSet) zlpOffsets(buf []int) []int {
+func (z *zsetObj) zlpOffsets(buf []int) []int {
 	for off := 0; off < len(z.lp); {
 		buf = append(buf, off)
 		h, o := zlpUvarint(z.lp, off)
@@ -255,7 +272,7 @@ func (z *ZSet) zlpOffsets(buf []int) []int {
 
 // toBig converts to the big encoding (zsetConvertAndExpand), sizing the dict for
 // capacity members.
-func (z *ZSet) toBig(capacity int) {
+func (z *zsetObj) toBig(capacity int) {
 	if z.big != nil {
 		return
 	}
@@ -275,12 +292,12 @@ func (z *ZSet) toBig(capacity int) {
 }
 
 func zlpOffsetsOf(lp []byte, buf []int) []int {
-	z := ZSet{lp: lp}
+	z := zsetObj{lp: lp}
 	return z.zlpOffsets(buf)
 }
 
 // bigInsert adds a member that is not present; member is kept (not copied).
-func (z *ZSet) bigInsert(member string, score float64) {
+func (z *zsetObj) bigInsert(member string, score float64) {
 	x, _ := z.big.dict.UpsertString(member)
 	x.score = score
 	x.setLevel(z.big.zsl.randomLevel())
@@ -288,7 +305,7 @@ func (z *ZSet) bigInsert(member string, score float64) {
 }
 
 // bigDelete removes node x (found in the dict).
-func (z *ZSet) bigDelete(x *zslNode) {
+func (z *zsetObj) bigDelete(x *zslNode) {
 	z.big.zsl.remove(x)
 	z.big.dict.DeleteString(x.member())
 }
@@ -298,7 +315,7 @@ func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s
 // --- point operations ---------------------------------------------------------
 
 // Score returns member's score (ZSCORE).
-func (z *ZSet) Score(member []byte) (float64, bool) {
+func (z *zsetObj) Score(member []byte) (float64, bool) {
 	if z.big != nil {
 		x, ok := z.big.dict.Get(member)
 		if !ok {
@@ -330,7 +347,7 @@ const (
 // Add is zsetAdd: it adds member or updates its score according to flags and
 // returns what happened and the member's resulting score. A new member is copied.
 // The set converts to the big encoding when the insert crosses lim.
-func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out int, newScore float64) {
+func (z *zsetObj) Add(member []byte, score float64, flags int, lim ZLimits) (out int, newScore float64) {
 	if math.IsNaN(score) {
 		return ZNaN, 0
 	}
@@ -396,14 +413,14 @@ func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out in
 
 // MaybeConvert is zsetTypeMaybeConvert: a compact set about to receive sizeHint
 // members converts at once if that exceeds the entry limit.
-func (z *ZSet) MaybeConvert(sizeHint int, lim ZLimits) {
+func (z *zsetObj) MaybeConvert(sizeHint int, lim ZLimits) {
 	if z.big == nil && int64(sizeHint) > lim.Entries {
 		z.toBig(sizeHint)
 	}
 }
 
 // Delete removes member (zsetDel); it reports whether it was present.
-func (z *ZSet) Delete(member []byte) bool {
+func (z *zsetObj) Delete(member []byte) bool {
 	if z.big != nil {
 		x, ok := z.big.dict.Get(member)
 		if !ok {
@@ -421,7 +438,7 @@ func (z *ZSet) Delete(member []byte) bool {
 
 // Rank is zsetRank: member's 0-based rank from the lowest (or, with rev, the
 // highest) score, and its score.
-func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) {
+func (z *zsetObj) Rank(member []byte, rev bool) (rank int, score float64, ok bool) {
 	n := z.Len()
 	if z.big != nil {
 		x, found := z.big.dict.Get(member)
@@ -453,7 +470,7 @@ func (z *ZSet) Rank(member []byte, rev bool) (rank int, score float64, ok bool) 
 // --- walks --------------------------------------------------------------------
 
 // Range calls fn for every member in order.
-func (z *ZSet) Range(fn func(member []byte, score float64)) {
+func (z *zsetObj) Range(fn func(member []byte, score float64)) {
 	if z.big != nil {
 		for x := z.big.zsl.first(); x != nil; x = x.lvl0.forward {
 			fn(strBytes(x.member()), x.score)
@@ -469,7 +486,7 @@ func (z *ZSet) Range(fn func(member []byte, score float64)) {
 
 // RangeByRank calls fn for ranks start..end (0-based, inclusive, within
 // 0 <= start <= end < Len()), counted from the highest score with rev.
-func (z *ZSet) RangeByRank(start, end int, rev bool, fn func(member []byte, score float64)) {
+func (z *zsetObj) RangeByRank(start, end int, rev bool, fn func(member []byte, score float64)) {
 	n := end - start + 1
 	if z.big != nil {
 		zsl := z.big.zsl
@@ -517,7 +534,7 @@ func (z *ZSet) RangeByRank(start, end int, rev bool, fn func(member []byte, scor
 
 // Scan is ZSCAN's step: a compact set reports everything and returns cursor 0; a
 // big one walks its dict with Redis's reverse-binary cursor.
-func (z *ZSet) Scan(cursor uint64, fn func(member []byte, score float64)) uint64 {
+func (z *zsetObj) Scan(cursor uint64, fn func(member []byte, score float64)) uint64 {
 	if z.big == nil {
 		z.Range(fn)
 		return 0
@@ -526,14 +543,14 @@ func (z *ZSet) Scan(cursor uint64, fn func(member []byte, score float64)) uint64
 }
 
 // Entries appends every entry in order to buf (members alias the set).
-func (z *ZSet) Entries(buf []ZEntry) []ZEntry {
+func (z *zsetObj) Entries(buf []ZEntry) []ZEntry {
 	z.Range(func(m []byte, s float64) { buf = append(buf, ZEntry{m, s}) })
 	return buf
 }
 
 // RandomMember returns a random member (dictGetFairRandomKey for a big set, a
 // uniform pick for a compact one). The set must not be empty.
-func (z *ZSet) RandomMember(rnd func() uint64) ([]byte, float64) {
+func (z *zsetObj) RandomMember(rnd func() uint64) ([]byte, float64) {
 	if z.big != nil {
 		k, x, _ := z.big.dict.Random(rnd)
 		return strBytes(k), x.score
@@ -548,11 +565,11 @@ func (z *ZSet) RandomMember(rnd func() uint64) ([]byte, float64) {
 }
 
 // IsCompact reports whether the set uses the compact encoding.
-func (z *ZSet) IsCompact() bool { return z.big == nil }
+func (z *zsetObj) IsCompact() bool { return z.big == nil }
 
 // Pop calls fn with the lowest (or, with max, the highest) member and removes it.
 // The set must not be empty.
-func (z *ZSet) Pop(max bool, fn func(member []byte, score float64)) {
+func (z *zsetObj) Pop(max bool, fn func(member []byte, score float64)) {
 	if z.big != nil {
 		zsl := z.big.zsl
 		x := zsl.first()

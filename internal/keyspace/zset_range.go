@@ -112,38 +112,38 @@ func lexPred(r *LexRange) zpred {
 // limit); it returns how many it reported. A negative offset behaves as in Redis:
 // nothing for a compact set, the position counted from the other end of the range
 // for a big one (zslNthInRange).
-func (z *ZSet) RangeByScore(r *ScoreRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
+func (z *zsetObj) RangeByScore(r *ScoreRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
 	return z.rangeWalk(scorePred(r), offset, limit, rev, fn)
 }
 
 // RangeByLex is RangeByScore for a lex range.
-func (z *ZSet) RangeByLex(r *LexRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
+func (z *zsetObj) RangeByLex(r *LexRange, offset, limit int, rev bool, fn func(member []byte, score float64)) int {
 	p := lexPred(r)
 	p.empty = r.empty()
 	return z.rangeWalk(p, offset, limit, rev, fn)
 }
 
 // CountByScore is ZCOUNT.
-func (z *ZSet) CountByScore(r *ScoreRange) int { return z.rangeCount(scorePred(r)) }
+func (z *zsetObj) CountByScore(r *ScoreRange) int { return z.rangeCount(scorePred(r)) }
 
 // CountByLex is ZLEXCOUNT.
-func (z *ZSet) CountByLex(r *LexRange) int {
+func (z *zsetObj) CountByLex(r *LexRange) int {
 	p := lexPred(r)
 	p.empty = r.empty()
 	return z.rangeCount(p)
 }
 
 // DeleteByScore is ZREMRANGEBYSCORE; it returns the number removed.
-func (z *ZSet) DeleteByScore(r *ScoreRange) int { return z.rangeDelete(scorePred(r)) }
+func (z *zsetObj) DeleteByScore(r *ScoreRange) int { return z.rangeDelete(scorePred(r)) }
 
 // DeleteByLex is ZREMRANGEBYLEX.
-func (z *ZSet) DeleteByLex(r *LexRange) int {
+func (z *zsetObj) DeleteByLex(r *LexRange) int {
 	p := lexPred(r)
 	p.empty = r.empty()
 	return z.rangeDelete(p)
 }
 
-func (z *ZSet) rangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
+func (z *zsetObj) rangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
 	if z.big != nil {
 		return z.bigRangeWalk(r, offset, limit, rev, fn)
 	}
@@ -248,7 +248,7 @@ func (zsl *zskiplist) walk(n *zslNode, r, from, to int, cond func(*zslNode) bool
 	return n, r
 }
 
-func (z *ZSet) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
+func (z *zsetObj) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
 	zsl := z.big.zsl
 	var x *zslNode
 	if rev {
@@ -278,7 +278,7 @@ func (z *ZSet) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte
 	return count
 }
 
-func (z *ZSet) rangeCount(r zpred) int {
+func (z *zsetObj) rangeCount(r zpred) int {
 	if z.big != nil {
 		// ZCOUNT's skiplist path: ranks of the first and last nodes in range.
 		zsl := z.big.zsl
@@ -307,7 +307,7 @@ func (z *ZSet) rangeCount(r zpred) int {
 
 // zlpFirstInRange is zzlFirstInRange: the offset of the first entry at or above
 // the range's minimum if it is also within its maximum, else len(lp).
-func (z *ZSet) zlpFirstInRange(r zpred) int {
+func (z *zsetObj) zlpFirstInRange(r zpred) int {
 	for off := 0; off < len(z.lp); {
 		m, s, nx := zlpDecode(z.lp, off)
 		if r.gte(m, s) {
@@ -321,7 +321,7 @@ func (z *ZSet) zlpFirstInRange(r zpred) int {
 	return len(z.lp)
 }
 
-func (z *ZSet) rangeDelete(r zpred) int {
+func (z *zsetObj) rangeDelete(r zpred) int {
 	if z.big != nil {
 		var update [zslMaxLevel]*zslNode
 		zsl := z.big.zsl
@@ -354,7 +354,7 @@ func (z *ZSet) rangeDelete(r zpred) int {
 
 // DeleteByRank is ZREMRANGEBYRANK for ranks start..end (0-based, inclusive,
 // within 0 <= start <= end < Len()); it returns the number removed.
-func (z *ZSet) DeleteByRank(start, end int) int {
+func (z *zsetObj) DeleteByRank(start, end int) int {
 	n := end - start + 1
 	if z.big != nil {
 		var update [zslMaxLevel]*zslNode

@@ -212,7 +212,7 @@ func TestZSetModel(t *testing.T) {
 
 func TestZSetLexRanges(t *testing.T) {
 	ks := New(1, 1)
-	for _, lim := range []ZLimits{{128, 64}, {0, 0}} {
+	for _, lim := range []ZLimits{{Entries: 128, Value: 64}, {}} {
 		z := ks.NewZSet(1, 1, lim)
 		words := []string{"alpha", "bar", "cool", "down", "elephant", "foo", "great", "hill", "omega"}
 		for _, w := range words {
@@ -245,7 +245,7 @@ func TestZSetLexRanges(t *testing.T) {
 
 func TestZSetScoresRoundTrip(t *testing.T) {
 	ks := New(1, 1)
-	lim := ZLimits{128, 64}
+	lim := ZLimits{Entries: 128, Value: 64}
 	z := ks.NewZSet(1, 1, lim)
 	scores := []float64{0, math.Copysign(0, -1), 1, -1, 1 << 53, -(1 << 53), 1<<53 + 2, 0.1, math.Inf(1), math.Inf(-1),
 		math.MaxFloat64, math.SmallestNonzeroFloat64, 123456789.25}
@@ -262,8 +262,8 @@ func TestZSetScoresRoundTrip(t *testing.T) {
 		}
 	}
 	// the big encoding keeps the sign
-	big := ks.NewZSet(1, 1, ZLimits{0, 0})
-	big.Add([]byte("m"), math.Copysign(0, -1), 0, ZLimits{0, 0})
+	big := ks.NewZSet(1, 1, ZLimits{})
+	big.Add([]byte("m"), math.Copysign(0, -1), 0, ZLimits{})
 	if got, _ := big.Score([]byte("m")); !math.Signbit(got) {
 		t.Errorf("skiplist lost the sign of -0")
 	}
@@ -274,7 +274,7 @@ func TestZSetScoresRoundTrip(t *testing.T) {
 // entry (which holds the skiplist node) and, for one node in four, its levels.
 func TestZSetAllocs(t *testing.T) {
 	ks := New(1, 3)
-	for _, lim := range []ZLimits{{128, 64}, {0, 0}} {
+	for _, lim := range []ZLimits{{Entries: 128, Value: 64}, {}} {
 		z := ks.NewZSet(1, 8, lim)
 		for i := 0; i < 100; i++ {
 			z.Add([]byte(fmt.Sprintf("element:%d", i)), float64(i), 0, lim)
@@ -349,7 +349,7 @@ func TestZSetReserveSameResult(t *testing.T) {
 // searches on a set far bigger than the CPU caches).
 func BenchmarkZSetAddBig(b *testing.B) {
 	ks := New(1, 7)
-	lim := ZLimits{128, 64}
+	lim := ZLimits{Entries: 128, Value: 64}
 	z := ks.NewZSet(1, 1, lim)
 	rng := rand.New(rand.NewPCG(7, 7))
 	const n = 100000
@@ -372,9 +372,13 @@ func BenchmarkZSetAddBig(b *testing.B) {
 
 // checkSkiplist checks the big encoding's links: spans add up to ranks,
 // every link points forward in order, backward links mirror level 0.
-func checkSkiplist(t *testing.T, z *ZSet) {
+func checkSkiplist(t *testing.T, zh *ZSet) {
 	t.Helper()
-	if z.big == nil {
+	z := zh.boxed()
+	if z == nil {
+		if n, ok := zh.e().compactCount(); ok && n != (&zsetObj{lp: zh.e().compactBytes()}).countLP() {
+			t.Fatalf("inline zset: count %d for %d members", n, (&zsetObj{lp: zh.e().compactBytes()}).countLP())
+		}
 		return
 	}
 	zsl := z.big.zsl
@@ -424,7 +428,7 @@ func checkSkiplist(t *testing.T, z *ZSet) {
 // deletions keep the skiplist's links consistent.
 func TestZSetSkiplistLinks(t *testing.T) {
 	ks := New(1, 11)
-	lim := ZLimits{0, 0} // skiplist from the first member
+	lim := ZLimits{} // skiplist from the first member
 	z := ks.NewZSet(1, 1, lim)
 	rng := rand.New(rand.NewPCG(11, 11))
 	for i := 0; i < 2000; i++ {

@@ -341,7 +341,7 @@ func (d *decoder) zsetPlain(r *reader, t byte) (Value, error) {
 	}
 	sortZEntries(es)
 	// zsetConvert to listpack when it fits both limits (NewZSetSorted's rule)
-	return Value{Kind: keyspace.KindZSet, Obj: d.ks.NewZSetSorted(es, d.ks.Limits.ZSet())}, nil
+	return Value{Kind: keyspace.KindZSet, Obj: d.ks.NewZSetSorted(es, d.ks.ZLimits())}, nil
 }
 
 func (d *decoder) zsetPacked(r *reader, t byte) (Value, error) {
@@ -387,7 +387,7 @@ func (d *decoder) zsetPacked(r *reader, t byte) (Value, error) {
 		return Value{}, errEmpty
 	}
 	sortZEntries(es)
-	lim := d.ks.Limits.ZSet()
+	lim := d.ks.ZLimits()
 	if int64(len(es)) > lim.Entries {
 		return Value{Kind: keyspace.KindZSet, Obj: d.ks.NewZSetSorted(es, lim)}, nil
 	}
