@@ -194,22 +194,20 @@ opts:
 			zaddReply(c, incr, ch, processed, added, updated, score)
 			return
 		}
-		lim := c.KS.ZLimits()
-		z = c.KS.NewZSet(elements, len(c.Argv[idx+1]), lim)
+		// created in place: a nil *ZSet stores an empty set, nothing to copy
+		z = c.DB.SetObject(key, keyspace.KindZSet, (*keyspace.ZSet)(nil)).Obj().(*keyspace.ZSet)
+		z.Presize(elements, len(c.Argv[idx+1]), c.KS.ZLimits())
 		if !incr {
 			z.Reserve(c.Argv[idx:], scores)
 		}
-		z = c.DB.SetObject(key, keyspace.KindZSet, z).Obj().(*keyspace.ZSet)
 	} else {
 		z.MaybeConvert(elements, c.KS.ZLimits())
 	}
-	lim := c.KS.ZLimits()
-	for j, s := range scores {
-		out, ns := z.Add(c.Argv[idx+2*j+1], s, flags, lim)
+	nan := false
+	z.AddAll(c.Argv[idx:], scores, flags, c.KS.ZLimits(), func(_, out int, ns float64) bool {
 		if out&keyspace.ZNaN != 0 {
-			c.Error("ERR resulting score is not a number (NaN)")
-			zaddNotify(c, key, incr, added+updated)
-			return
+			nan = true
+			return false
 		}
 		if out&keyspace.ZAdded != 0 {
 			added++
@@ -221,6 +219,12 @@ opts:
 			processed++
 		}
 		score = ns
+		return true
+	})
+	if nan {
+		c.Error("ERR resulting score is not a number (NaN)")
+		zaddNotify(c, key, incr, added+updated)
+		return
 	}
 	c.Dirty += added + updated
 	zaddReply(c, incr, ch, processed, added, updated, score)

@@ -50,7 +50,12 @@ const embstrLimit = 44
 //   - KindString: the first byte of the value's backing array (a Go allocation
 //     of at least n + capSlack(c) bytes, or nil for an empty value), or,
 //     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
-//   - KindList, KindHash, KindSet, KindZSet: the *List, *Hash, *Set, *ZSet;
+//   - KindHash, KindZSet with Enc == compactInline: a listpack in the entry
+//     itself (p its first byte or nil, n its length, c its element count;
+//     docs/decisions/0030-compact-collections-in-the-entry.md); with
+//     Enc == compactBoxed: the *hashObj, *zsetObj. *Hash and *ZSet are
+//     handles on the entry (Obj returns the entry under that type);
+//   - KindList, KindSet: the *List, *Set;
 //   - any other kind: a *any holding the value.
 //
 // Only SetBytes and SetObj write p, n and c, so these invariants hold by

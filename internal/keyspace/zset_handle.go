@@ -143,6 +143,40 @@ func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out in
 	return out, newScore
 }
 
+// AddAll is Add for each score/member pair (scores[j], pairs[2j+1]) in one
+// pass over the set, so that a new set's reserved listpack (Reserve) is filled
+// without a copy. After each member it calls fn with j and Add's results; it
+// stops when fn returns false.
+func (z *ZSet) AddAll(pairs [][]byte, scores []float64, flags int, lim ZLimits, fn func(j, out int, newScore float64) bool) {
+	var t zsetObj
+	x := z.open(&t)
+	if x == &t {
+		x.seed = lim.Seed
+	}
+	for j, sc := range scores {
+		out, ns := x.Add(pairs[2*j+1], sc, flags, lim)
+		if !fn(j, out, ns) {
+			break
+		}
+	}
+	z.close(x)
+}
+
+// Presize is NewZSet's rule for a set just created empty in place (ZADD on a
+// new key, without a stand-alone set to copy): it converts to the skiplist at
+// once, sized for sizeHint members, when sizeHint or the first member's length
+// lenHint exceeds the limits.
+func (z *ZSet) Presize(sizeHint, lenHint int, lim ZLimits) {
+	if z.Enc == compactBoxed || (int64(sizeHint) <= lim.Entries && int64(lenHint) <= lim.Value) {
+		return
+	}
+	var t zsetObj
+	x := z.open(&t)
+	x.seed = lim.Seed
+	x.toBig(sizeHint)
+	z.close(x)
+}
+
 // MaybeConvert is zsetTypeMaybeConvert: a compact set about to receive sizeHint
 // members converts at once if that exceeds the entry limit.
 func (z *ZSet) MaybeConvert(sizeHint int, lim ZLimits) {

@@ -1,0 +1,108 @@
+package keyspace
+
+import (
+	"fmt"
+	"testing"
+)
+
+// A listpack hash and sorted set live in their entry until they convert, and
+// their handle is the entry itself.
+func TestInlineCollectionsLiveInTheEntry(t *testing.T) {
+	ks := New(1, 1)
+	db := ks.DBs[0]
+	o := HashOpts{MaxEntries: 4, MaxValue: 64, Seed: 1}
+	h := db.SetObject([]byte("h"), KindHash, (*Hash)(nil)).Obj().(*Hash)
+	if (*Entry)(h) != db.Lookup([]byte("h")) {
+		t.Fatal("the handle is not the stored entry")
+	}
+	for i := range 4 {
+		h.Set(fmt.Appendf(nil, "f%d", i), []byte("v"), false, o)
+	}
+	if h.Enc != compactInline || h.Len() != 4 || h.c != 4 || h.Encoding() != "listpack" {
+		t.Fatalf("4 fields: enc %d len %d c %d %s", h.Enc, h.Len(), h.c, h.Encoding())
+	}
+	h.Set([]byte("f4"), []byte("v"), false, o)
+	if h.Enc != compactBoxed || h.Len() != 5 || h.Encoding() != "hashtable" {
+		t.Fatalf("5 fields: enc %d len %d %s", h.Enc, h.Len(), h.Encoding())
+	}
+
+	lim := ZLimits{Entries: 3, Value: 64, Seed: 7}
+	z := db.SetObject([]byte("z"), KindZSet, (*ZSet)(nil)).Obj().(*ZSet)
+	for i := range 3 {
+		z.Add(fmt.Appendf(nil, "m%d", i), float64(i), 0, lim)
+	}
+	if z.Enc != compactInline || z.Len() != 3 || !z.IsCompact() {
+		t.Fatalf("3 members: enc %d len %d", z.Enc, z.Len())
+	}
+	z.Add([]byte("m3"), 3, 0, lim)
+	if z.Enc != compactBoxed || z.Len() != 4 || z.boxed().seed != 7 {
+		t.Fatalf("4 members: enc %d len %d", z.Enc, z.Len())
+	}
+	checkSkiplist(t, z)
+}
+
+// A count too large for Entry.c is taken by walking the listpack.
+func TestInlineCountSaturated(t *testing.T) {
+	o := HashOpts{MaxEntries: 128, MaxValue: 64}
+	h := NewHash()
+	for i := range 3 {
+		h.Set(fmt.Appendf(nil, "f%d", i), []byte("v"), false, o)
+	}
+	h.c = countSaturated // as if it held 65535 or more
+	if h.Len() != 3 {
+		t.Fatalf("saturated hash Len %d", h.Len())
+	}
+	h.Set([]byte("f9"), []byte("v"), false, o)
+	if h.c != 4 || h.Len() != 4 {
+		t.Fatalf("after a set: c %d Len %d", h.c, h.Len())
+	}
+	z := New(1, 1).NewZSet(0, 0, ZLimits{Entries: 128, Value: 64})
+	z.Add([]byte("a"), 1, 0, ZLimits{Entries: 128, Value: 64})
+	z.Add([]byte("b"), 2, 0, ZLimits{Entries: 128, Value: 64})
+	z.c = countSaturated
+	if z.Len() != 2 {
+		t.Fatalf("saturated zset Len %d", z.Len())
+	}
+}
+
+// storeCompact never records more capacity than the buffer has, keeps a
+// reservation while the buffer is empty, and a reserved new value is filled
+// with no further allocation.
+func TestStoreCompactCapacity(t *testing.T) {
+	var e Entry
+	e.storeCompact(make([]byte, 5, 5), 1) // cap 5 < its size class 8: copied
+	if b := e.compactBytes(); len(b) != 5 || cap(b) != 8 {
+		t.Fatalf("len %d cap %d", len(b), cap(b))
+	}
+	e.storeCompact(make([]byte, 0, 100), 0)
+	if b := e.compactBytes(); len(b) != 0 || cap(b) != 100 {
+		t.Fatalf("reservation: len %d cap %d", len(b), cap(b))
+	}
+	ks := New(1, 1)
+	db := ks.DBs[0]
+	o := ks.HashOpts()
+	pairs := [][]byte{[]byte("field1"), []byte("value:1"), []byte("field2"), []byte("value:2"), []byte("field3"), []byte("value:3")}
+	i := 0
+	allocs := testing.AllocsPerRun(100, func() {
+		i++
+		h := db.SetObject(fmt.Appendf(nil, "k%d", i), KindHash, (*Hash)(nil)).Obj().(*Hash)
+		h.SetPairs(pairs, o)
+	})
+	// the key name (Appendf), the dict entry and key copy, the listpack:
+	// nothing for the hash itself
+	if allocs > 4 {
+		t.Fatalf("a new 3-field hash took %.1f allocations, want <= 4", allocs)
+	}
+	scores := []float64{1, 2, 3}
+	zpairs := [][]byte{[]byte("1"), []byte("a"), []byte("2"), []byte("b"), []byte("3"), []byte("c")}
+	allocs = testing.AllocsPerRun(100, func() {
+		i++
+		z := db.SetObject(fmt.Appendf(nil, "z%d", i), KindZSet, (*ZSet)(nil)).Obj().(*ZSet)
+		z.Presize(3, 1, ks.ZLimits())
+		z.Reserve(zpairs, scores)
+		z.AddAll(zpairs, scores, 0, ks.ZLimits(), func(_, _ int, _ float64) bool { return true })
+	})
+	if allocs > 4 {
+		t.Fatalf("a new 3-member zset took %.1f allocations, want <= 4", allocs)
+	}
+}
