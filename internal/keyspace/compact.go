@@ -1,6 +1,9 @@
 package keyspace
 
-import "slices"
+import (
+	"slices"
+	"unsafe"
+)
 
 // growCompact returns b extended by extra bytes (their content is unspecified:
 // callers overwrite them). It is the growth policy of the compact encodings'
@@ -23,4 +26,64 @@ func growCompact(b []byte, extra int) []byte {
 	nb := slices.Grow([]byte(nil), c)[:n] // cap: c rounded up to its size class
 	copy(nb, b)
 	return nb
+}
+
+// Entry.Enc of a list, hash, set or sorted set: where the value is.
+const (
+	compactInline uint8 = iota // p, n, c hold the compact encoding (per type)
+	compactBoxed               // p is the type's struct (hashObj, ...)
+)
+
+// countSaturated in Entry.c: at least this many elements; the count is taken
+// by walking the buffer.
+const countSaturated = 1<<16 - 1
+
+// compactCap is the capacity recorded for an inline buffer of n bytes: its Go
+// size class, which the allocation is known to have (storeCompact copies a
+// buffer whose capacity is smaller); the length itself above the small classes.
+func compactCap(n int) int {
+	if n > 32768 {
+		return n
+	}
+	return int(allocSize(int64(n)))
+}
+
+// compactBytes is the inline buffer of e. An empty one may hold a capacity
+// reserved for what a command is about to add (Entry.c is then its size).
+func (e *Entry) compactBytes() []byte {
+	n := int(e.n)
+	if n == 0 {
+		return unsafe.Slice((*byte)(e.p), int(e.c))[:0]
+	}
+	return unsafe.Slice((*byte)(e.p), compactCap(n))[:n]
+}
+
+// compactCount is the number of elements of e's inline buffer; ok is false
+// when it has too many for Entry.c and the caller must count them.
+func (e *Entry) compactCount() (n int, ok bool) {
+	if e.n == 0 {
+		return 0, true
+	}
+	return int(e.c), e.c != countSaturated
+}
+
+// storeCompact makes b (count elements) the inline buffer of e. A buffer with
+// less capacity than compactCap(len(b)) (made by make rather than grown by
+// growCompact) is copied into one that has it, so that compactBytes never
+// reaches past an allocation. An empty buffer keeps up to 64 KiB of capacity
+// (a reservation: Entry.c holds its size instead of the count).
+func (e *Entry) storeCompact(b []byte, count int) {
+	if len(b) == 0 {
+		e.p, e.n, e.c, e.Enc = nil, 0, 0, compactInline
+		if c := min(cap(b), countSaturated); c > 0 {
+			e.p, e.c = unsafe.Pointer(unsafe.SliceData(b[:c])), uint16(c)
+		}
+		return
+	}
+	if cap(b) < compactCap(len(b)) {
+		b = append(growCompact(nil, len(b))[:0], b...)
+	}
+	e.p, e.n = unsafe.Pointer(unsafe.SliceData(b)), uint32(len(b))
+	e.c = uint16(min(count, countSaturated))
+	e.Enc = compactInline
 }
