@@ -87,3 +87,60 @@ func (e *Entry) storeCompact(b []byte, count int) {
 	e.c = uint16(min(count, countSaturated))
 	e.Enc = compactInline
 }
+
+// The handles' shared steps (Hash and ZSet are handles on their entry; see
+// hash_handle.go).
+
+// boxedPtr is p when the value is boxed, nil when it is inline.
+func (e *Entry) boxedPtr() unsafe.Pointer {
+	if e.Enc == compactBoxed {
+		return e.p
+	}
+	return nil
+}
+
+// setBoxed makes the struct at b the entry's value.
+func (e *Entry) setBoxed(b unsafe.Pointer) {
+	e.p, e.n, e.c, e.Enc = b, 0, 0, compactBoxed
+}
+
+// boxCopy boxes a heap copy of o, a value loaded inline (on the caller's stack)
+// that converted to a boxed encoding.
+func boxCopy[T any](e *Entry, o *T) {
+	b := new(T)
+	*b = *o
+	e.setBoxed(unsafe.Pointer(b))
+}
+
+// inlineLen is the element count of an inline value, ok false when the value
+// is boxed or its count must be walked.
+func (e *Entry) inlineLen() (n int, ok bool) {
+	if e.Enc != compactInline {
+		return 0, false
+	}
+	return e.compactCount()
+}
+
+// cloneInline returns a stand-alone entry of e's kind holding a copy of e's
+// inline buffer.
+func (e *Entry) cloneInline() Entry {
+	c := Entry{Kind: e.Kind}
+	if e.n > 0 {
+		c.storeCompact(append(growCompact(nil, int(e.n))[:0], e.compactBytes()...), int(e.c))
+	}
+	return c
+}
+
+// inlineUsage is MEMORY USAGE's figure for an inline buffer.
+func (e *Entry) inlineUsage() int64 { return allocSize(int64(compactCap(int(e.n)))) }
+
+// setHandle copies the value of the stand-alone handle v (nil: an empty inline
+// value) into e, for SetObj.
+func (e *Entry) setHandle(v *Entry, k Kind) {
+	e.Kind = k
+	if v == nil {
+		e.p, e.Enc = nil, compactInline
+		return
+	}
+	e.p, e.n, e.c, e.Enc = v.p, v.n, v.c, v.Enc
+}

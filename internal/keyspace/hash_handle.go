@@ -44,19 +44,12 @@ func (h *Hash) close(o *hashObj) {
 		h.e().storeCompact(o.lp, int(o.n))
 		return
 	}
-	b := new(hashObj)
-	*b = *o
-	h.p, h.n, h.c, h.Enc = unsafe.Pointer(b), 0, 0, compactBoxed
+	boxCopy(h.e(), o)
 }
 
 // boxed returns the hashObj of a hash in listpackex or hashtable, nil for an
 // inline listpack.
-func (h *Hash) boxed() *hashObj {
-	if h.Enc == compactBoxed {
-		return (*hashObj)(h.p)
-	}
-	return nil
-}
+func (h *Hash) boxed() *hashObj { return (*hashObj)(h.e().boxedPtr()) }
 
 // newHashOf wraps o in a stand-alone handle.
 func newHashOf(o *hashObj) *Hash {
@@ -64,7 +57,7 @@ func newHashOf(o *hashObj) *Hash {
 	if o.enc == encListpack {
 		h.e().storeCompact(o.lp, int(o.n))
 	} else {
-		h.p, h.Enc = unsafe.Pointer(o), compactBoxed
+		h.e().setBoxed(unsafe.Pointer(o))
 	}
 	return h
 }
@@ -75,7 +68,7 @@ func NewHash() *Hash { return &Hash{Kind: KindHash} }
 // Len is the number of fields, including fields whose deadline has passed but
 // that were not deleted yet (Redis's HLEN counts them too).
 func (h *Hash) Len() int {
-	if n, ok := h.e().compactCount(); ok && h.Enc == compactInline {
+	if n, ok := h.e().inlineLen(); ok {
 		return n
 	}
 	var t hashObj
@@ -234,16 +227,13 @@ func (h *Hash) Clone() any {
 	if o := h.boxed(); o != nil {
 		return newHashOf(o.Clone())
 	}
-	c := &Hash{Kind: KindHash}
-	if h.n > 0 {
-		c.e().storeCompact(append(growCompact(nil, int(h.n))[:0], h.e().compactBytes()...), int(h.c))
-	}
-	return c
+	c := Hash(h.e().cloneInline())
+	return &c
 }
 
 func (h *Hash) usage(samples int) int64 {
 	if o := h.boxed(); o != nil {
 		return o.usage(samples)
 	}
-	return allocSize(int64(compactCap(int(h.n))))
+	return h.e().inlineUsage()
 }

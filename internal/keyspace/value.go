@@ -166,21 +166,11 @@ func (e *Entry) SetObj(o any) {
 	case *List:
 		e.p, e.Kind = unsafe.Pointer(v), KindList
 	case *Hash:
-		e.Kind = KindHash
-		if v != nil {
-			e.p, e.n, e.c, e.Enc = v.p, v.n, v.c, v.Enc
-		} else {
-			e.p, e.Enc = nil, compactInline
-		}
+		e.setHandle((*Entry)(v), KindHash)
 	case *Set:
 		e.p, e.Kind = unsafe.Pointer(v), KindSet
 	case *ZSet:
-		e.Kind = KindZSet
-		if v != nil {
-			e.p, e.n, e.c, e.Enc = v.p, v.n, v.c, v.Enc
-		} else {
-			e.p, e.Enc = nil, compactInline
-		}
+		e.setHandle((*Entry)(v), KindZSet)
 	case *Stream:
 		e.p, e.Kind = unsafe.Pointer(v), KindStream
 	case nil:

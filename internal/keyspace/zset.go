@@ -61,11 +61,10 @@ func (l *EncodingLimits) ZSet() ZLimits {
 // NewZSet is zsetTypeCreate: an empty set for about sizeHint members, the first
 // of lenHint bytes. It starts big when the hints already exceed the limits.
 func (ks *Keyspace) NewZSet(sizeHint, lenHint int, lim ZLimits) *ZSet {
-	z := &zsetObj{seed: ks.zsetSeed()}
-	if int64(sizeHint) > lim.Entries || int64(lenHint) > lim.Value {
-		z.toBig(sizeHint)
-	}
-	return newZSetOf(z)
+	z := &ZSet{Kind: KindZSet}
+	lim.Seed = ks.zsetSeed()
+	z.Presize(sizeHint, lenHint, lim)
+	return z
 }
 
 // ZEntry is a member and its score.

@@ -14,6 +14,16 @@ type ZSet Entry
 
 func (z *ZSet) e() *Entry { return (*Entry)(z) }
 
+// openLim is open for a change that may convert the set: an inline set gets
+// the seed of the skiplist it may become from lim.
+func (z *ZSet) openLim(t *zsetObj, lim ZLimits) *zsetObj {
+	x := z.open(t)
+	if x == t {
+		x.seed = lim.Seed
+	}
+	return x
+}
+
 // open returns the set's zsetObj: the boxed one, or the inline form loaded into t.
 func (z *ZSet) open(t *zsetObj) *zsetObj {
 	if z.Enc == compactBoxed {
@@ -38,18 +48,11 @@ func (z *ZSet) close(o *zsetObj) {
 		z.e().storeCompact(o.lp, o.n)
 		return
 	}
-	b := new(zsetObj)
-	*b = *o
-	z.p, z.n, z.c, z.Enc = unsafe.Pointer(b), 0, 0, compactBoxed
+	boxCopy(z.e(), o)
 }
 
 // boxed returns the zsetObj of a skiplist set, nil for an inline listpack.
-func (z *ZSet) boxed() *zsetObj {
-	if z.Enc == compactBoxed {
-		return (*zsetObj)(z.p)
-	}
-	return nil
-}
+func (z *ZSet) boxed() *zsetObj { return (*zsetObj)(z.e().boxedPtr()) }
 
 // newZSetOf wraps o in a stand-alone handle.
 func newZSetOf(o *zsetObj) *ZSet {
@@ -57,7 +60,7 @@ func newZSetOf(o *zsetObj) *ZSet {
 	if o.big == nil {
 		z.e().storeCompact(o.lp, o.n)
 	} else {
-		z.p, z.Enc = unsafe.Pointer(o), compactBoxed
+		z.e().setBoxed(unsafe.Pointer(o))
 	}
 	return z
 }
@@ -73,7 +76,7 @@ func (z *zsetObj) countLP() int {
 
 // Len is the number of members (ZCARD).
 func (z *ZSet) Len() int {
-	if n, ok := z.e().compactCount(); ok && z.Enc == compactInline {
+	if n, ok := z.e().inlineLen(); ok {
 		return n
 	}
 	var t zsetObj
@@ -97,18 +100,15 @@ func (z *ZSet) Clone() any {
 	if o := z.boxed(); o != nil {
 		return newZSetOf(o.Clone())
 	}
-	c := &ZSet{Kind: KindZSet}
-	if z.n > 0 {
-		c.e().storeCompact(append(growCompact(nil, int(z.n))[:0], z.e().compactBytes()...), int(z.c))
-	}
-	return c
+	c := ZSet(z.e().cloneInline())
+	return &c
 }
 
 func (z *ZSet) usage(samples int) int64 {
 	if o := z.boxed(); o != nil {
 		return o.usage(samples)
 	}
-	return allocSize(int64(compactCap(int(z.n))))
+	return z.e().inlineUsage()
 }
 
 // Reserve sizes the listpack of a new, empty compact zset for the members
@@ -134,10 +134,7 @@ func (z *ZSet) Score(member []byte) (float64, bool) {
 // The set converts to the big encoding when the insert crosses lim.
 func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out int, newScore float64) {
 	var t zsetObj
-	x := z.open(&t)
-	if x == &t {
-		x.seed = lim.Seed
-	}
+	x := z.openLim(&t, lim)
 	out, newScore = x.Add(member, score, flags, lim)
 	z.close(x)
 	return out, newScore
@@ -149,10 +146,7 @@ func (z *ZSet) Add(member []byte, score float64, flags int, lim ZLimits) (out in
 // stops when fn returns false.
 func (z *ZSet) AddAll(pairs [][]byte, scores []float64, flags int, lim ZLimits, fn func(j, out int, newScore float64) bool) {
 	var t zsetObj
-	x := z.open(&t)
-	if x == &t {
-		x.seed = lim.Seed
-	}
+	x := z.openLim(&t, lim)
 	for j, sc := range scores {
 		out, ns := x.Add(pairs[2*j+1], sc, flags, lim)
 		if !fn(j, out, ns) {
@@ -171,8 +165,7 @@ func (z *ZSet) Presize(sizeHint, lenHint int, lim ZLimits) {
 		return
 	}
 	var t zsetObj
-	x := z.open(&t)
-	x.seed = lim.Seed
+	x := z.openLim(&t, lim)
 	x.toBig(sizeHint)
 	z.close(x)
 }
@@ -181,10 +174,7 @@ func (z *ZSet) Presize(sizeHint, lenHint int, lim ZLimits) {
 // members converts at once if that exceeds the entry limit.
 func (z *ZSet) MaybeConvert(sizeHint int, lim ZLimits) {
 	var t zsetObj
-	x := z.open(&t)
-	if x == &t {
-		x.seed = lim.Seed
-	}
+	x := z.openLim(&t, lim)
 	x.MaybeConvert(sizeHint, lim)
 	z.close(x)
 }
