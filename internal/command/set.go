@@ -55,19 +55,14 @@ func saddCmd(c *Ctx) {
 	var s *keyspace.Set
 	created := e == nil
 	if created {
-		s = c.KS.NewSet(members[0], len(members))
-		s.Reserve(members)
-		c.DB.SetObject(key, keyspace.KindSet, s)
+		// created in place: a nil *Set stores an empty set, nothing to copy
+		s = c.DB.SetObject(key, keyspace.KindSet, (*keyspace.Set)(nil)).Obj().(*keyspace.Set)
+		s.Presize(c.KS, members[0], len(members))
 	} else {
 		s = setOf(e)
-		s.MaybeConvert(len(members))
+		s.MaybeConvert(c.KS, len(members))
 	}
-	added := 0
-	for _, m := range members {
-		if s.Add(m) {
-			added++
-		}
-	}
+	added := s.AddAll(c.KS, members)
 	if added > 0 {
 		if !created {
 			c.DB.Touch(key)
@@ -145,14 +140,14 @@ func smoveCmd(c *Ctx) {
 	}
 	var ds *keyspace.Set
 	if dst == nil {
-		ds = c.KS.NewSet(m, 1)
-		c.DB.SetObject(dstKey, keyspace.KindSet, ds)
+		ds = c.DB.SetObject(dstKey, keyspace.KindSet, (*keyspace.Set)(nil)).Obj().(*keyspace.Set)
+		ds.Presize(c.KS, m, 1)
 	} else {
 		ds = setOf(dst)
 	}
 	c.DB.Touch(srcKey)
 	c.Dirty++
-	if ds.Add(m) {
+	if ds.Add(c.KS, m) {
 		c.Dirty++
 		c.DB.Touch(dstKey)
 		c.Notify('s', "sadd", dstKey)
@@ -305,7 +300,7 @@ func spopWithCount(c *Ctx) {
 		prop.add(m)
 	}
 	switch {
-	case remaining*spopMoveStrategyMul > count && s.Enc() == keyspace.SetListpack:
+	case remaining*spopMoveStrategyMul > count && s.SetEnc() == keyspace.SetListpack:
 		// CASE 2, listpack: count members picked in one ordered pass
 		s.PopOrdered(c.Rand, count, reply)
 	case remaining*spopMoveStrategyMul > count:
@@ -317,21 +312,21 @@ func spopWithCount(c *Ctx) {
 	default:
 		// CASE 3: move the members that stay to a new set, reply with the rest
 		var ns *keyspace.Set
-		if s.Enc() == keyspace.SetListpack {
+		if s.SetEnc() == keyspace.SetListpack {
 			ns = c.KS.NewListpackSet()
-			s.PopOrdered(c.Rand, remaining, func(m []byte) { ns.Add(m) })
+			s.PopOrdered(c.Rand, remaining, func(m []byte) { ns.Add(c.KS, m) })
 		} else {
 			var scratch [64]byte
 			for range remaining {
 				m := s.Random(c.Rand, scratch[:0])
 				if ns == nil {
-					if s.Enc() == keyspace.SetIntset {
+					if s.SetEnc() == keyspace.SetIntset {
 						ns = c.KS.NewIntsetSet()
 					} else {
 						ns = c.KS.NewListpackSet()
 					}
 				}
-				ns.Add(m)
+				ns.Add(c.KS, m)
 				s.Remove(m)
 			}
 		}
@@ -419,7 +414,7 @@ func srandmemberWithCount(c *Ctx) {
 	n := int(count)
 	c.W.ArrayLen(n)
 	// CASE 2.5: listpack, sampled in one ordered pass
-	if s.Enc() == keyspace.SetListpack {
+	if s.SetEnc() == keyspace.SetListpack {
 		s.SampleOrdered(c.Rand, n, func(m []byte) { c.W.Bulk(m) })
 		return
 	}
@@ -538,7 +533,7 @@ func sinterGeneric(c *Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int64
 	bySize(sets, false)
 	var res *keyspace.Set
 	if dst != nil {
-		if sets[0].Enc() == keyspace.SetIntset {
+		if sets[0].SetEnc() == keyspace.SetIntset {
 			res = c.KS.NewIntsetSet()
 		} else {
 			res = c.KS.NewListpackSet()
@@ -562,7 +557,7 @@ func sinterGeneric(c *Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int64
 			c.W.Bulk(m)
 			card++
 		default:
-			res.Add(m)
+			res.Add(c.KS, m)
 		}
 		return true
 	})
@@ -573,7 +568,7 @@ func sinterGeneric(c *Ctx, keys [][]byte, dst []byte, cardOnly bool, limit int64
 		insertSetLen(c, start, int(card))
 	default:
 		if res.Len() > 0 && res.AllIntegers() {
-			res.ToIntsetIfFits()
+			res.ToIntsetIfFits(c.KS)
 		}
 		res.ShrinkToFit()
 		storeSet(c, dst, res, "sinterstore")
@@ -620,7 +615,7 @@ func sunionDiff(c *Ctx, keys [][]byte, dst []byte, diff bool) {
 				continue
 			}
 			s.Range(func(m []byte) bool {
-				res.Add(m)
+				res.Add(c.KS, m)
 				return true
 			})
 		}
@@ -633,7 +628,7 @@ func sunionDiff(c *Ctx, keys [][]byte, dst []byte, diff bool) {
 					return true
 				}
 			}
-			res.Add(m)
+			res.Add(c.KS, m)
 			return true
 		})
 	default:
@@ -643,7 +638,7 @@ func sunionDiff(c *Ctx, keys [][]byte, dst []byte, diff bool) {
 			}
 			s.Range(func(m []byte) bool {
 				if j == 0 {
-					res.Add(m)
+					res.Add(c.KS, m)
 				} else {
 					res.Remove(m)
 				}
@@ -746,7 +741,7 @@ func sscanCmd(c *Ctx) {
 	count := o.count
 	s := setOf(e)
 	c.W.ArrayLen(2)
-	if s.Enc() != keyspace.SetHashtable {
+	if s.SetEnc() != keyspace.SetHashtable {
 		c.W.BulkString("0")
 		start, n := len(c.W.Buf), 0
 		s.Range(func(m []byte) bool {

@@ -110,3 +110,50 @@ func TestStoreCompactCapacity(t *testing.T) {
 		t.Fatalf("a new 3-member zset took %.1f allocations, want <= 4", allocs)
 	}
 }
+
+// sizeClass agrees with allocSize, and a recorded capacity is the largest size
+// class the buffer really has.
+func TestSizeClassAndCapacityBits(t *testing.T) {
+	for n := 1; n <= 32768; n++ {
+		if got, want := goSizeClasses[sizeClass(n)], allocSize(int64(n)); got != want {
+			t.Fatalf("size %d: class %d, allocSize %d", n, got, want)
+		}
+	}
+	for _, c := range []struct{ n, capacity, want int }{
+		{10, 16, 16}, {10, 100, 96}, {4, 32, 32}, {100, 8192, 2688}, {1000, 32768, 21760}, {40000, 50000, 40000},
+	} {
+		var e Entry
+		e.storeCompact(make([]byte, c.n, c.capacity), 1)
+		if got := cap(e.compactBytes()); got != c.want {
+			t.Errorf("len %d cap %d: recorded %d, want %d", c.n, c.capacity, got, c.want)
+		}
+	}
+}
+
+// A compact value that shrinks keeps its buffer's room for the next growth:
+// SPOP then SADD, HDEL then HSET allocate nothing.
+func TestInlineShrinkKeepsCapacity(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts not checked under the race detector")
+	}
+	ks := New(1, 1)
+	db := ks.DBs[0]
+	o := ks.HashOpts()
+	h := db.SetObject([]byte("h"), KindHash, (*Hash)(nil)).Obj().(*Hash)
+	long, short := []byte("a-field-name-of-some-length"), []byte("f")
+	h.SetPairs([][]byte{long, []byte("v"), short, []byte("v")}, o)
+	if n := testing.AllocsPerRun(100, func() {
+		h.Del(long)
+		h.Set(long, []byte("v"), false, o)
+	}); n != 0 {
+		t.Fatalf("HDEL+HSET: %.1f allocations", n)
+	}
+	s := db.SetObject([]byte("s"), KindSet, (*Set)(nil)).Obj().(*Set)
+	s.AddAll(ks, [][]byte{long, short})
+	if n := testing.AllocsPerRun(100, func() {
+		s.Remove(long)
+		s.Add(ks, long)
+	}); n != 0 {
+		t.Fatalf("SREM+SADD: %.1f allocations", n)
+	}
+}

@@ -24,8 +24,8 @@ func (db *DB) PrefetchWorth(key []byte) bool {
 	}
 	switch v := &e.val; v.Kind {
 	case KindSet:
-		s := (*Set)(v.p)
-		return s.enc == SetHashtable && s.ht.Len() >= PrefetchMinKeys
+		s := (*Set)(v).boxed()
+		return s != nil && s.enc == SetHashtable && s.ht.Len() >= PrefetchMinKeys
 	case KindHash:
 		h := (*Hash)(v).boxed()
 		return h != nil && h.enc == encHashtable && h.t.d.Len() >= PrefetchMinKeys
@@ -127,7 +127,7 @@ func (db *DB) Prefetch(reqs []PrefetchReq) {
 func memberSlot(v *Entry, req PrefetchReq) unsafe.Pointer {
 	switch v.Kind {
 	case KindSet:
-		if s := (*Set)(v.p); s.enc == SetHashtable && len(req.Arg2) > 0 && s.ht.Len() > 0 {
+		if s := (*Set)(v).boxed(); s != nil && s.enc == SetHashtable && len(req.Arg2) > 0 && s.ht.Len() > 0 {
 			return unsafe.Pointer(s.ht.slot(s.ht.hash(dictView(req.Arg2))))
 		}
 	case KindHash:

@@ -77,7 +77,7 @@ func TestPrefetchMembersChangesNothing(t *testing.T) {
 		db.Prefetch(reqs[i:])
 	}
 	s, h, z := db.Peek([]byte("s")).Obj().(*Set), db.Peek([]byte("h")).Obj().(*Hash), db.Peek([]byte("z")).Obj().(*ZSet)
-	if s.Enc() != SetHashtable || h.boxed() == nil || h.boxed().enc != encHashtable || z.boxed() == nil {
+	if s.SetEnc() != SetHashtable || h.boxed() == nil || h.boxed().enc != encHashtable || z.boxed() == nil {
 		t.Fatal("want the hashtable encodings")
 	}
 	for i, m := range members {

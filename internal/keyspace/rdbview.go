@@ -85,26 +85,26 @@ func (b *ListBuilder) Finish() *List {
 
 // IntsetRaw returns an intset's width in bytes and its contents (sorted
 // little-endian integers), as intset.c lays them out. Only for SetIntset.
-func (s *Set) IntsetRaw() (width int, data []byte) {
+func (s *setObj) IntsetRaw() (width int, data []byte) {
 	return int(s.w), s.buf[:int(s.n)*int(s.w)]
 }
 
 // NewIntsetSetRaw makes an intset from the contents of a valid intset
 // (sorted, unique, of width 2, 4 or 8), keeping its width.
 func (ks *Keyspace) NewIntsetSetRaw(width int, data []byte) *Set {
-	return &Set{ks: ks, enc: SetIntset, w: uint8(width), n: int32(len(data) / width),
-		buf: append(make([]byte, 0, len(data)), data...)}
+	return newSetOf(&setObj{ks: ks, enc: SetIntset, w: uint8(width), n: int32(len(data) / width),
+		buf: append(make([]byte, 0, len(data)), data...)})
 }
 
 // NewIntsetSetOf makes an intset of the distinct sorted vals, of the smallest
 // width that holds them (as intsetAdd builds it).
 func (ks *Keyspace) NewIntsetSetOf(vals []int64) *Set {
 	s := ks.intsetOf(vals)
-	return &s
+	return newSetOf(&s)
 }
 
 // intsetOf is NewIntsetSetOf's set, by value.
-func (ks *Keyspace) intsetOf(vals []int64) Set {
+func (ks *Keyspace) intsetOf(vals []int64) setObj {
 	var w uint8 = 2
 	if len(vals) > 0 {
 		w = max(intWidth(vals[0]), intWidth(vals[len(vals)-1]))
@@ -113,7 +113,7 @@ func (ks *Keyspace) intsetOf(vals []int64) Set {
 	for i, v := range vals {
 		putInt(buf[i*int(w):], w, v)
 	}
-	return Set{ks: ks, enc: SetIntset, w: w, buf: buf, n: int32(len(vals))}
+	return setObj{ks: ks, enc: SetIntset, w: w, buf: buf, n: int32(len(vals))}
 }
 
 // NewListpackSetOf makes a listpack set of the distinct members, in order,
@@ -123,20 +123,20 @@ func (ks *Keyspace) NewListpackSetOf(members [][]byte) *Set {
 	for _, m := range members {
 		size += uvarintLen(uint64(len(m))) + len(m)
 	}
-	s := &Set{ks: ks, enc: SetListpack, buf: make([]byte, 0, size)}
+	s := &setObj{ks: ks, enc: SetListpack, buf: make([]byte, 0, size)}
 	for _, m := range members {
 		s.lpAppend(m)
 	}
-	return s
+	return newSetOf(s)
 }
 
 // NewHashtableSetOf makes a hashtable set of the distinct members.
 func (ks *Keyspace) NewHashtableSetOf(members [][]byte) *Set {
-	s := &Set{ks: ks, enc: SetHashtable, ht: ks.newSetDict(len(members))}
+	s := &setObj{ks: ks, enc: SetHashtable, ht: ks.newSetDict(len(members))}
 	for _, m := range members {
 		s.ht.Upsert(m)
 	}
-	return s
+	return newSetOf(s)
 }
 
 // IntMember reports whether m is a member an intset can hold (a canonical

@@ -44,7 +44,7 @@ const intsetLimit = 1 << 30
 // Slices a Set hands out (Range, Random, Members) alias its memory or a
 // scratch buffer: they are valid until the set is next modified and must not
 // be written to. A Set is not safe for concurrent use.
-type Set struct {
+type setObj struct {
 	buf []byte          // intset or listpack bytes
 	ht  *Dict[struct{}] // hashtable encoding
 	ks  *Keyspace       // encoding limits and hash seed
@@ -64,31 +64,26 @@ func (ks *Keyspace) newSetDict(hint int) *Dict[struct{}] {
 	return d
 }
 
-// NewIntsetSet returns an empty set in the intset encoding (createIntsetObject).
-func (ks *Keyspace) NewIntsetSet() *Set { return &Set{ks: ks, enc: SetIntset, w: 2} }
+// NewIntsetSet returns an empty set in the intset encoding (createIntsetObject),
+// a stand-alone handle.
+func (ks *Keyspace) NewIntsetSet() *Set { return &Set{Kind: KindSet, Enc: setInlineIntset2} }
 
 // NewListpackSet returns an empty set in the listpack encoding
-// (createSetListpackObject).
-func (ks *Keyspace) NewListpackSet() *Set { return &Set{ks: ks, enc: SetListpack} }
+// (createSetListpackObject), a stand-alone handle.
+func (ks *Keyspace) NewListpackSet() *Set { return &Set{Kind: KindSet} }
 
 // NewSet is setTypeCreate: an empty set that can hold first, for about hint
-// members: an intset if first is an integer and hint fits an intset, else a
-// listpack if hint fits one, else a hashtable presized for hint.
+// members (see Set.Presize), a stand-alone handle.
 func (ks *Keyspace) NewSet(first []byte, hint int) *Set {
-	lim := ks.Limits
-	if isCanonicalInt(first) && int64(hint) <= lim.SetMaxIntsetEntries() {
-		return ks.NewIntsetSet()
-	}
-	if int64(hint) <= lim.SetMaxListpackEntries() {
-		return ks.NewListpackSet()
-	}
-	return &Set{ks: ks, enc: SetHashtable, ht: ks.newSetDict(hint)}
+	s := &Set{Kind: KindSet}
+	s.Presize(ks, first, hint)
+	return s
 }
 
 // MaybeConvert is setTypeMaybeConvert: a compact set about to receive hint
 // members converts to a hashtable up front when hint alone exceeds its limit
 // (even if the members turn out to be present already).
-func (s *Set) MaybeConvert(hint int) {
+func (s *setObj) MaybeConvert(hint int) {
 	lim := s.ks.Limits
 	if (s.enc == SetListpack && int64(hint) > lim.SetMaxListpackEntries()) ||
 		(s.enc == SetIntset && int64(hint) > lim.SetMaxIntsetEntries()) {
@@ -97,24 +92,24 @@ func (s *Set) MaybeConvert(hint int) {
 }
 
 // Enc returns the encoding.
-func (s *Set) Enc() SetEnc { return s.enc }
+func (s *setObj) Enc() SetEnc { return s.enc }
 
 // Encoding is OBJECT ENCODING's text.
-func (s *Set) Encoding() string { return setEncNames[s.enc] }
+func (s *setObj) Encoding() string { return setEncNames[s.enc] }
 
 // Len is the number of members (SCARD).
-func (s *Set) Len() int {
+func (s *setObj) Len() int {
 	if s.enc == SetHashtable {
 		return s.ht.Len()
 	}
 	return int(s.n)
 }
 
-func (s *Set) intsetMax() int64 { return min(s.ks.Limits.SetMaxIntsetEntries(), intsetLimit) }
+func (s *setObj) intsetMax() int64 { return min(s.ks.Limits.SetMaxIntsetEntries(), intsetLimit) }
 
 // Add inserts m (copied) and reports whether it was new (setTypeAdd), converting
 // the encoding where Redis does.
-func (s *Set) Add(m []byte) bool {
+func (s *setObj) Add(m []byte) bool {
 	lim := s.ks.Limits
 	switch s.enc {
 	case SetHashtable:
@@ -165,7 +160,7 @@ func (s *Set) Add(m []byte) bool {
 // caller is about to Add (SADD creating the key): one allocation instead of one
 // per member while the set grows, the garbage of a bulk load. It changes no
 // encoding: an intset takes the width of its widest member, as adding them would.
-func (s *Set) Reserve(members [][]byte) {
+func (s *setObj) Reserve(members [][]byte) {
 	if s.n != 0 || s.enc == SetHashtable || len(members) < 2 {
 		return
 	}
@@ -199,7 +194,7 @@ func (s *Set) Reserve(members [][]byte) {
 }
 
 // Remove deletes m and reports whether it was a member (setTypeRemove).
-func (s *Set) Remove(m []byte) bool {
+func (s *setObj) Remove(m []byte) bool {
 	switch s.enc {
 	case SetHashtable:
 		_, ok := s.ht.Delete(m)
@@ -226,7 +221,7 @@ func (s *Set) Remove(m []byte) bool {
 }
 
 // Has reports whether m is a member (setTypeIsMember). It does not allocate.
-func (s *Set) Has(m []byte) bool {
+func (s *setObj) Has(m []byte) bool {
 	switch s.enc {
 	case SetHashtable:
 		_, ok := s.ht.Get(m)
@@ -245,7 +240,7 @@ func (s *Set) Has(m []byte) bool {
 // Range calls fn for each member until fn returns false, in the encoding's
 // order: ascending for an intset, insertion order for a listpack, table order
 // for a hashtable. fn must not modify s; m is valid only during the call.
-func (s *Set) Range(fn func(m []byte) bool) {
+func (s *setObj) Range(fn func(m []byte) bool) {
 	switch s.enc {
 	case SetHashtable:
 		s.ht.Range(func(k string, _ *struct{}) bool { return fn(stringBytes(k)) })
@@ -269,7 +264,7 @@ func (s *Set) Range(fn func(m []byte) bool) {
 
 // Members appends every member to dst in Range's order. The slices alias the
 // set (or, for an intset, one new buffer) and stay valid until s is modified.
-func (s *Set) Members(dst [][]byte) [][]byte {
+func (s *setObj) Members(dst [][]byte) [][]byte {
 	switch s.enc {
 	case SetIntset:
 		arena := make([]byte, 0, int(s.n)*8)
@@ -290,7 +285,7 @@ func (s *Set) Members(dst [][]byte) [][]byte {
 // Random returns a uniformly random member drawn with rnd (a hashtable uses
 // Redis's fair random key); s must not be empty. An intset member is formatted
 // into scratch.
-func (s *Set) Random(rnd func() uint64, scratch []byte) []byte {
+func (s *setObj) Random(rnd func() uint64, scratch []byte) []byte {
 	switch s.enc {
 	case SetHashtable:
 		k, _, _ := s.ht.Random(rnd)
@@ -305,7 +300,7 @@ func (s *Set) Random(rnd func() uint64, scratch []byte) []byte {
 // Pop removes a random member and returns it (setTypePopRandom); s must not be
 // empty. The bytes are in scratch (grown if needed) or, for a hashtable, the
 // member's own immutable string.
-func (s *Set) Pop(rnd func() uint64, scratch []byte) []byte {
+func (s *setObj) Pop(rnd func() uint64, scratch []byte) []byte {
 	switch s.enc {
 	case SetHashtable:
 		k, _, _ := s.ht.Random(rnd)
@@ -326,7 +321,7 @@ func (s *Set) Pop(rnd func() uint64, scratch []byte) []byte {
 // SampleOrdered calls fn for count distinct members of a listpack set chosen
 // uniformly with rnd, in listpack order (lpNextRandom's selection sampling).
 // count must not exceed Len.
-func (s *Set) SampleOrdered(rnd func() uint64, count int, fn func(m []byte)) {
+func (s *setObj) SampleOrdered(rnd func() uint64, count int, fn func(m []byte)) {
 	left := int(s.n)
 	for off := 0; off < len(s.buf) && count > 0; left-- {
 		m, next := s.lpEntry(off)
@@ -341,7 +336,7 @@ func (s *Set) SampleOrdered(rnd func() uint64, count int, fn func(m []byte)) {
 // PopOrdered removes count members of a listpack set chosen as SampleOrdered
 // chooses them, calling fn for each in listpack order before it is removed
 // (SPOP's listpack paths, then lpBatchDelete). count must not exceed Len.
-func (s *Set) PopOrdered(rnd func() uint64, count int, fn func(m []byte)) {
+func (s *setObj) PopOrdered(rnd func() uint64, count int, fn func(m []byte)) {
 	left, w := int(s.n), 0
 	for r := 0; r < len(s.buf); left-- {
 		m, next := s.lpEntry(r)
@@ -361,12 +356,12 @@ func (s *Set) PopOrdered(rnd func() uint64, count int, fn func(m []byte)) {
 // ScanStep runs one SCAN step over a hashtable set from cursor, calling fn for
 // the members of the visited buckets, and returns the next cursor (dictScan).
 // It must only be called on a hashtable set.
-func (s *Set) ScanStep(cursor uint64, fn func(m []byte)) uint64 {
+func (s *setObj) ScanStep(cursor uint64, fn func(m []byte)) uint64 {
 	return s.ht.Scan(cursor, func(k string, _ *struct{}) { fn(stringBytes(k)) })
 }
 
 // AllIntegers reports whether every member is a canonical integer.
-func (s *Set) AllIntegers() bool {
+func (s *setObj) AllIntegers() bool {
 	if s.enc == SetIntset {
 		return true
 	}
@@ -381,7 +376,7 @@ func (s *Set) AllIntegers() bool {
 // ToIntsetIfFits is maybeConvertToIntset: a set whose members are all integers
 // (the caller knows) becomes an intset if it has at most set-max-intset-entries
 // members.
-func (s *Set) ToIntsetIfFits() {
+func (s *setObj) ToIntsetIfFits() {
 	if s.enc == SetIntset || int64(s.Len()) > s.intsetMax() {
 		return
 	}
@@ -396,15 +391,15 @@ func (s *Set) ToIntsetIfFits() {
 }
 
 // ShrinkToFit drops spare capacity of a compact set's buffer (lpShrinkToFit).
-func (s *Set) ShrinkToFit() {
+func (s *setObj) ShrinkToFit() {
 	if cap(s.buf) > len(s.buf) {
 		s.buf = append(make([]byte, 0, len(s.buf)), s.buf...)
 	}
 }
 
 // Clone deep-copies the set in the same encoding (setTypeDup, for COPY).
-func (s *Set) Clone() any {
-	c := &Set{ks: s.ks, enc: s.enc, w: s.w, n: s.n}
+func (s *setObj) Clone() *setObj {
+	c := &setObj{ks: s.ks, enc: s.enc, w: s.w, n: s.n}
 	if s.enc == SetHashtable {
 		c.ht = s.ks.newSetDict(s.ht.Len())
 		s.ht.Range(func(k string, _ *struct{}) bool {
@@ -419,17 +414,17 @@ func (s *Set) Clone() any {
 
 // toHashtable converts a compact set to a hashtable presized for hint members
 // (setTypeConvertAndExpand to OBJ_ENCODING_HT).
-func (s *Set) toHashtable(hint int) {
+func (s *setObj) toHashtable(hint int) {
 	d := s.ks.newSetDict(hint)
 	s.Range(func(m []byte) bool {
 		d.Upsert(m)
 		return true
 	})
-	*s = Set{ks: s.ks, enc: SetHashtable, ht: d}
+	*s = setObj{ks: s.ks, enc: SetHashtable, ht: d}
 }
 
 // toListpack converts an intset to a listpack with room for hint members.
-func (s *Set) toListpack(hint int) {
+func (s *setObj) toListpack(hint int) {
 	est := hint * 2
 	if s.n > 0 {
 		est = hint * (2 + max(intLen(s.isGet(0)), intLen(s.isGet(int(s.n)-1))))
@@ -441,13 +436,13 @@ func (s *Set) toListpack(hint int) {
 		buf = append(buf, byte(len(d)))
 		buf = append(buf, d...)
 	}
-	*s = Set{ks: s.ks, enc: SetListpack, buf: buf, n: s.n}
+	*s = setObj{ks: s.ks, enc: SetListpack, buf: buf, n: s.n}
 }
 
 // --- listpack: [uvarint len][bytes] per member
 
 // lpEntry returns the member at byte offset off and the offset of the next.
-func (s *Set) lpEntry(off int) (m []byte, next int) {
+func (s *setObj) lpEntry(off int) (m []byte, next int) {
 	l, k := uint64(s.buf[off]), 1
 	if l >= 0x80 {
 		l, k = binary.Uvarint(s.buf[off:])
@@ -458,7 +453,7 @@ func (s *Set) lpEntry(off int) (m []byte, next int) {
 }
 
 // lpFind returns the offset of member m, or -1.
-func (s *Set) lpFind(m []byte) int {
+func (s *setObj) lpFind(m []byte) int {
 	for off := 0; off < len(s.buf); {
 		e, next := s.lpEntry(off)
 		if len(e) == len(m) && string(e) == string(m) {
@@ -470,7 +465,7 @@ func (s *Set) lpFind(m []byte) int {
 }
 
 // lpSeek returns the i-th member and its byte range.
-func (s *Set) lpSeek(i int) (m []byte, off, end int) {
+func (s *setObj) lpSeek(i int) (m []byte, off, end int) {
 	for {
 		m, end = s.lpEntry(off)
 		if i == 0 {
@@ -481,7 +476,7 @@ func (s *Set) lpSeek(i int) (m []byte, off, end int) {
 	}
 }
 
-func (s *Set) lpAppend(m []byte) {
+func (s *setObj) lpAppend(m []byte) {
 	var hdr [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(hdr[:], uint64(len(m)))
 	at := len(s.buf)
@@ -492,7 +487,7 @@ func (s *Set) lpAppend(m []byte) {
 }
 
 // lpCut removes the entry at buf[off:end].
-func (s *Set) lpCut(off, end int) {
+func (s *setObj) lpCut(off, end int) {
 	s.buf = append(s.buf[:off], s.buf[end:]...)
 	s.n--
 	s.shrinkIfSparse()
@@ -521,7 +516,7 @@ func putInt(b []byte, w uint8, v int64) {
 	}
 }
 
-func (s *Set) isGet(i int) int64 {
+func (s *setObj) isGet(i int) int64 {
 	switch s.w {
 	case 2:
 		return int64(int16(binary.LittleEndian.Uint16(s.buf[2*i:])))
@@ -532,7 +527,7 @@ func (s *Set) isGet(i int) int64 {
 }
 
 // isSearch returns the index of v, or where it would be inserted.
-func (s *Set) isSearch(v int64) (int, bool) {
+func (s *setObj) isSearch(v int64) (int, bool) {
 	lo, hi := 0, int(s.n)
 	if hi > 0 && intWidth(v) > s.w {
 		if v < 0 {
@@ -556,7 +551,7 @@ func (s *Set) isSearch(v int64) (int, bool) {
 
 // isAdd inserts v, widening every member first if v needs more bytes
 // (intsetUpgradeAndAdd); it reports whether v was new.
-func (s *Set) isAdd(v int64) bool {
+func (s *setObj) isAdd(v int64) bool {
 	if w := intWidth(v); w > s.w {
 		n := int(s.n)
 		buf := make([]byte, (n+1)*int(w), (n+1)*int(w)+(n+1)*int(w)/8)
@@ -586,7 +581,7 @@ func (s *Set) isAdd(v int64) bool {
 }
 
 // isCut removes the member at index i.
-func (s *Set) isCut(i int) {
+func (s *setObj) isCut(i int) {
 	w := int(s.w)
 	s.buf = append(s.buf[:i*w], s.buf[(i+1)*w:]...)
 	s.n--
@@ -602,7 +597,7 @@ func growBuf(b []byte, extra int) []byte {
 }
 
 // shrinkIfSparse gives back a buffer at most half used.
-func (s *Set) shrinkIfSparse() {
+func (s *setObj) shrinkIfSparse() {
 	if c := cap(s.buf); c > 64 && len(s.buf) <= c/2 {
 		s.buf = append(make([]byte, 0, len(s.buf)+len(s.buf)/8), s.buf...)
 	}

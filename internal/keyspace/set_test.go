@@ -25,10 +25,10 @@ func sortedMembers(s *Set) []string {
 
 func newTestKS() *Keyspace { return New(1, 42) }
 
-func addAll(s *Set, ms ...string) int {
+func addAll(ks *Keyspace, s *Set, ms ...string) int {
 	n := 0
 	for _, m := range ms {
-		if s.Add([]byte(m)) {
+		if s.Add(ks, []byte(m)) {
 			n++
 		}
 	}
@@ -71,7 +71,7 @@ func TestIntsetAddRemove(t *testing.T) {
 		default:
 			v = int64(rng.Uint64())
 		}
-		if got, want := s.Add([]byte(strconv.FormatInt(v, 10))), !ref[v]; got != want {
+		if got, want := s.Add(ks, []byte(strconv.FormatInt(v, 10))), !ref[v]; got != want {
 			t.Fatalf("Add(%d) = %v, want %v", v, got, want)
 		}
 		ref[v] = true
@@ -110,22 +110,23 @@ func TestIntsetAddRemove(t *testing.T) {
 }
 
 func TestIntsetWidening(t *testing.T) {
-	s := newTestKS().NewIntsetSet()
-	addAll(s, "5", "-3", "100")
-	if s.w != 2 {
-		t.Fatalf("width %d, want 2", s.w)
+	ks := newTestKS()
+	s := ks.NewIntsetSet()
+	addAll(ks, s, "5", "-3", "100")
+	if setWidth(s) != 2 {
+		t.Fatalf("width %d, want 2", setWidth(s))
 	}
-	addAll(s, "-40000") // below int16: goes first
-	if s.w != 4 || members(s)[0] != "-40000" {
-		t.Fatalf("width %d members %v", s.w, members(s))
+	addAll(ks, s, "-40000") // below int16: goes first
+	if setWidth(s) != 4 || members(s)[0] != "-40000" {
+		t.Fatalf("width %d members %v", setWidth(s), members(s))
 	}
-	addAll(s, "5000000000") // above int32: goes last
-	if s.w != 8 || !slices.Equal(members(s), []string{"-40000", "-3", "5", "100", "5000000000"}) {
-		t.Fatalf("width %d members %v", s.w, members(s))
+	addAll(ks, s, "5000000000") // above int32: goes last
+	if setWidth(s) != 8 || !slices.Equal(members(s), []string{"-40000", "-3", "5", "100", "5000000000"}) {
+		t.Fatalf("width %d members %v", setWidth(s), members(s))
 	}
 	s.Remove([]byte("5000000000"))
-	if s.w != 8 { // Redis never narrows an intset
-		t.Fatalf("width %d after remove, want 8", s.w)
+	if setWidth(s) != 8 { // Redis never narrows an intset
+		t.Fatalf("width %d after remove, want 8", setWidth(s))
 	}
 }
 
@@ -134,32 +135,32 @@ func TestIntsetWidening(t *testing.T) {
 func TestIntsetConversions(t *testing.T) {
 	ks := newTestKS()
 	s := ks.NewIntsetSet()
-	addAll(s, "3", "1", "2")
-	addAll(s, "a")
+	addAll(ks, s, "3", "1", "2")
+	addAll(ks, s, "a")
 	if s.Encoding() != "listpack" || !slices.Equal(members(s), []string{"1", "2", "3", "a"}) {
 		t.Fatalf("%s %v", s.Encoding(), members(s))
 	}
 
 	s = ks.NewIntsetSet()
 	for i := 0; i < 128; i++ {
-		addAll(s, strconv.Itoa(i))
+		addAll(ks, s, strconv.Itoa(i))
 	}
-	addAll(s, "a") // 128 integers: not < set-max-listpack-entries
+	addAll(ks, s, "a") // 128 integers: not < set-max-listpack-entries
 	if s.Encoding() != "hashtable" || s.Len() != 129 {
 		t.Fatalf("%s %d", s.Encoding(), s.Len())
 	}
 
 	s = ks.NewIntsetSet()
 	for i := 0; i < 512; i++ {
-		addAll(s, strconv.Itoa(i))
+		addAll(ks, s, strconv.Itoa(i))
 	}
 	if s.Encoding() != "intset" {
 		t.Fatal(s.Encoding())
 	}
-	if addAll(s, "0") != 0 || s.Encoding() != "intset" {
+	if addAll(ks, s, "0") != 0 || s.Encoding() != "intset" {
 		t.Fatal("a duplicate converted the intset")
 	}
-	addAll(s, "512")
+	addAll(ks, s, "512")
 	if s.Encoding() != "hashtable" || s.Len() != 513 {
 		t.Fatalf("%s %d", s.Encoding(), s.Len())
 	}
@@ -167,7 +168,7 @@ func TestIntsetConversions(t *testing.T) {
 	// an integer too long for set-max-listpack-value keeps strings out of a listpack
 	ks.Limits.SetMaxListpackValue = constant(3)
 	s = ks.NewIntsetSet()
-	addAll(s, "12345", "a")
+	addAll(ks, s, "12345", "a")
 	if s.Encoding() != "hashtable" {
 		t.Fatalf("%s, want hashtable (maxelelen 5 > 3)", s.Encoding())
 	}
@@ -176,7 +177,7 @@ func TestIntsetConversions(t *testing.T) {
 func TestListpackAddRemove(t *testing.T) {
 	ks := newTestKS()
 	s := ks.NewListpackSet()
-	if addAll(s, "b", "a", "b", "", "1", "01") != 5 {
+	if addAll(ks, s, "b", "a", "b", "", "1", "01") != 5 {
 		t.Fatal("wrong add count")
 	}
 	if !slices.Equal(members(s), []string{"b", "a", "", "1", "01"}) {
@@ -188,36 +189,37 @@ func TestListpackAddRemove(t *testing.T) {
 	if !s.Remove([]byte("a")) || s.Remove([]byte("a")) {
 		t.Fatal("Remove")
 	}
-	addAll(s, "a")
+	addAll(ks, s, "a")
 	if !slices.Equal(members(s), []string{"b", "", "1", "01", "a"}) {
 		t.Fatalf("listpack order after remove+add %q", members(s))
 	}
 	long := string(make([]byte, 300)) // a uvarint length of two bytes
 	ks.Limits.SetMaxListpackValue = constant(1000)
-	addAll(s, long, "z")
+	addAll(ks, s, long, "z")
 	if !s.Has([]byte(long)) || members(s)[5] != long || members(s)[6] != "z" {
 		t.Fatal("long member")
 	}
 	ks.Limits.SetMaxListpackValue = constant(64)
-	addAll(s, string(make([]byte, 65)))
+	addAll(ks, s, string(make([]byte, 65)))
 	if s.Encoding() != "hashtable" || s.Len() != 8 || !s.Has([]byte(long)) {
 		t.Fatalf("%s %d", s.Encoding(), s.Len())
 	}
 }
 
 func TestListpackEntriesLimit(t *testing.T) {
-	s := newTestKS().NewListpackSet()
+	ks := newTestKS()
+	s := ks.NewListpackSet()
 	for i := 0; i < 128; i++ {
-		addAll(s, "m"+strconv.Itoa(i))
+		addAll(ks, s, "m"+strconv.Itoa(i))
 	}
 	if s.Encoding() != "listpack" {
 		t.Fatal(s.Encoding())
 	}
-	addAll(s, "m0")
+	addAll(ks, s, "m0")
 	if s.Encoding() != "listpack" {
 		t.Fatal("a duplicate converted the listpack")
 	}
-	addAll(s, "x")
+	addAll(ks, s, "x")
 	if s.Encoding() != "hashtable" || s.Len() != 129 {
 		t.Fatalf("%s %d", s.Encoding(), s.Len())
 	}
@@ -227,18 +229,18 @@ func TestListpackEntriesLimit(t *testing.T) {
 func TestMaybeConvert(t *testing.T) {
 	ks := newTestKS()
 	s := ks.NewListpackSet()
-	addAll(s, "a")
-	s.MaybeConvert(128)
+	addAll(ks, s, "a")
+	s.MaybeConvert(ks, 128)
 	if s.Encoding() != "listpack" {
 		t.Fatal(s.Encoding())
 	}
-	s.MaybeConvert(129)
+	s.MaybeConvert(ks, 129)
 	if s.Encoding() != "hashtable" || !s.Has([]byte("a")) {
 		t.Fatal(s.Encoding())
 	}
 	s = ks.NewIntsetSet()
-	addAll(s, "1")
-	s.MaybeConvert(513)
+	addAll(ks, s, "1")
+	s.MaybeConvert(ks, 513)
 	if s.Encoding() != "hashtable" || !s.Has([]byte("1")) {
 		t.Fatal(s.Encoding())
 	}
@@ -247,23 +249,23 @@ func TestMaybeConvert(t *testing.T) {
 func TestToIntsetIfFits(t *testing.T) {
 	ks := newTestKS()
 	s := ks.NewListpackSet()
-	addAll(s, "30", "-5", "70000", "1")
+	addAll(ks, s, "30", "-5", "70000", "1")
 	if !s.AllIntegers() {
 		t.Fatal("AllIntegers")
 	}
-	s.ToIntsetIfFits()
-	if s.Encoding() != "intset" || !slices.Equal(members(s), []string{"-5", "1", "30", "70000"}) || s.w != 4 {
-		t.Fatalf("%s %v w=%d", s.Encoding(), members(s), s.w)
+	s.ToIntsetIfFits(ks)
+	if s.Encoding() != "intset" || !slices.Equal(members(s), []string{"-5", "1", "30", "70000"}) || setWidth(s) != 4 {
+		t.Fatalf("%s %v w=%d", s.Encoding(), members(s), setWidth(s))
 	}
 	h := ks.NewSet([]byte("x"), 1000)
 	for i := 0; i < 600; i++ {
-		addAll(h, strconv.Itoa(i))
+		addAll(ks, h, strconv.Itoa(i))
 	}
-	h.ToIntsetIfFits() // 600 > set-max-intset-entries
+	h.ToIntsetIfFits(ks) // 600 > set-max-intset-entries
 	if h.Encoding() != "hashtable" {
 		t.Fatal(h.Encoding())
 	}
-	addAll(h, "x")
+	addAll(ks, h, "x")
 	if h.AllIntegers() {
 		t.Fatal("AllIntegers with x")
 	}
@@ -289,7 +291,7 @@ func TestPopAndRandom(t *testing.T) {
 			if enc != "intset" {
 				m = "m" + m
 			}
-			addAll(s, m)
+			addAll(ks, s, m)
 			ref[m] = true
 		}
 		seen := map[string]bool{}
@@ -323,7 +325,7 @@ func TestPopOrderedAndSampleOrdered(t *testing.T) {
 		for i := 0; i < n; i++ {
 			all = append(all, "e"+strconv.Itoa(i))
 		}
-		addAll(s, all...)
+		addAll(ks, s, all...)
 		k := rng.IntN(n + 1)
 		var sampled []string
 		s.SampleOrdered(rng.Uint64, k, func(m []byte) { sampled = append(sampled, string(m)) })
@@ -363,9 +365,9 @@ func TestSetClone(t *testing.T) {
 		if first == "big" {
 			s = ks.NewSet([]byte(first), 1000)
 		}
-		addAll(s, first, "2", "3")
+		addAll(ks, s, first, "2", "3")
 		c := s.Clone().(*Set)
-		addAll(c, "zz")
+		addAll(ks, c, "zz")
 		if c.Encoding() == s.Encoding() && s.Has([]byte("zz")) {
 			t.Fatalf("%s: clone shares memory", first)
 		}
@@ -380,9 +382,10 @@ func TestSetClone(t *testing.T) {
 // The SCAN contract on a hashtable set: every member present for the whole scan
 // is reported, however the table grows or shrinks between steps.
 func TestSetScanStep(t *testing.T) {
-	s := newTestKS().NewSet([]byte("x"), 200)
+	ks := newTestKS()
+	s := ks.NewSet([]byte("x"), 200)
 	for i := 0; i < 300; i++ {
-		addAll(s, "k"+strconv.Itoa(i))
+		addAll(ks, s, "k"+strconv.Itoa(i))
 	}
 	seen := map[string]bool{}
 	cursor, step := uint64(0), 0
@@ -391,7 +394,7 @@ func TestSetScanStep(t *testing.T) {
 		step++
 		if step == 5 {
 			for i := 300; i < 1000; i++ { // grow during the scan
-				addAll(s, "k"+strconv.Itoa(i))
+				addAll(ks, s, "k"+strconv.Itoa(i))
 			}
 		}
 		if step == 40 {
@@ -418,9 +421,9 @@ func TestSetHotPathAllocs(t *testing.T) {
 	is := ks.NewIntsetSet()
 	ht := ks.NewSet([]byte("x"), 1000)
 	for i := 0; i < 100; i++ {
-		addAll(lp, "m"+strconv.Itoa(i))
-		addAll(is, strconv.Itoa(i))
-		addAll(ht, "m"+strconv.Itoa(i))
+		addAll(ks, lp, "m"+strconv.Itoa(i))
+		addAll(ks, is, strconv.Itoa(i))
+		addAll(ks, ht, "m"+strconv.Itoa(i))
 	}
 	m, n := []byte("m57"), []byte("57")
 	rnd := rand.New(rand.NewPCG(1, 1)).Uint64
@@ -429,8 +432,8 @@ func TestSetHotPathAllocs(t *testing.T) {
 	heap := make([]byte, 0, 64)
 	for name, f := range map[string]func(){
 		"has":      func() { lp.Has(m); is.Has(n); ht.Has(m) },
-		"add-dup":  func() { lp.Add(m); is.Add(n); ht.Add(m) },
-		"pop-push": func() { lp.Add(lp.Pop(rnd, heap)); is.Add(is.Pop(rnd, heap)) },
+		"add-dup":  func() { lp.Add(ks, m); is.Add(ks, n); ht.Add(ks, m) },
+		"pop-push": func() { lp.Add(ks, lp.Pop(rnd, heap)); is.Add(ks, is.Pop(rnd, heap)) },
 		"random":   func() { var b [24]byte; lp.Random(rnd, b[:0]); is.Random(rnd, b[:0]); ht.Random(rnd, b[:0]) },
 	} {
 		if a := testing.AllocsPerRun(200, f); a != 0 {
@@ -458,15 +461,24 @@ func TestSetReserveSameResult(t *testing.T) {
 			}
 		}
 		a, b := ks.NewSet(members[0], n), ks.NewSet(members[0], n)
-		b.Reserve(members)
+		b.Reserve(ks, members)
 		for _, m := range members {
-			if a.Add(m) != b.Add(m) {
+			if a.Add(ks, m) != b.Add(ks, m) {
 				t.Fatalf("round %d: Add(%q) differs", round, m)
 			}
 		}
-		if a.Encoding() != b.Encoding() || a.w != b.w || a.Len() != b.Len() ||
+		if a.Encoding() != b.Encoding() || setWidth(a) != setWidth(b) || a.Len() != b.Len() ||
 			!slices.EqualFunc(a.Members(nil), b.Members(nil), bytes.Equal) {
-			t.Fatalf("round %d: %s/%d/%d vs %s/%d/%d", round, a.Encoding(), a.w, a.Len(), b.Encoding(), b.w, b.Len())
+			t.Fatalf("round %d: %s/%d/%d vs %s/%d/%d", round, a.Encoding(), setWidth(a), a.Len(), b.Encoding(), setWidth(b), b.Len())
 		}
 	}
+}
+
+// setWidth is an intset's width in bytes, 0 for other encodings.
+func setWidth(s *Set) int {
+	if s.SetEnc() != SetIntset {
+		return 0
+	}
+	w, _ := s.IntsetRaw()
+	return w
 }

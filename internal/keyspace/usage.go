@@ -157,7 +157,7 @@ func (h *hashObj) usage(samples int) int64 {
 	return n + sampled(sum, k, t.d.Len())
 }
 
-func (s *Set) usage(samples int) int64 {
+func (s *setObj) usage(samples int) int64 {
 	n := allocSize(int64(unsafe.Sizeof(*s)))
 	if s.ht == nil {
 		return n + allocSize(int64(cap(s.buf)))

@@ -50,12 +50,13 @@ const embstrLimit = 44
 //   - KindString: the first byte of the value's backing array (a Go allocation
 //     of at least n + capSlack(c) bytes, or nil for an empty value), or,
 //     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
-//   - KindHash, KindZSet with Enc == compactInline: a listpack in the entry
-//     itself (p its first byte or nil, n its length, c its element count;
-//     docs/decisions/0030-compact-collections-in-the-entry.md); with
-//     Enc == compactBoxed: the *hashObj, *zsetObj. *Hash and *ZSet are
-//     handles on the entry (Obj returns the entry under that type);
-//   - KindList, KindSet: the *List, *Set;
+//   - KindHash, KindSet, KindZSet with Enc != compactBoxed: a listpack (or a
+//     set's intset) in the entry itself (p its first byte or nil, n its
+//     length, c its element count; docs/decisions/0030-compact-collections-in-the-entry.md);
+//     with Enc == compactBoxed: the *hashObj, *setObj, *zsetObj. *Hash,
+//     *Set and *ZSet are handles on the entry (Obj returns the entry under
+//     that type);
+//   - KindList: the *List;
 //   - any other kind: a *any holding the value.
 //
 // Only SetBytes and SetObj write p, n and c, so these invariants hold by
@@ -145,7 +146,7 @@ func (e *Entry) Obj() any {
 	case KindHash:
 		return (*Hash)(e)
 	case KindSet:
-		return (*Set)(e.p)
+		return (*Set)(e)
 	case KindZSet:
 		return (*ZSet)(e)
 	case KindStream:
@@ -168,7 +169,7 @@ func (e *Entry) SetObj(o any) {
 	case *Hash:
 		e.setHandle((*Entry)(v), KindHash)
 	case *Set:
-		e.p, e.Kind = unsafe.Pointer(v), KindSet
+		e.setHandle((*Entry)(v), KindSet)
 	case *ZSet:
 		e.setHandle((*Entry)(v), KindZSet)
 	case *Stream:

@@ -72,6 +72,8 @@ func TestEntryObjAccessors(t *testing.T) {
 			want = (*Hash)(&e) // a handle: the entry itself
 		case KindZSet:
 			want = (*ZSet)(&e)
+		case KindSet:
+			want = (*Set)(&e)
 		}
 		if e.Kind != c.kind || e.Obj() != want || e.Bytes() != nil {
 			t.Fatalf("%T: kind %v obj %v", c.o, e.Kind, e.Obj())
@@ -172,7 +174,8 @@ func TestCollectionStructSizes(t *testing.T) {
 		{"List", unsafe.Sizeof(List{}), 96},
 		{"Hash", unsafe.Sizeof(Hash{}), 24}, // the entry itself
 		{"hashObj", unsafe.Sizeof(hashObj{}), 48},
-		{"Set", unsafe.Sizeof(Set{}), 48},
+		{"Set", unsafe.Sizeof(Set{}), 24},
+		{"setObj", unsafe.Sizeof(setObj{}), 48},
 		{"ZSet", unsafe.Sizeof(ZSet{}), 24},
 		{"zsetObj", unsafe.Sizeof(zsetObj{}), 48},
 	} {

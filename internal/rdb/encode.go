@@ -14,7 +14,7 @@ func ValueType(e *keyspace.Entry) byte {
 	case keyspace.KindList:
 		return TypeListQuicklist2
 	case keyspace.KindSet:
-		switch e.Obj().(*keyspace.Set).Enc() {
+		switch e.Obj().(*keyspace.Set).SetEnc() {
 		case keyspace.SetIntset:
 			return TypeSetIntset
 		case keyspace.SetListpack:

@@ -177,8 +177,8 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 	set := func(name string, members []string) {
 		s := ks.NewSet([]byte(members[0]), 1)
 		for _, m := range members {
-			s.MaybeConvert(1)
-			s.Add([]byte(m))
+			s.MaybeConvert(ks, 1)
+			s.Add(ks, []byte(m))
 		}
 		out[name] = objEntry(s)
 	}
