@@ -102,6 +102,16 @@ func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
 // a partially received request.
 func (r *Reader) Buffered() int { return r.w - r.r + r.bigN }
 
+// Mem is the bytes of memory the Reader holds: its buffers (the small one, a
+// larger one, a big bulk's) and the request's completed big arguments.
+func (r *Reader) Mem() int64 {
+	n := int64(cap(r.small) + cap(r.big))
+	if cap(r.buf) > 0 && (cap(r.small) == 0 || &r.buf[:1][0] != &r.small[:1][0]) {
+		n += int64(cap(r.buf))
+	}
+	return n + r.extN
+}
+
 // ReadCommand returns the next non-empty command, reading from rd as
 // needed. Empty requests (`*0`, `*-1`, blank inline lines) are skipped.
 //

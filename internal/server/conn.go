@@ -224,6 +224,7 @@ func (s *Server) flush(cl *client) bool {
 func (s *Server) dropClient(cl *client) {
 	s.eng.Lock()
 	s.unwatchAll(cl)
+	s.releaseClient(cl)
 	s.unsubscribeAll(cl)
 	s.dropBlocked(cl)
 	s.trackDisable(cl)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -405,5 +406,31 @@ func TestMemoryUsagePerType(t *testing.T) {
 	st, err := c.Do(ctx, "MEMORY", "STATS").Slice()
 	if err != nil || len(st) != 2*(33+1) || fmt.Sprint(st[0]) != "peak.allocated" {
 		t.Fatalf("MEMORY STATS: %v %v", st, err)
+	}
+}
+
+// A client that disconnects gives its buffers back to used_memory at once, as
+// Redis's freeClient does: a half-sent 6 MB request held by the server counts
+// while the client is connected and stops counting when it goes, before any GC
+// (without it, eviction took keys for the dead client's buffer).
+func TestUsedMemoryDropsWhenClientLeaves(t *testing.T) {
+	e := startEvict(t, "allkeys-lru")
+	base := e.info("memory", "used_memory")
+	conn, err := net.Dial("tcp", e.srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const big = 6 << 20
+	if _, err := fmt.Fprintf(conn, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$%d\r\n%s", big, strings.Repeat("x", big/2)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the server reads what came
+	e.c.Do(context.Background(), "MEMORY", "PURGE")
+	held := e.info("memory", "used_memory")
+	conn.Close()
+	time.Sleep(200 * time.Millisecond) // the server sees the close
+	after := e.info("memory", "used_memory")
+	if held < base+big/2 || after > base+512<<10 {
+		t.Fatalf("used_memory %d before, %d with a half-sent %d-byte request, %d after the client left", base, held, big, after)
 	}
 }

@@ -606,6 +606,7 @@ func (l *eventLoop) close(cl *client) {
 	delete(l.conns, cl.fd)
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)
+	l.s.releaseClient(cl)
 	l.s.unsubscribeAll(cl)
 	l.s.dropBlocked(cl)
 	l.s.trackDisable(cl)

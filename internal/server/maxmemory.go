@@ -26,7 +26,8 @@ import (
 //	     + bytes allocated since that GC
 //	     - estimated bytes of the keys deleted, expired, evicted or
 //	       overwritten since that GC (keyspace.Keyspace.Freed, the MEMORY
-//	       USAGE estimator)
+//	       USAGE estimator), and of the buffers of the clients closed since
+//	       (releaseClient)
 //
 // so an eviction lowers it at once, although the Go heap only shrinks at the
 // next GC. The runtime counters are read at most once a millisecond. Garbage
@@ -63,6 +64,8 @@ type memAcct struct {
 	lastGCUs    int64        // when the last forced GC ended (monoUs)
 	lastGCDurUs int64        // how long it took
 	startup     uint64       // used memory when the server started serving
+	released    int64        // buffers of closed clients, estimated (releaseClient)
+	relAtGC     int64        // released when the last GC was first seen
 
 	policy     keyspace.EvictPolicy
 	pool       keyspace.EvictionPool
@@ -86,9 +89,9 @@ func (s *Server) readMem() {
 	cycles, live, allocs := memSamples[0].Value.Uint64(), memSamples[1].Value.Uint64(), memSamples[2].Value.Uint64()
 	m := &s.mem
 	if cycles != m.cycles || m.sampleUs == 0 {
-		m.cycles, m.live, m.allocsAtGC, m.freedAtGC = cycles, live, allocs, s.ks.Freed
+		m.cycles, m.live, m.allocsAtGC, m.freedAtGC, m.relAtGC = cycles, live, allocs, s.ks.Freed, m.released
 		if cycles == 0 { // no GC yet: everything allocated is in use
-			m.allocsAtGC, m.freedAtGC = 0, 0
+			m.allocsAtGC, m.freedAtGC, m.relAtGC = 0, 0, 0
 		}
 	}
 	m.allocs = allocs
@@ -122,6 +125,22 @@ func (s *Server) mayCollect() bool {
 	return monoUs()-s.mem.lastGCUs >= 10*s.mem.lastGCDurUs
 }
 
+// releaseClient counts the buffers of a client being closed as freed, as
+// Redis's used_memory drops when freeClient frees them: without it, buffers
+// that were live at the last GC (a dead client's half-read request, a slow
+// subscriber's output) would count as used until the next GC, and eviction
+// would take keys for them. Engine lock.
+func (s *Server) releaseClient(cl *client) {
+	n := int64(cap(cl.w.Buf))
+	if cl.rd != nil {
+		n += cl.rd.Mem()
+	}
+	cl.push.mu.Lock()
+	n += int64(cap(cl.push.buf) + cap(cl.push.self))
+	cl.push.mu.Unlock()
+	s.mem.released += n
+}
+
 // usedMemory is used_memory: see the file comment. Engine lock.
 func (s *Server) usedMemory() uint64 {
 	if s.mem.forceGC {
@@ -129,7 +148,7 @@ func (s *Server) usedMemory() uint64 {
 	} else if s.mem.near || monoUs()-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
 		s.readMem()
 	}
-	used := uint64(max(int64(s.mem.live)+int64(s.mem.allocs-s.mem.allocsAtGC)-(s.ks.Freed-s.mem.freedAtGC), 0))
+	used := uint64(max(int64(s.mem.live)+int64(s.mem.allocs-s.mem.allocsAtGC)-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC), 0))
 	// near the limit every reading is fresh (about a microsecond), so that
 	// one big write (a 200 KB SETBIT) is seen by the next command's eviction
 	// pass, not a millisecond later
