@@ -169,18 +169,11 @@ func pushGeneric(c *Ctx, front, xx bool) {
 			c.W.Int(0)
 			return
 		}
-		e = c.DB.SetObject(key, keyspace.KindList, c.KS.NewList())
+		e = c.DB.SetObject(key, keyspace.KindList, (*keyspace.List)(nil))
 	}
 	l := listOf(e)
 	vals := c.Argv[2:]
-	add := 0
-	for _, v := range vals {
-		add += len(v)
-	}
-	l.TryGrow(add, len(vals))
-	for _, v := range vals {
-		l.Push(v, front)
-	}
+	l.PushAll(c.KS, vals, front)
 	c.Dirty += len(vals)
 	c.W.Int(int64(l.Len()))
 	c.DB.Touch(key)
@@ -312,7 +305,7 @@ func linsertCmd(c *Ctx) {
 	}
 	l := listOf(e)
 	// converted before the pivot is searched, so even when it is not found
-	l.TryGrow(len(c.Argv[4]), 1)
+	l.TryGrow(c.KS, len(c.Argv[4]), 1)
 	if !l.Insert(c.Argv[3], c.Argv[4], after) {
 		c.W.Int(-1)
 		return
@@ -339,7 +332,7 @@ func lsetCmd(c *Ctx) {
 		return
 	}
 	l := listOf(e)
-	l.TryGrow(len(c.Argv[3]), 1) // even when the index is out of range
+	l.TryGrow(c.KS, len(c.Argv[3]), 1) // even when the index is out of range
 	// listTypeReplaceAtIndex takes an int: Redis 7.2+ cuts the index to 32 bits
 	if !l.Set(int(int32(i)), c.Argv[3]) {
 		c.Error("ERR index out of range")
@@ -576,14 +569,14 @@ func lmoveGeneric(c *Ctx, fromFront, toFront bool) {
 	var stack [128]byte
 	v := append(stack[:0], sl.Pop(fromFront)...) // the push may reuse the popped bytes
 	if de == nil {
-		de = c.DB.SetObject(dst, keyspace.KindList, c.KS.NewList())
+		de = c.DB.SetObject(dst, keyspace.KindList, (*keyspace.List)(nil))
 	}
 	dl := listOf(de)
 	add := len(v)
 	if intObj {
 		add = 0
 	}
-	dl.TryGrow(add, 1)
+	dl.TryGrow(c.KS, add, 1)
 	dl.Push(v, toFront)
 	c.DB.Touch(dst)
 	c.Notify('l', pushEvent(toFront), dst)

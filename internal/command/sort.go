@@ -271,12 +271,12 @@ func sortGeneric(c *Ctx, readonly bool) {
 	l := c.KS.NewList()
 	for j := start; j <= end; j++ {
 		if len(gets) == 0 {
-			l.TryGrow(len(vec[j].obj), 1)
+			l.TryGrow(c.KS, len(vec[j].obj), 1)
 			l.Push(vec[j].obj, false)
 		}
 		for _, g := range gets {
 			v, _ := lookupByPattern(c, g, vec[j].obj)
-			l.TryGrow(len(v), 1)
+			l.TryGrow(c.KS, len(v), 1)
 			l.Push(v, false)
 		}
 	}

@@ -1,6 +1,7 @@
 package keyspace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"testing"
 )
@@ -155,5 +156,79 @@ func TestInlineShrinkKeepsCapacity(t *testing.T) {
 		s.Add(ks, long)
 	}); n != 0 {
 		t.Fatalf("SREM+SADD: %.1f allocations", n)
+	}
+}
+
+// A listpack list lives in its entry, its node behind the inline header; it is
+// boxed as a quicklist and comes back inline when it shrinks back.
+func TestInlineListLivesInTheEntry(t *testing.T) {
+	ks := listKS(4)
+	db := ks.DBs[0]
+	l := db.SetObject([]byte("l"), KindList, (*List)(nil)).Obj().(*List)
+	if (*Entry)(l) != db.Lookup([]byte("l")) {
+		t.Fatal("the handle is not the stored entry")
+	}
+	for i := range 4 {
+		l.TryGrow(ks, 2, 1)
+		l.Push(fmt.Appendf(nil, "e%d", i), i%2 == 0)
+	}
+	if l.Enc != compactInline || l.Len() != 4 || l.c != 4 || l.Encoding() != "listpack" {
+		t.Fatalf("4 elements: enc %d len %d c %d %s", l.Enc, l.Len(), l.c, l.Encoding())
+	}
+	// e2 e0 e1 e3: Redis's listpack of 4 two-byte strings is 7 + 4*4 bytes
+	if b := l.e().compactBytes(); binary.LittleEndian.Uint32(b) != 23 {
+		t.Fatalf("header sz %d, want 23", binary.LittleEndian.Uint32(b))
+	}
+	checkList(t, l, []string{"e2", "e0", "e1", "e3"}, "inline")
+	l.TryGrow(ks, 2, 1)
+	l.Push([]byte("e4"), false)
+	if l.Enc != compactBoxed || !l.Quicklist() || l.boxed().ks != ks {
+		t.Fatalf("5 elements with fill 4: enc %d %s", l.Enc, l.Encoding())
+	}
+	checkList(t, l, []string{"e2", "e0", "e1", "e3", "e4"}, "boxed")
+	l.DelRange(0, 4)
+	l.TryShrink()
+	if l.Enc != compactInline || l.Encoding() != "listpack" {
+		t.Fatalf("1 element: enc %d %s", l.Enc, l.Encoding())
+	}
+	checkList(t, l, []string{"e4"}, "back inline")
+	if l.Pop(true); l.Len() != 0 || l.p != nil {
+		t.Fatalf("emptied: len %d", l.Len())
+	}
+}
+
+// A small list's pushes and pops at either end allocate nothing once its
+// buffer has room, and a new list of several elements (PushAll) takes one
+// allocation besides its key's.
+func TestInlineListAllocs(t *testing.T) {
+	if raceOn {
+		t.Skip("allocation counts not checked under the race detector")
+	}
+	ks := New(1, 1)
+	db := ks.DBs[0]
+	l := db.SetObject([]byte("l"), KindList, (*List)(nil)).Obj().(*List)
+	v := []byte("element:1")
+	for range 4 {
+		l.TryGrow(ks, len(v), 1)
+		l.Push(v, false)
+	}
+	if n := testing.AllocsPerRun(100, func() {
+		l.TryGrow(ks, len(v), 1)
+		l.Push(v, true)
+		l.Pop(false)
+		l.TryGrow(ks, len(v), 1)
+		l.Push(v, false)
+		l.Pop(true)
+	}); n != 0 {
+		t.Fatalf("LPUSH+RPOP+RPUSH+LPOP: %.1f allocations", n)
+	}
+	i := 0
+	vals := [][]byte{v, v, v, v, v}
+	if n := testing.AllocsPerRun(100, func() {
+		i++
+		l := db.SetObject(fmt.Appendf(nil, "k%d", i), KindList, (*List)(nil)).Obj().(*List)
+		l.PushAll(ks, vals, i%2 == 0)
+	}); n > 4 {
+		t.Fatalf("a new 5-element list took %.1f allocations, want <= 4", n)
 	}
 }

@@ -1,6 +1,9 @@
 package keyspace
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // List encodings, as OBJECT ENCODING names them.
 const (
@@ -8,8 +11,8 @@ const (
 	ListQuicklist
 )
 
-// List is a list value, laid out as Redis 7.2+ lays it out so that its encoding
-// and every conversion match Redis's:
+// listObj is a list value (the *List handle's, see list_handle.go), laid out as
+// Redis 7.2+ lays it out so that its encoding and every conversion match Redis's:
 //
 //   - listpack: one node holding every element, while the list is within
 //     list-max-listpack-size;
@@ -25,27 +28,31 @@ const (
 // The conversions themselves are the callers' (t_list.c's) to ask for:
 // TryGrow before adding elements, TryShrink after removing some.
 //
-// Slices a List hands out (Pop, Index, ListIter.Next, Range) are views of its
-// memory: valid until the list is next modified, never to be written to. A List
+// Slices a list hands out (Pop, Index, ListIter.Next, Range) are views of its
+// memory: valid until the list is next modified, never to be written to. A list
 // is not safe for concurrent use.
-type List struct {
-	ks    *Keyspace
-	buf   []qnode // the nodes, head first: buf[lo:]
-	one   [1]qnode
-	count int
-	lo    int32
-	fill  int16 // the quicklist's fill, fixed when it became a quicklist (-5..32767): int16 keeps List in 96 bytes
-	enc   uint8
+//
+// The nodes are one (while buf is nil: none or one node, hasOne telling) or
+// buf[lo:], head first. one is a field rather than buf's first array so that
+// the struct holds no pointer into itself: the handle loads an inline list
+// into a listObj on its caller's stack, which a self-reference would move to
+// the heap.
+type listObj struct {
+	ks     *Keyspace // nil while inline: the handle passes what it needs (TryGrow)
+	buf    []qnode
+	one    qnode
+	count  int
+	lo     int32
+	fill   int16 // the quicklist's fill, fixed when it became a quicklist (-5..32767)
+	enc    uint8
+	hasOne bool
 }
 
-// NewList returns an empty list in the listpack encoding.
-func (ks *Keyspace) NewList() *List { return &List{ks: ks} }
-
 // Len is the number of elements.
-func (l *List) Len() int { return l.count }
+func (l *listObj) Len() int { return l.count }
 
 // Encoding is OBJECT ENCODING's name for the list.
-func (l *List) Encoding() string {
+func (l *listObj) Encoding() string {
 	if l.enc == ListQuicklist {
 		return "quicklist"
 	}
@@ -53,11 +60,11 @@ func (l *List) Encoding() string {
 }
 
 // Quicklist reports whether the list is in the quicklist encoding.
-func (l *List) Quicklist() bool { return l.enc == ListQuicklist }
+func (l *listObj) Quicklist() bool { return l.enc == ListQuicklist }
 
 // NodeStats are the node figures DEBUG OBJECT reports for a quicklist: the
 // number of nodes and the sum of their (Redis) sizes.
-func (l *List) NodeStats() (nodes, size int) {
+func (l *listObj) NodeStats() (nodes, size int) {
 	for i := range l.numNodes() {
 		size += l.node(i).sz
 	}
@@ -65,10 +72,10 @@ func (l *List) NodeStats() (nodes, size int) {
 }
 
 // Fill is the quicklist's fill (list-max-listpack-size when it was created).
-func (l *List) Fill() int { return int(l.fill) }
+func (l *listObj) Fill() int { return int(l.fill) }
 
 // serverFill is the live list-max-listpack-size.
-func (l *List) serverFill() int {
+func (l *listObj) serverFill() int {
 	if l.ks == nil {
 		return -2
 	}
@@ -77,17 +84,36 @@ func (l *List) serverFill() int {
 
 // --- node deque
 
-func (l *List) numNodes() int     { return len(l.buf) - int(l.lo) }
-func (l *List) node(i int) *qnode { return &l.buf[int(l.lo)+i] }
+func (l *listObj) numNodes() int {
+	if l.buf == nil {
+		return b2i(l.hasOne)
+	}
+	return len(l.buf) - int(l.lo)
+}
+
+func (l *listObj) node(i int) *qnode {
+	if l.buf == nil {
+		return &l.one
+	}
+	return &l.buf[int(l.lo)+i]
+}
+
+// nodes is the node deque as a slice, head first.
+func (l *listObj) nodes() []qnode {
+	if l.buf == nil {
+		return unsafe.Slice(&l.one, b2i(l.hasOne))
+	}
+	return l.buf[l.lo:]
+}
 
 // insertNode makes n node i, shifting the nodes from i on.
-func (l *List) insertNode(i int, n qnode) {
+func (l *listObj) insertNode(i int, n qnode) {
 	k := l.numNodes()
 	switch {
-	case l.buf == nil:
-		l.buf, l.lo = l.one[:1], 0
-		l.buf[0] = n
+	case l.buf == nil && !l.hasOne:
+		l.one, l.hasOne = n, true
 		return
+	case l.buf == nil:
 	case i == 0 && l.lo > 0:
 		l.lo--
 		l.buf[l.lo] = n
@@ -99,20 +125,25 @@ func (l *List) insertNode(i int, n qnode) {
 		l.buf[at] = n
 		return
 	}
+	old := l.nodes()
 	nb := make([]qnode, 2*k+4)
 	lo := (len(nb) - (k + 1)) / 2
 	if i == 0 && k > 0 {
 		lo = len(nb) - (k + 1) - 1 // pushing at the head: leave the room there
 	}
-	copy(nb[lo:], l.buf[l.lo:int(l.lo)+i])
+	copy(nb[lo:], old[:i])
 	nb[lo+i] = n
-	copy(nb[lo+i+1:], l.buf[int(l.lo)+i:])
+	copy(nb[lo+i+1:], old[i:])
 	l.buf, l.lo = nb[:lo+k+1], int32(lo)
-	l.one[0] = qnode{} // the nodes left the inline slot: let its buffer go
+	l.one, l.hasOne = qnode{}, false // the node left the field: let its buffer go
 }
 
 // removeNode deletes node i.
-func (l *List) removeNode(i int) {
+func (l *listObj) removeNode(i int) {
+	if l.buf == nil {
+		l.one, l.hasOne = qnode{}, false
+		return
+	}
 	k := l.numNodes()
 	at := int(l.lo) + i
 	switch {
@@ -131,7 +162,7 @@ func (l *List) removeNode(i int) {
 
 // locate returns the node and the entry within it of element i (0 <= i < count),
 // seeking from the nearer end of the list.
-func (l *List) locate(i int) (ni, j int) {
+func (l *listObj) locate(i int) (ni, j int) {
 	k := l.numNodes()
 	if i <= (l.count-1)/2 {
 		for ni = 0; ni < k; ni++ {
@@ -196,7 +227,7 @@ func exceedsLimit(fill int, sz, count uint64) bool {
 }
 
 // isLarge is isLargeElement: an element this long gets a plain node.
-func (l *List) isLarge(sz int) bool {
+func (l *listObj) isLarge(sz int) bool {
 	if l.ks != nil && l.ks.ListPackedThreshold != 0 {
 		return uint64(sz) >= l.ks.ListPackedThreshold
 	}
@@ -207,7 +238,7 @@ func (l *List) isLarge(sz int) bool {
 }
 
 // allowInsert is _quicklistNodeAllowInsert.
-func (l *List) allowInsert(n *qnode, sz int) bool {
+func (l *listObj) allowInsert(n *qnode, sz int) bool {
 	if n == nil || n.plain || l.isLarge(sz) {
 		return false
 	}
@@ -215,7 +246,7 @@ func (l *List) allowInsert(n *qnode, sz int) bool {
 }
 
 // allowMerge is _quicklistNodeAllowMerge.
-func (l *List) allowMerge(a, b int) bool {
+func (l *listObj) allowMerge(a, b int) bool {
 	if a < 0 || b < 0 || a >= l.numNodes() || b >= l.numNodes() {
 		return false
 	}
@@ -227,14 +258,14 @@ func (l *List) allowMerge(a, b int) bool {
 }
 
 // merge joins node i+1 into node i (_quicklistListpackMerge).
-func (l *List) merge(i int) {
+func (l *listObj) merge(i int) {
 	l.node(i).appendNode(l.node(i + 1))
 	l.removeNode(i + 1)
 }
 
 // mergeAround is _quicklistMergeNodes: merge the two nodes before center, the
 // two after it, then center with its neighbours. It returns center's index.
-func (l *List) mergeAround(c int) int {
+func (l *listObj) mergeAround(c int) int {
 	if l.allowMerge(c-1, c-2) {
 		l.merge(c - 2)
 		c--
@@ -259,7 +290,7 @@ func (l *List) mergeAround(c int) int {
 // list-max-listpack-size becomes a quicklist whose only node is the listpack.
 // (Redis counts the string length of each added element, nothing for one that
 // is already an integer object.)
-func (l *List) TryGrow(addBytes, addCount int) {
+func (l *listObj) TryGrow(addBytes, addCount int) {
 	if l.enc != ListListpack {
 		return
 	}
@@ -280,7 +311,7 @@ func (l *List) TryGrow(addBytes, addCount int) {
 
 // TryShrink is listTypeTryConvertQuicklist for a shrinking list: a quicklist of
 // a single packed node within half of list-max-listpack-size becomes a listpack.
-func (l *List) TryShrink() {
+func (l *listObj) TryShrink() {
 	if l.enc != ListQuicklist || l.numNodes() != 1 || l.node(0).plain {
 		return
 	}
@@ -295,12 +326,12 @@ func (l *List) TryShrink() {
 // --- elements
 
 // Push adds v (copied) at the head or the tail.
-func (l *List) Push(v []byte, front bool) {
+func (l *listObj) Push(v []byte, front bool) {
 	l.count++
 	k := l.numNodes()
 	if l.enc == ListListpack {
 		if k == 0 {
-			l.insertNode(0, newNode(v, false))
+			l.insertNode(0, newHeaderNode(v, listHdr)) // room for the inline header
 			return
 		}
 		l.node(0).push(v, front)
@@ -331,7 +362,7 @@ func (l *List) Push(v []byte, front bool) {
 
 // Pop removes the head or tail element and returns it (a view, valid until the
 // list is next modified). The list must not be empty.
-func (l *List) Pop(front bool) []byte {
+func (l *listObj) Pop(front bool) []byte {
 	l.count--
 	i := 0
 	if !front {
@@ -354,7 +385,7 @@ func (l *List) Pop(front bool) []byte {
 // element as an integer object (listTypePop on a quicklist hands out a packed
 // node's integer entries that way), which matters to the destination's
 // conversion check in LMOVE: Redis counts no bytes for such an element.
-func (l *List) PopsIntObject(front bool) bool {
+func (l *listObj) PopsIntObject(front bool) bool {
 	if l.enc != ListQuicklist || l.count == 0 {
 		return false
 	}
@@ -377,7 +408,7 @@ func (l *List) PopsIntObject(front bool) bool {
 }
 
 // Index returns element i, counting from the tail when i is negative (LINDEX).
-func (l *List) Index(i int) ([]byte, bool) {
+func (l *listObj) Index(i int) ([]byte, bool) {
 	if i < 0 {
 		i += l.count
 	}
@@ -393,7 +424,7 @@ func (l *List) Index(i int) ([]byte, bool) {
 // ListIter walks a list from one element towards the tail or the head. It is
 // invalidated by any change to the list.
 type ListIter struct {
-	l   *List
+	l   listObj // a copy of the list's header: the handle's may be on a stack
 	ni  int
 	pos int // forward: start of the next entry; reverse: end of the next entry
 	rev bool
@@ -401,14 +432,14 @@ type ListIter struct {
 
 // Iter returns an iterator whose first Next is element i (0 <= i < Len()),
 // moving towards the head when rev is set.
-func (l *List) Iter(i int, rev bool) ListIter {
+func (l *listObj) Iter(i int, rev bool) ListIter {
 	ni, j := l.locate(i)
 	n := l.node(ni)
 	p := n.seek(j)
 	if rev {
 		_, p = n.entryAt(p)
 	}
-	return ListIter{l: l, ni: ni, pos: p, rev: rev}
+	return ListIter{l: *l, ni: ni, pos: p, rev: rev}
 }
 
 // Next returns the next element; the caller stops after the last one.
@@ -433,7 +464,7 @@ func (it *ListIter) Next() []byte {
 }
 
 // Range calls fn for each element from head to tail until fn returns false.
-func (l *List) Range(fn func(v []byte) bool) {
+func (l *listObj) Range(fn func(v []byte) bool) {
 	for i := range l.numNodes() {
 		n := l.node(i)
 		for p := int(n.off); p < len(n.b); {
@@ -449,7 +480,7 @@ func (l *List) Range(fn func(v []byte) bool) {
 // DelRange removes n elements from element start on (0 <= start, start+n <=
 // Len()), as quicklistDelRange and lpDeleteRange do: emptied nodes go, nothing
 // merges.
-func (l *List) DelRange(start, n int) {
+func (l *listObj) DelRange(start, n int) {
 	if n <= 0 {
 		return
 	}
@@ -471,7 +502,7 @@ func (l *List) DelRange(start, n int) {
 
 // Insert inserts v before or after the first element equal to pivot (LINSERT)
 // and reports whether pivot was found.
-func (l *List) Insert(pivot, v []byte, after bool) bool {
+func (l *listObj) Insert(pivot, v []byte, after bool) bool {
 	for ni := range l.numNodes() {
 		n := l.node(ni)
 		j := 0
@@ -496,7 +527,7 @@ func (l *List) Insert(pivot, v []byte, after bool) bool {
 }
 
 // qlInsert is _quicklistInsert: v goes before or after entry j of node ni.
-func (l *List) qlInsert(ni, j int, v []byte, after bool) {
+func (l *listObj) qlInsert(ni, j int, v []byte, after bool) {
 	l.count++
 	n := l.node(ni)
 	sz := len(v)
@@ -550,7 +581,7 @@ func (l *List) qlInsert(ni, j int, v []byte, after bool) {
 
 // Set replaces element i (negative: from the tail) with v (LSET) and reports
 // whether i was in range.
-func (l *List) Set(i int, v []byte) bool {
+func (l *listObj) Set(i int, v []byte) bool {
 	if i < 0 {
 		i += l.count
 	}
@@ -592,7 +623,7 @@ func (l *List) Set(i int, v []byte) bool {
 
 // Rem removes up to count elements equal to v, from the head (count > 0), from
 // the tail (count < 0), or all of them (count == 0), and returns how many (LREM).
-func (l *List) Rem(count int, v []byte) int {
+func (l *listObj) Rem(count int, v []byte) int {
 	removed := 0
 	if count >= 0 {
 		for ni := 0; ni < l.numNodes(); {
@@ -650,10 +681,10 @@ func (l *List) Rem(count int, v []byte) int {
 	return removed
 }
 
-// Clone deep-copies the list, keeping its encoding and node structure
+// clone deep-copies the list, keeping its encoding and node structure
 // (listTypeDup).
-func (l *List) Clone() any {
-	c := &List{ks: l.ks, count: l.count, fill: l.fill, enc: l.enc}
+func (l *listObj) clone() *listObj {
+	c := &listObj{ks: l.ks, count: l.count, fill: l.fill, enc: l.enc}
 	for i := range l.numNodes() {
 		c.insertNode(i, l.node(i).clone())
 	}

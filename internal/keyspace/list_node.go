@@ -18,12 +18,17 @@ import (
 // sz is the size Redis would give the node — lpBytes of its listpack, or the
 // element's length for a plain node — which drives every encoding and node
 // decision; it is tracked exactly, whatever the bytes here take.
+//
+// hd bytes at the start of b are not the node's: an inline list keeps its
+// header there (listHdr, see list_handle.go), and the front room never reaches
+// into them. Nodes made for a quicklist have none.
 type qnode struct {
 	b     []byte
 	sz    int // Redis's node->sz
 	off   int32
 	count int32
-	plain bool // a QUICKLIST_NODE_CONTAINER_PLAIN node: one large element
+	plain bool  // a QUICKLIST_NODE_CONTAINER_PLAIN node: one large element
+	hd    uint8 // bytes reserved at b's start (off >= hd)
 }
 
 // Listpack sizes (listpack.c): a header of 6 bytes and an end byte, and per
@@ -164,15 +169,15 @@ func (n *qnode) seek(j int) int {
 // the smaller side moves, or the buffer is compacted in place, or it grows by
 // half, keeping the new room on the side being pushed to.
 func (n *qnode) gap(pos, k int) int {
-	b, off := n.b, int(n.off)
+	b, off, hd := n.b, int(n.off), int(n.hd)
 	switch {
-	case pos == off && off >= k:
+	case pos == off && off-hd >= k:
 		n.off -= int32(k)
 		return off - k
 	case pos == len(b) && cap(b)-len(b) >= k:
 		n.b = b[:len(b)+k]
 		return pos
-	case pos-off <= len(b)-pos && off >= k:
+	case pos-off <= len(b)-pos && off-hd >= k:
 		copy(b[off-k:], b[off:pos])
 		n.off -= int32(k)
 		return pos - k
@@ -185,17 +190,17 @@ func (n *qnode) gap(pos, k int) int {
 	total := used + k
 	front := pos == off && used > 0 // room goes to the front for front pushes
 	var nb []byte
-	if cap(b) >= total+total/4 {
+	if cap(b) >= hd+total+total/4 {
 		nb = b[:cap(b)] // compact in place: memmove handles the overlap
 	} else {
 		want := total + total/2 // amortises pushes onto long lists' nodes
 		if total <= 256 {
 			want = total // a small list's only node: its size class (growCompact)
 		}
-		nb = slices.Grow([]byte(nil), max(want, 16))
+		nb = slices.Grow([]byte(nil), max(hd+want, 16))
 		nb = nb[:cap(nb)]
 	}
-	newOff := 0
+	newOff := hd
 	if front {
 		newOff = len(nb) - total
 	}
@@ -228,7 +233,7 @@ func (n *qnode) cut(p, q int) {
 		n.b = b[:len(b)-k]
 	}
 	if n.count == 0 {
-		n.b, n.off = n.b[:0], 0
+		n.b, n.off = n.b[:n.hd], int32(n.hd)
 	}
 }
 
@@ -316,11 +321,11 @@ func (n *qnode) deleteRange(j, k int) {
 
 // shrink gives back a buffer that is mostly free room after deletions.
 func (n *qnode) shrink() {
-	used := len(n.b) - int(n.off)
+	used, hd := len(n.b)-int(n.off), int(n.hd)
 	if cap(n.b) > 256 && used < cap(n.b)/4 {
-		nb := make([]byte, used, used+used/4)
-		copy(nb, n.b[n.off:])
-		n.b, n.off = nb, 0
+		nb := slices.Grow([]byte(nil), hd+used+used/4)[:hd+used]
+		copy(nb[hd:], n.b[n.off:])
+		n.b, n.off = nb, int32(hd)
 	}
 }
 
@@ -328,7 +333,7 @@ func (n *qnode) shrink() {
 func (n *qnode) fit() {
 	used := len(n.b) - int(n.off)
 	if cap(n.b)-used > used/8+16 {
-		n.b, n.off = append(make([]byte, 0, used), n.b[n.off:]...), 0
+		n.b, n.off, n.hd = append(make([]byte, 0, used), n.b[n.off:]...), 0, 0
 	}
 }
 
@@ -371,7 +376,7 @@ func (n *qnode) appendNode(m *qnode) {
 func (n *qnode) clone() qnode {
 	c := *n
 	c.b = append(make([]byte, 0, len(n.b)-int(n.off)), n.b[n.off:]...)
-	c.off = 0
+	c.off, c.hd = 0, 0
 	return c
 }
 
@@ -387,4 +392,21 @@ func newNode(v []byte, plain bool) qnode {
 		n.sz += lpEntrySize(v)
 	}
 	return n
+}
+
+// newHeaderNode returns a packed node holding v with hd reserved bytes, in a
+// buffer of its size class (an inline list's first node).
+func newHeaderNode(v []byte, hd int) qnode {
+	n := qnode{sz: lpEmptyBytes, hd: uint8(hd), off: int32(hd)}
+	n.b = growCompact(nil, hd+entrySize(len(v)))
+	putEntry(n.b[hd:], v)
+	n.count = 1
+	n.sz += lpEntrySize(v)
+	return n
+}
+
+// newHeaderNodeCap returns an empty packed node with hd reserved bytes and
+// room for need bytes of entries.
+func newHeaderNodeCap(hd, need int) qnode {
+	return qnode{sz: lpEmptyBytes, hd: uint8(hd), off: int32(hd), b: growCompact(nil, hd+need)[:hd]}
 }

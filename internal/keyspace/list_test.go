@@ -16,6 +16,15 @@ func listKS(fill int64) *Keyspace {
 	return ks
 }
 
+// view is the list's listObj: the boxed one or a copy of the inline form.
+func (l *List) view() *listObj {
+	t := new(listObj)
+	return l.open(t)
+}
+
+func (l *List) numNodes() int     { return l.view().numNodes() }
+func (l *List) node(i int) *qnode { return l.view().node(i) }
+
 func listElems(l *List) []string {
 	var out []string
 	l.Range(func(v []byte) bool {
@@ -63,8 +72,22 @@ func checkList(t *testing.T, l *List, model []string, what string) {
 	if total != l.Len() {
 		t.Fatalf("%s: nodes hold %d elements, Len %d", what, total, l.Len())
 	}
-	if l.enc == ListListpack && l.numNodes() > 1 {
-		t.Fatalf("%s: listpack with %d nodes", what, l.numNodes())
+	if o := l.view(); o.enc == ListListpack && o.numNodes() > 1 {
+		t.Fatalf("%s: listpack with %d nodes", what, o.numNodes())
+	}
+	// a listpack is inline, with its header; a quicklist is boxed
+	if inline := l.Enc != compactBoxed; inline != (l.Encoding() == "listpack") {
+		t.Fatalf("%s: %s inline=%v", what, l.Encoding(), inline)
+	}
+	if l.Enc != compactBoxed && l.n > 0 {
+		b := l.e().compactBytes()
+		n := l.node(0)
+		if int(n.hd) != listHdr || n.off < listHdr || int(n.off) > len(b) || &b[0] != &n.b[0] {
+			t.Fatalf("%s: inline node hd %d off %d len %d", what, n.hd, n.off, len(b))
+		}
+		if c, ok := l.e().compactCount(); !ok || c != l.Len() {
+			t.Fatalf("%s: inline count %d (%v), Len %d", what, c, ok, l.Len())
+		}
 	}
 	// every element by index, and iteration both ways from a middle element
 	for i, m := range model {
@@ -118,13 +141,13 @@ func TestListConversions(t *testing.T) {
 	ks := listKS(3)
 	l := ks.NewList()
 	for _, v := range []string{"a", "b", "c"} {
-		l.TryGrow(1, 1)
+		l.TryGrow(ks, 1, 1)
 		l.Push([]byte(v), false)
 	}
 	if l.Encoding() != "listpack" {
 		t.Fatalf("3 elements with fill 3: %s", l.Encoding())
 	}
-	l.TryGrow(1, 1)
+	l.TryGrow(ks, 1, 1)
 	l.Push([]byte("d"), false)
 	if l.Encoding() != "quicklist" || l.numNodes() != 2 {
 		t.Fatalf("4 elements with fill 3: %s with %d nodes", l.Encoding(), l.numNodes())
@@ -143,26 +166,28 @@ func TestListConversions(t *testing.T) {
 	// size-limited (-1: 4096 bytes): the listpack bytes plus the new strings
 	ks = listKS(-1)
 	l = ks.NewList()
-	l.TryGrow(4089, 1) // 7 + 4089 = 4096: fits
+	l.TryGrow(ks, 4089, 1) // 7 + 4089 = 4096: fits
 	if l.Encoding() != "listpack" {
 		t.Fatal("4096 bytes converted")
 	}
-	l.TryGrow(4090, 1)
+	l.TryGrow(ks, 4090, 1)
 	if l.Encoding() != "quicklist" || l.Len() != 0 || l.numNodes() != 0 {
 		t.Fatal("4097 bytes did not convert to an empty quicklist")
 	}
 	// fill 0 counts as 1 entry, fill -6 as -5 (64kb)
-	l = listKS(0).NewList()
-	l.TryGrow(1, 1)
+	ks = listKS(0)
+	l = ks.NewList()
+	l.TryGrow(ks, 1, 1)
 	l.Push([]byte("a"), false)
-	l.TryGrow(1, 1)
+	l.TryGrow(ks, 1, 1)
 	if l.Encoding() != "quicklist" {
 		t.Fatal("fill 0 kept 2 elements in a listpack")
 	}
-	l = listKS(-6).NewList()
-	l.TryGrow(60000, 1)
+	ks = listKS(-6)
+	l = ks.NewList()
+	l.TryGrow(ks, 60000, 1)
 	l.Push(bytes.Repeat([]byte("x"), 60000), false)
-	l.TryGrow(5536, 1)
+	l.TryGrow(ks, 5536, 1)
 	if l.Encoding() != "quicklist" || l.Fill() != -5 {
 		t.Fatalf("fill -6: %s fill %d", l.Encoding(), l.Fill())
 	}
@@ -172,7 +197,7 @@ func TestListConversions(t *testing.T) {
 func TestListQuicklistNodes(t *testing.T) {
 	ks := listKS(2)
 	l := ks.NewList()
-	l.TryGrow(0, 3) // straight to a quicklist of fill 2
+	l.TryGrow(ks, 0, 3) // straight to a quicklist of fill 2
 	for i := range 5 {
 		l.Push([]byte(strconv.Itoa(i)), false)
 	}
@@ -231,10 +256,10 @@ func TestListModel(t *testing.T) {
 				for step := range 3000 {
 					what := ""
 					switch op := rng.IntN(10); {
-					case op < 3: // push
+					case op < 2: // push
 						v := val()
 						front := rng.IntN(2) == 0
-						l.TryGrow(len(v), 1)
+						l.TryGrow(ks, len(v), 1)
 						l.Push([]byte(v), front)
 						if front {
 							model = append([]string{v}, model...)
@@ -242,6 +267,20 @@ func TestListModel(t *testing.T) {
 							model = append(model, v)
 						}
 						what = "push"
+					case op < 3: // push several (LPUSH/RPUSH)
+						var vals [][]byte
+						front := rng.IntN(2) == 0
+						for range 1 + rng.IntN(6) {
+							v := val()
+							vals = append(vals, []byte(v))
+							if front {
+								model = append([]string{v}, model...)
+							} else {
+								model = append(model, v)
+							}
+						}
+						l.PushAll(ks, vals, front)
+						what = "pushall"
 					case op < 5 && len(model) > 0: // pop
 						front := rng.IntN(2) == 0
 						got := string(l.Pop(front))
@@ -260,7 +299,7 @@ func TestListModel(t *testing.T) {
 						pivot := model[rng.IntN(len(model))]
 						v := val()
 						after := rng.IntN(2) == 0
-						l.TryGrow(len(v), 1)
+						l.TryGrow(ks, len(v), 1)
 						if !l.Insert([]byte(pivot), []byte(v), after) {
 							t.Fatalf("step %d: pivot not found", step)
 						}
@@ -277,7 +316,7 @@ func TestListModel(t *testing.T) {
 					case op == 6 && len(model) > 0: // set
 						i := rng.IntN(len(model))
 						v := val()
-						l.TryGrow(len(v), 1)
+						l.TryGrow(ks, len(v), 1)
 						l.Set(i-len(model)*rng.IntN(2), []byte(v))
 						model[i] = v
 						l.TryShrink()
@@ -338,14 +377,15 @@ func TestListModel(t *testing.T) {
 // TestListPushPopAllocs: pushing and popping at the ends of a list whose end
 // node has room allocates nothing (the LPUSH/RPOP benchmark workloads).
 func TestListPushPopAllocs(t *testing.T) {
-	l := New(1, 1).NewList()
+	ks := New(1, 1)
+	l := ks.NewList()
 	v := []byte("xxx")
 	for range 2000 {
-		l.TryGrow(3, 1)
+		l.TryGrow(ks, 3, 1)
 		l.Push(v, false)
 	}
 	allocs := testing.AllocsPerRun(1000, func() {
-		l.TryGrow(3, 1)
+		l.TryGrow(ks, 3, 1)
 		l.Push(v, true)
 		l.Pop(false)
 		l.TryShrink()

@@ -12,10 +12,8 @@ import (
 // what the commands' conversion rules would give (a listpack set or hash loads
 // as a listpack whatever its element lengths, a list keeps its nodes).
 
-// ForEachNode calls fn for each quicklist node, head first, with the node's
-// elements (views, valid during the call) and whether it is a plain node. A
-// listpack-encoded list is one packed node.
-func (l *List) ForEachNode(fn func(elems [][]byte, plain bool)) {
+// ForEachNode is List.ForEachNode.
+func (l *listObj) ForEachNode(fn func(elems [][]byte, plain bool)) {
 	var elems [][]byte
 	for i := range l.numNodes() {
 		n := l.node(i)
@@ -31,11 +29,11 @@ func (l *List) ForEachNode(fn func(elems [][]byte, plain bool)) {
 
 // ListBuilder makes a list node by node, as rdbLoadObject does for a
 // QUICKLIST_2 payload (quicklistAppendListpack, quicklistAppendPlainNode).
-type ListBuilder struct{ l *List }
+type ListBuilder struct{ l *listObj }
 
 // NewListBuilder starts a quicklist with the live list-max-listpack-size.
 func (ks *Keyspace) NewListBuilder() *ListBuilder {
-	l := &List{ks: ks, enc: ListQuicklist}
+	l := &listObj{ks: ks, enc: ListQuicklist}
 	l.fill = int16(min(max(l.serverFill(), -5), fillMax))
 	return &ListBuilder{l: l}
 }
@@ -80,7 +78,7 @@ func (b *ListBuilder) Finish() *List {
 			l.enc = ListListpack
 		}
 	}
-	return l
+	return newListOf(l)
 }
 
 // IntsetRaw returns an intset's width in bytes and its contents (sorted

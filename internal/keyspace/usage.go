@@ -117,10 +117,10 @@ func want(samples int) int {
 	return samples
 }
 
-func (l *List) usage(samples int) int64 {
+func (l *listObj) usage(samples int) int64 {
 	n := allocSize(int64(unsafe.Sizeof(*l)))
-	nodes := l.buf[l.lo:]
-	if cap(l.buf) > 0 && unsafe.SliceData(l.buf[:1]) != &l.one[0] {
+	nodes := l.nodes()
+	if cap(l.buf) > 0 {
 		n += allocSize(int64(cap(l.buf)) * int64(unsafe.Sizeof(qnode{})))
 	}
 	var sum int64

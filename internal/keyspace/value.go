@@ -50,13 +50,13 @@ const embstrLimit = 44
 //   - KindString: the first byte of the value's backing array (a Go allocation
 //     of at least n + capSlack(c) bytes, or nil for an empty value), or,
 //     when n == bigStr, a *[]byte holding a value of 4 GiB or more;
-//   - KindHash, KindSet, KindZSet with Enc != compactBoxed: a listpack (or a
-//     set's intset) in the entry itself (p its first byte or nil, n its
-//     length, c its element count; docs/decisions/0030-compact-collections-in-the-entry.md);
-//     with Enc == compactBoxed: the *hashObj, *setObj, *zsetObj. *Hash,
+//   - KindList, KindHash, KindSet, KindZSet with Enc != compactBoxed: a
+//     listpack (or a set's intset, or a list's header and node) in the entry
+//     itself (p its first byte or nil, n its length, c its element count;
+//     docs/decisions/0030-compact-collections-in-the-entry.md); with Enc ==
+//     compactBoxed: the *listObj, *hashObj, *setObj, *zsetObj. *List, *Hash,
 //     *Set and *ZSet are handles on the entry (Obj returns the entry under
 //     that type);
-//   - KindList: the *List;
 //   - any other kind: a *any holding the value.
 //
 // Only SetBytes and SetObj write p, n and c, so these invariants hold by
@@ -142,7 +142,7 @@ func (e *Entry) Obj() any {
 	case KindString, KindNone:
 		return nil
 	case KindList:
-		return (*List)(e.p)
+		return (*List)(e)
 	case KindHash:
 		return (*Hash)(e)
 	case KindSet:
@@ -165,7 +165,7 @@ func (e *Entry) SetObj(o any) {
 	e.n, e.c = 0, 0
 	switch v := o.(type) {
 	case *List:
-		e.p, e.Kind = unsafe.Pointer(v), KindList
+		e.setHandle((*Entry)(v), KindList)
 	case *Hash:
 		e.setHandle((*Entry)(v), KindHash)
 	case *Set:

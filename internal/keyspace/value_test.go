@@ -68,6 +68,8 @@ func TestEntryObjAccessors(t *testing.T) {
 		e.SetObj(c.o)
 		want := c.o
 		switch c.kind {
+		case KindList:
+			want = (*List)(&e)
 		case KindHash:
 			want = (*Hash)(&e) // a handle: the entry itself
 		case KindZSet:
@@ -171,7 +173,7 @@ func TestCollectionStructSizes(t *testing.T) {
 		name      string
 		got, want uintptr
 	}{
-		{"List", unsafe.Sizeof(List{}), 96},
+		{"listObj", unsafe.Sizeof(listObj{}), 96},
 		{"Hash", unsafe.Sizeof(Hash{}), 24}, // the entry itself
 		{"hashObj", unsafe.Sizeof(hashObj{}), 48},
 		{"Set", unsafe.Sizeof(Set{}), 24},

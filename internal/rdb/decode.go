@@ -100,7 +100,7 @@ func (d *decoder) listPlain(r *reader) (Value, error) {
 		if err != nil {
 			return Value{}, err
 		}
-		l.TryGrow(len(v), 1)
+		l.TryGrow(d.ks, len(v), 1)
 		l.Push(v, false)
 	}
 	return Value{Kind: keyspace.KindList, Obj: l}, nil
@@ -164,7 +164,7 @@ func (d *decoder) listZiplist(r *reader) (Value, error) {
 		return Value{}, err
 	}
 	l := d.ks.NewList()
-	l.TryGrow(0, math.MaxInt32) // Redis builds a quicklist
+	l.TryGrow(d.ks, 0, math.MaxInt32) // Redis builds a quicklist
 	_, err = parseZiplist(data, func(e lpValue) error {
 		l.Push(e.bytes(), false)
 		return nil

@@ -166,7 +166,7 @@ func sample(ks *keyspace.Keyspace) map[string]*keyspace.Entry {
 		l := ks.NewList()
 		for i := range n {
 			v := []byte(elem(i))
-			l.TryGrow(len(v), 1)
+			l.TryGrow(ks, len(v), 1)
 			l.Push(v, false)
 		}
 		out[name] = objEntry(l)
