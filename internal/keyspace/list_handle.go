@@ -16,7 +16,8 @@ import (
 // the entries start (the room left for pushes at the head). A quicklist is a
 // *listObj the entry points to (compactBoxed); one that shrinks back to a
 // listpack comes back inline (TryShrink). Each method loads the inline form
-// into a listObj on the caller's stack, runs it and stores it back.
+// into a listObj on the caller's stack, runs it and stores it back; the hot
+// ones go straight to a boxed quicklist.
 //
 // A List from NewList, Clone or the RDB builders is a stand-alone entry:
 // DB.SetObject and Entry.SetObj copy it into the key's entry; use the handle of
@@ -172,6 +173,10 @@ func (l *List) TryShrink() {
 
 // Push adds v (copied) at the head or the tail.
 func (l *List) Push(v []byte, front bool) {
+	if o := l.boxed(); o != nil {
+		o.Push(v, front)
+		return
+	}
 	var t listObj
 	x := l.open(&t)
 	x.Push(v, front)
@@ -181,6 +186,12 @@ func (l *List) Push(v []byte, front bool) {
 // PushAll is TryGrow for vals then Push of each (LPUSH, RPUSH): a new list
 // gets the buffer all of them take in one allocation.
 func (l *List) PushAll(ks *Keyspace, vals [][]byte, front bool) {
+	if o := l.boxed(); o != nil { // a quicklist: no conversion, nothing to reserve
+		for _, v := range vals {
+			o.Push(v, front)
+		}
+		return
+	}
 	add, need := 0, 0
 	for _, v := range vals {
 		add += len(v)
@@ -188,9 +199,7 @@ func (l *List) PushAll(ks *Keyspace, vals [][]byte, front bool) {
 	}
 	var t listObj
 	x := l.open(&t)
-	if l.Enc != compactBoxed {
-		x.ks = ks
-	}
+	x.ks = ks
 	x.TryGrow(add, len(vals))
 	if x.enc == ListListpack && x.numNodes() == 0 {
 		x.insertNode(0, newHeaderNodeCap(listHdr, need))
@@ -204,6 +213,9 @@ func (l *List) PushAll(ks *Keyspace, vals [][]byte, front bool) {
 // Pop removes the head or tail element and returns it (a view, valid until the
 // list is next modified). The list must not be empty.
 func (l *List) Pop(front bool) []byte {
+	if o := l.boxed(); o != nil {
+		return o.Pop(front)
+	}
 	var t listObj
 	x := l.open(&t)
 	v := x.Pop(front)
@@ -222,6 +234,9 @@ func (l *List) PopsIntObject(front bool) bool {
 
 // Index returns element i, counting from the tail when i is negative (LINDEX).
 func (l *List) Index(i int) ([]byte, bool) {
+	if o := l.boxed(); o != nil {
+		return o.Index(i)
+	}
 	var t listObj
 	return l.open(&t).Index(i)
 }
@@ -235,6 +250,10 @@ func (l *List) Iter(i int, rev bool) ListIter {
 
 // Range calls fn for each element from head to tail until fn returns false.
 func (l *List) Range(fn func(v []byte) bool) {
+	if o := l.boxed(); o != nil {
+		o.Range(fn)
+		return
+	}
 	var t listObj
 	l.open(&t).Range(fn)
 }

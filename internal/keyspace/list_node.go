@@ -166,8 +166,11 @@ func (n *qnode) seek(j int) int {
 
 // gap opens k free bytes at position pos (off <= pos <= len(b)) and returns
 // where they start. Pushes at either end use the free room there; otherwise
-// the smaller side moves, or the buffer is compacted in place, or it grows by
-// half, keeping the new room on the side being pushed to.
+// the smaller side moves (a push at the head moves the entries back by half
+// the room behind them, leaving the rest in front), or the buffer is compacted
+// in place, or it grows by half, keeping the new room on the side being pushed
+// to. So a node that takes pushes at one end and pops at the other (LPUSH and
+// RPOP) moves its entries once per half its free room, not at every push.
 func (n *qnode) gap(pos, k int) int {
 	b, off, hd := n.b, int(n.off), int(n.hd)
 	switch {
@@ -181,6 +184,14 @@ func (n *qnode) gap(pos, k int) int {
 		copy(b[off-k:], b[off:pos])
 		n.off -= int32(k)
 		return pos - k
+	case pos == off && cap(b)-len(b) >= k:
+		// a push at the head with room only at the back: move the entries
+		// back by half that room, so the next pushes at the head find room
+		shift := max(k, (cap(b)-len(b))/2)
+		n.b = b[:len(b)+shift]
+		copy(n.b[off+shift:], b[off:])
+		n.off = int32(off + shift - k)
+		return off + shift - k
 	case cap(b)-len(b) >= k:
 		n.b = b[:len(b)+k]
 		copy(n.b[pos+k:], b[pos:])
