@@ -39,7 +39,7 @@ type client struct {
 	ctx             command.Ctx
 	lastInteraction atomic.Int64                 // ms, read by the idle reaper
 	lastCmd         atomic.Pointer[command.Spec] // read by CLIENT LIST
-	qbuf            atomic.Int64                 // bytes buffered by the reader, for CLIENT LIST
+	mem             clientMem                    // published memory figures (clientmem.go)
 	netIn, netOut   int64
 	cmds            int64
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
@@ -179,6 +179,7 @@ func (s *Server) serve(cl *client) {
 		if !s.flush(cl) || cl.CloseAfterReply {
 			return
 		}
+		s.publishMem(cl)
 	}
 }
 

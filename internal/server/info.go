@@ -31,6 +31,7 @@ type stats struct {
 	netOutput                atomic.Int64
 	reads, writes            atomic.Int64 // total_reads_processed, total_writes_processed
 	queryBufLimitDisconnects atomic.Int64
+	evictedClients           atomic.Int64
 	obufLimitDisconnects     atomic.Int64
 }
 
@@ -144,12 +145,19 @@ func (s *Server) infoServer(b []byte) []byte {
 func (s *Server) infoClients(b []byte) []byte {
 	s.mu.Lock()
 	n := len(s.clients)
+	var maxIn, maxOut int64
+	for _, cl := range s.clients {
+		maxIn = max(maxIn, cl.mem.qbuf.Load()+cl.mem.qbufFree.Load())
+		maxOut = max(maxOut, cl.mem.omem.Load())
+	}
 	s.mu.Unlock()
 	b = kvi(b, "connected_clients", int64(n))
 	b = kv(b, "cluster_connections", "0")
 	b = kvi(b, "maxclients", s.cfg.Int("maxclients"))
-	b = kv(b, "client_recent_max_input_buffer", "0")
-	b = kv(b, "client_recent_max_output_buffer", "0")
+	// the biggest query buffer and output beyond the reply buffer among the
+	// clients now (Redis's are the peaks of the last few seconds)
+	b = kvi(b, "client_recent_max_input_buffer", maxIn)
+	b = kvi(b, "client_recent_max_output_buffer", maxOut)
 	b = kvi(b, "blocked_clients", s.stats.blockedClients.Load())
 	b = kvi(b, "tracking_clients", int64(s.trk.clients))
 	b = kvi(b, "pubsub_clients", int64(s.pubsubClients()))
@@ -317,7 +325,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "expired_time_cap_reached_count", s.eng.ExpireCycleCapHits)
 	b = kvi(b, "expire_cycle_cpu_milliseconds", s.eng.ExpireCycleTimeUs/1000)
 	b = kvi(b, "evicted_keys", s.ks.Stats.EvictedKeys)
-	b = kv(b, "evicted_clients", "0")
+	b = kvi(b, "evicted_clients", s.stats.evictedClients.Load())
 	b = kv(b, "evicted_scripts", "0")
 	exceeded, current := s.evictionExceeded()
 	b = kvi(b, "total_eviction_exceeded_time", exceeded)

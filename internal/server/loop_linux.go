@@ -445,6 +445,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		}
 	}
 	l.flush(cl)
+	s.publishMem(cl)
 }
 
 // prefetch starts loading, from memory into the CPU caches, the keyspace

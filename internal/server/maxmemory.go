@@ -131,6 +131,7 @@ func (s *Server) mayCollect() bool {
 // subscriber's output) would count as used until the next GC, and eviction
 // would take keys for them. Engine lock.
 func (s *Server) releaseClient(cl *client) {
+	s.uncount(cl)
 	n := int64(cap(cl.w.Buf))
 	if cl.rd != nil {
 		n += cl.rd.Mem()

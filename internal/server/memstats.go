@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/command"
 )
@@ -19,8 +18,8 @@ import (
 //     same at startup, peak.allocated its highest value seen;
 //   - the per-database overhead is the key tables' bucket arrays plus one
 //     dict entry per key, and the expiring set (keyspace.DB.Overhead);
-//   - clients.normal counts the client structures only (their buffers are
-//     heap objects counted in used_memory, not tracked per client);
+//   - clients.normal is the sum of the clients' tot-mem (their structures,
+//     query and reply buffers, queued output, MULTI state: clientmem.go);
 //   - lua.caches / functions.caches are the script caches' code bytes,
 //     script.VMs the figure INFO's used_memory_vm_total shows;
 //   - replication.backlog, clients.slaves, cluster.links, aof.buffer: 0,
@@ -45,8 +44,10 @@ func (s *Server) memStats() command.MemoryStats {
 	}
 	s.mu.Lock()
 	st.Clients = int64(len(s.clients))
+	for _, cl := range s.clients {
+		st.ClientsNormal += max(cl.mem.tot.Load(), clientStructBytes)
+	}
 	s.mu.Unlock()
-	st.ClientsNormal = st.Clients * int64(unsafe.Sizeof(client{}))
 	total := st.StartupAllocated + st.ClientsNormal + st.LuaCaches + st.FunctionsCaches + st.ScriptVMs
 	for _, db := range s.ks.DBs {
 		if db.Len() == 0 && db.Expires() == 0 {

@@ -28,6 +28,7 @@ type multiState struct {
 	queue   []queuedCmd // the queued commands, copied (queueArgv)
 	argBuf  []byte      // the queued arguments' bytes, reused by the next MULTI
 	argHdrs [][]byte    // the queued commands' argv slices, reused likewise
+	argLen  int64       // the queued arguments' bytes (CLIENT LIST's multi-mem)
 	flags   command.Flag
 	dirty   bool // a command failed to queue: EXEC aborts
 	watched []watchedKey
@@ -230,6 +231,7 @@ func discardQueue(cl *client) {
 	clear(m.argHdrs)
 	m.argHdrs = m.argHdrs[:0]
 	m.argBuf = m.argBuf[:0]
+	m.argLen = 0
 	if cap(m.argBuf) > multiBufMax || cap(m.argHdrs) > multiBufMax/16 || cap(m.queue) > multiBufMax/16 {
 		m.queue, m.argBuf, m.argHdrs = nil, nil, nil
 	}
@@ -262,6 +264,7 @@ func (m *multiState) queueArgv(argv [][]byte) [][]byte {
 	if cap(m.argHdrs)-len(m.argHdrs) < len(argv) {
 		m.argHdrs = make([][]byte, 0, max(2*cap(m.argHdrs), len(argv), 32))
 	}
+	m.argLen += int64(n)
 	start := len(m.argHdrs)
 	for _, a := range argv {
 		off := len(m.argBuf)

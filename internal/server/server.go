@@ -98,6 +98,7 @@ type Server struct {
 	notifyFlags     atomic.Uint32 // notify-keyspace-events, parsed (notify.go)
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
+	clientsMem      atomic.Int64                        // the evictable clients' published tot-mem (clientmem.go)
 	errStats        map[string]int64
 	shutdown        chan struct{}
 	closeOnce       sync.Once

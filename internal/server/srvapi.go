@@ -53,6 +53,7 @@ func (s *Server) ResetStats() {
 		a.Store(0)
 	}
 	s.stats.queryBufLimitDisconnects.Store(0)
+	s.stats.evictedClients.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
 	s.ks.Stats.EvictedKeys, s.mem.exceedSum = 0, 0
 	if s.mem.exceededUs != 0 {

@@ -1,0 +1,160 @@
+package server
+
+import (
+	"math"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Client memory (CLIENT LIST's qbuf ... tot-mem, INFO's client_recent_max_*,
+// MEMORY STATS' clients.normal) and client eviction (maxmemory-clients, Redis's
+// evictClients).
+//
+// A connection's buffers belong to the goroutine that serves it, so that
+// goroutine publishes their figures (publishMem) after it reads and after it
+// runs commands, and anyone reads the published ones. The server keeps their
+// sum for the clients that may be evicted (normal and Pub/Sub clients without
+// CLIENT NO-EVICT), and when it reaches maxmemory-clients the biggest of them
+// are disconnected until it is below, as Redis does.
+
+// clientMem is a client's published memory figures.
+type clientMem struct {
+	qbuf     atomic.Int64 // request bytes read and not yet run
+	qbufFree atomic.Int64 // the query buffers' free room
+	multi    atomic.Int64 // MULTI's queued commands and WATCH's keys
+	obl      atomic.Int64 // reply bytes not yet written
+	oll      atomic.Int64 // Pub/Sub output queued behind the replies (0 or 1 block)
+	omem     atomic.Int64 // output memory beyond the reply buffer's first 16 KiB
+	tot      atomic.Int64 // all of it with the client's own structure (tot-mem)
+	counted  atomic.Int64 // what of tot is in Server.clientsMem (0 once evicted or closed)
+	rbs      atomic.Int64 // the reply buffer's size
+}
+
+// replyChunk is Redis's PROTO_REPLY_CHUNK_BYTES: the reply buffer every client
+// has; what output takes beyond it is omem.
+const replyChunk = 16 << 10
+
+// clientEvictionMin is the least maxmemory-clients Redis applies (a smaller
+// setting would disconnect every client, the one changing it too).
+const clientEvictionMin = 128 << 10
+
+// clientStructBytes is a client's own structure.
+var clientStructBytes = int64(unsafe.Sizeof(client{}))
+
+// publishMem computes cl's memory figures and publishes them, then evicts
+// clients if their sum reached maxmemory-clients. Only the goroutine that
+// serves cl calls it.
+func (s *Server) publishMem(cl *client) {
+	var qbuf, qmem int64
+	if cl.rd != nil {
+		qbuf, qmem = int64(cl.rd.Buffered()), cl.rd.Mem()
+	}
+	obl := int64(len(cl.w.Buf) - cl.sent)
+	out := int64(cap(cl.w.Buf))
+	var push int64
+	if cl.push.pending.Load() || cap(cl.push.self) > 0 || cl.push.counts[0].Load()+cl.push.counts[1].Load()+cl.push.counts[2].Load() > 0 {
+		cl.push.mu.Lock()
+		push = int64(cap(cl.push.buf) + cap(cl.push.self))
+		cl.push.mu.Unlock()
+	}
+	m := &cl.mem
+	multi := cl.multiMem()
+	tot := clientStructBytes + qmem + out + push + multi
+	m.qbuf.Store(qbuf)
+	m.qbufFree.Store(max(qmem-qbuf, 0))
+	m.multi.Store(multi)
+	m.obl.Store(max(obl, 0))
+	oll := int64(0)
+	if push > 0 {
+		oll = 1
+	}
+	m.oll.Store(oll)
+	m.omem.Store(max(out-replyChunk, 0) + push)
+	m.rbs.Store(min(out, replyChunk))
+	m.tot.Store(tot)
+	if cl.killed.Load() || !s.evictable(cl) {
+		s.uncount(cl)
+	} else if old := m.counted.Load(); old != tot && m.counted.CompareAndSwap(old, tot) && !cl.killed.Load() {
+		s.clientsMem.Add(tot - old)
+	}
+	// checked after every client's commands, so that CONFIG SET
+	// maxmemory-clients and CLIENT NO-EVICT off take effect at once
+	if lim := s.clientEvictionLimit(); lim > 0 && s.clientsMem.Load() >= lim {
+		s.evictClients(lim)
+	}
+}
+
+// uncount takes cl out of the evictable clients' sum (closed, evicted, or no
+// longer evictable).
+func (s *Server) uncount(cl *client) {
+	if n := cl.mem.counted.Swap(0); n != 0 {
+		s.clientsMem.Add(-n)
+	}
+}
+
+// evictable reports whether client eviction may disconnect cl: a normal or
+// Pub/Sub client without CLIENT NO-EVICT (replicas never are).
+func (s *Server) evictable(cl *client) bool {
+	return !cl.NoEvict && cl.replica == nil
+}
+
+// multiMem is what MULTI and WATCH hold for cl (Redis's multiStateMemOverhead).
+func (cl *client) multiMem() int64 {
+	m := &cl.multi
+	n := max(m.argLen, int64(cap(m.argBuf))) + int64(cap(m.argHdrs))*int64(unsafe.Sizeof([]byte(nil))) +
+		int64(cap(m.queue))*int64(unsafe.Sizeof(queuedCmd{}))
+	for i := range m.watched {
+		n += int64(unsafe.Sizeof(watchedKey{})) + int64(len(m.watched[i].key))
+	}
+	return n
+}
+
+// clientEvictionLimit is Redis's getClientEvictionLimit: maxmemory-clients in
+// bytes, or its percentage of maxmemory; 0 when client eviction is off; never
+// below 128 KiB.
+func (s *Server) clientEvictionLimit() int64 {
+	v := s.cfg.Int("maxmemory-clients")
+	var lim int64
+	switch {
+	case v > 0:
+		lim = v
+	case v < 0:
+		mm := s.maxmemory()
+		if mm == 0 {
+			return 0
+		}
+		f := float64(mm) * float64(-v) / 100
+		lim = math.MaxInt64
+		if f < math.MaxInt64 {
+			lim = int64(f)
+		}
+	default:
+		return 0
+	}
+	return max(lim, clientEvictionMin)
+}
+
+// evictClients is Redis's evictClients: while the evictable clients' memory
+// is at or above limit, it disconnects the biggest of them (the caller's own
+// connection too, if it is the biggest), counting each in evicted_clients.
+func (s *Server) evictClients(limit int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.clientsMem.Load() >= limit {
+		var victim *client
+		var most int64
+		for _, c := range s.clients {
+			if t := c.mem.counted.Load(); t > most && !c.killed.Load() {
+				victim, most = c, t
+			}
+		}
+		if victim == nil {
+			s.log.Warn("over client maxmemory after evicting all evictable clients")
+			return
+		}
+		victim.kill()
+		s.uncount(victim)
+		s.stats.evictedClients.Add(1)
+		s.log.Info("evicting client", "client", victim.Addr, "tot-mem", most)
+	}
+}

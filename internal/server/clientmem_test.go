@@ -1,0 +1,200 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+	"github.com/redis/go-redis/v9"
+)
+
+// memEnv is a server with a one-connection control client that client
+// eviction never takes (CLIENT NO-EVICT on).
+type memEnv struct {
+	t   *testing.T
+	srv *hotkvtest.Server
+	c   *redis.Client
+}
+
+func startMemEnv(t *testing.T) *memEnv {
+	t.Helper()
+	srv := hotkvtest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr, MaxRetries: -1, PoolSize: 1,
+		OnConnect: func(ctx context.Context, cn *redis.Conn) error {
+			return cn.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err()
+		}})
+	t.Cleanup(func() { _ = c.Close() })
+	return &memEnv{t: t, srv: srv, c: c}
+}
+
+// named opens a raw connection called name.
+func (e *memEnv) named(name string) net.Conn {
+	e.t.Helper()
+	conn, err := net.Dial("tcp", e.srv.Addr)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "*3\r\n$6\r\nCLIENT\r\n$7\r\nSETNAME\r\n$%d\r\n%s\r\n", len(name), name)
+	if line, err := bufio.NewReader(conn).ReadString('\n'); err != nil || line != "+OK\r\n" {
+		e.t.Fatalf("SETNAME %s: %q %v", name, line, err)
+	}
+	return conn
+}
+
+// field is CLIENT LIST's field f of the client called name; ok false when
+// there is no such client.
+func (e *memEnv) field(name, f string) (v int64, ok bool) {
+	e.t.Helper()
+	for _, line := range strings.Split(e.c.ClientList(context.Background()).Val(), "\n") {
+		if !strings.Contains(line, " name="+name+" ") {
+			continue
+		}
+		for _, kv := range strings.Fields(line) {
+			if s, found := strings.CutPrefix(kv, f+"="); found {
+				n, err := strconv.ParseInt(s, 10, 64)
+				if err != nil {
+					e.t.Fatalf("%s=%q", f, s)
+				}
+				return n, true
+			}
+		}
+		e.t.Fatalf("no %s in %q", f, line)
+	}
+	return 0, false
+}
+
+// waitFor polls cond for up to 2 s.
+func (e *memEnv) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	for range 200 {
+		if cond() {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.t.Fatalf("timed out waiting for %s", what)
+}
+
+// sendPartial starts a request with one argument of n bytes and sends sent of them.
+func sendPartial(t *testing.T, conn net.Conn, n, sent int) {
+	t.Helper()
+	if _, err := fmt.Fprintf(conn, "*2\r\n$4\r\nECHO\r\n$%d\r\n%s", n, strings.Repeat("v", sent)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CLIENT LIST's memory fields report what a client's buffers hold: a
+// half-received request in qbuf and tot-mem, queued MULTI commands in
+// multi-mem; MEMORY STATS' clients.normal sums tot-mem.
+func TestClientListMemoryFields(t *testing.T) {
+	e := startMemEnv(t)
+	e.named("idle")
+	a := e.named("big")
+	sendPartial(t, a, 1<<20, 300_000)
+	e.waitFor("qbuf", func() bool { q, _ := e.field("big", "qbuf"); return q >= 300_000 })
+	tot, _ := e.field("big", "tot-mem")
+	if tot < 300_000 {
+		t.Fatalf("tot-mem %d with 300 KB of a request buffered", tot)
+	}
+	if q, _ := e.field("idle", "qbuf"); q != 0 {
+		t.Fatalf("idle client qbuf=%d", q)
+	}
+
+	m := e.named("multi")
+	r := bufio.NewReader(m)
+	fmt.Fprintf(m, "*1\r\n$5\r\nMULTI\r\n")
+	for range 3 {
+		fmt.Fprintf(m, "*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$10000\r\n%s\r\n", strings.Repeat("x", 10000))
+	}
+	for range 4 {
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitFor("multi-mem", func() bool { n, _ := e.field("multi", "multi-mem"); return n >= 30000 })
+
+	var normal int64
+	switch st := e.c.Do(context.Background(), "MEMORY", "STATS").Val().(type) {
+	case map[any]any:
+		normal, _ = st["clients.normal"].(int64)
+	case []any:
+		for i := 0; i+1 < len(st); i += 2 {
+			if st[i] == "clients.normal" {
+				normal, _ = st[i+1].(int64)
+			}
+		}
+	}
+	if normal < tot {
+		t.Fatalf("clients.normal %d below one client's tot-mem %d", normal, tot)
+	}
+}
+
+// maxmemory-clients disconnects the biggest evictable clients until the
+// clients' memory is below it (Redis's client eviction), sparing CLIENT
+// NO-EVICT ones, and counts them in evicted_clients.
+func TestClientEviction(t *testing.T) {
+	e := startMemEnv(t)
+	ctx := context.Background()
+	evicted := func() int64 {
+		for _, line := range strings.Split(e.c.Info(ctx, "stats").Val(), "\r\n") {
+			if v, ok := strings.CutPrefix(line, "evicted_clients:"); ok {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				return n
+			}
+		}
+		t.Fatal("no evicted_clients")
+		return 0
+	}
+	gone := func(name string) bool { _, ok := e.field(name, "tot-mem"); return !ok }
+
+	// clients of about 200 KB, 600 KB and 1.2 MB, no limit yet
+	small, mid, big := e.named("small"), e.named("mid"), e.named("big")
+	sendPartial(t, small, 200_000, 199_000)
+	sendPartial(t, mid, 600_000, 599_000)
+	sendPartial(t, big, 1_200_000, 1_199_000)
+	keep := e.named("keep")
+	fmt.Fprintf(keep, "*3\r\n$6\r\nCLIENT\r\n$8\r\nNO-EVICT\r\n$2\r\nON\r\n")
+	sendPartial(t, keep, 2_000_000, 1_999_000)
+	e.waitFor("the clients' buffers", func() bool { n, _ := e.field("keep", "tot-mem"); return n >= 2_000_000 })
+	e.waitFor("big's buffer", func() bool { n, _ := e.field("big", "tot-mem"); return n >= 1_200_000 })
+
+	// a limit that only the biggest evictable client's departure meets
+	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "1100000").Err(); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("big's eviction", func() bool { return gone("big") })
+	if gone("small") || gone("mid") || gone("keep") || evicted() != 1 {
+		t.Fatalf("after the first limit: small gone %v, mid gone %v, keep gone %v, evicted_clients %d",
+			gone("small"), gone("mid"), gone("keep"), evicted())
+	}
+	// a client that grows past the limit goes at once
+	if _, err := small.Write([]byte(strings.Repeat("v", 1000) + "\r\n")); err != nil { // small's ECHO ends
+		t.Fatal(err)
+	}
+	sendPartial(t, small, 1_500_000, 1_499_000)
+	e.waitFor("small's eviction", func() bool { return gone("small") })
+	if gone("mid") || evicted() != 2 {
+		t.Fatalf("mid gone %v, evicted_clients %d", gone("mid"), evicted())
+	}
+	// a percentage of maxmemory
+	if err := e.c.ConfigSet(ctx, "maxmemory", "10mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "5%").Err(); err != nil { // 512 KiB
+		t.Fatal(err)
+	}
+	e.waitFor("mid's eviction", func() bool { return gone("mid") })
+	if gone("keep") {
+		t.Fatal("a CLIENT NO-EVICT client was evicted")
+	}
+	if _, err := keep.Write([]byte("x")); err != nil {
+		t.Fatalf("the no-evict client's connection: %v", err)
+	}
+}
