@@ -60,18 +60,20 @@ func (s *Server) publishMem(cl *client) {
 	m := &cl.mem
 	multi := cl.multiMem()
 	tot := clientStructBytes + qmem + out + push + multi
-	m.qbuf.Store(qbuf)
-	m.qbufFree.Store(max(qmem-qbuf, 0))
-	m.multi.Store(multi)
-	m.obl.Store(max(obl, 0))
 	oll := int64(0)
 	if push > 0 {
 		oll = 1
 	}
-	m.oll.Store(oll)
-	m.omem.Store(max(out-replyChunk, 0) + push)
-	m.rbs.Store(min(out, replyChunk))
-	m.tot.Store(tot)
+	// a store only when a figure changed: the line stays shared for readers
+	// and the common request (same buffers as the last) costs loads only
+	setIf(&m.qbuf, qbuf)
+	setIf(&m.qbufFree, max(qmem-qbuf, 0))
+	setIf(&m.multi, multi)
+	setIf(&m.obl, max(obl, 0))
+	setIf(&m.oll, oll)
+	setIf(&m.omem, max(out-replyChunk, 0)+push)
+	setIf(&m.rbs, min(out, replyChunk))
+	setIf(&m.tot, tot)
 	if cl.killed.Load() || !s.evictable(cl) {
 		s.uncount(cl)
 	} else if old := m.counted.Load(); old != tot && m.counted.CompareAndSwap(old, tot) && !cl.killed.Load() {
@@ -81,6 +83,12 @@ func (s *Server) publishMem(cl *client) {
 	// maxmemory-clients and CLIENT NO-EVICT off take effect at once
 	if lim := s.clientEvictionLimit(); lim > 0 && s.clientsMem.Load() >= lim {
 		s.evictClients(lim)
+	}
+}
+
+func setIf(a *atomic.Int64, v int64) {
+	if a.Load() != v {
+		a.Store(v)
 	}
 }
 
@@ -113,7 +121,12 @@ func (cl *client) multiMem() int64 {
 // bytes, or its percentage of maxmemory; 0 when client eviction is off; never
 // below 128 KiB.
 func (s *Server) clientEvictionLimit() int64 {
-	v := s.cfg.Int("maxmemory-clients")
+	var v int64
+	if s.mem.memClients != nil {
+		v = s.mem.memClients()
+	} else { // before wireMaxmemory
+		v = s.cfg.Int("maxmemory-clients")
+	}
 	var lim int64
 	switch {
 	case v > 0:

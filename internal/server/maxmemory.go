@@ -61,6 +61,7 @@ type memAcct struct {
 	forceGC     bool         // a flush happened: collect before the next estimate
 	near        bool         // the last estimate was near maxmemory: read afresh
 	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
+	memClients  func() int64 // maxmemory-clients, likewise
 	lastGCUs    int64        // when the last forced GC ended (monoUs)
 	lastGCDurUs int64        // how long it took
 	startup     uint64       // used memory when the server started serving
@@ -375,6 +376,7 @@ func (s *Server) applyPolicy() {
 func (s *Server) wireMaxmemory() {
 	s.ks.Rand = s.eng.Rand
 	s.mem.maxmemory = s.cfg.IntFunc("maxmemory")
+	s.mem.memClients = s.cfg.IntFunc("maxmemory-clients")
 	s.ks.LFULogFactor = s.cfg.IntFunc("lfu-log-factor")
 	s.ks.LFUDecayTime = s.cfg.IntFunc("lfu-decay-time")
 	s.applyPolicy()
