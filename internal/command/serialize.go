@@ -150,9 +150,12 @@ func restoreCmd(c *Ctx) {
 		c.PropagateAs(argv...)
 	}
 	ent := v.Entry()
-	ent.Access = c.KS.LRUClock()
+	ent.Access = c.KS.NewAccess()
 	e := c.DB.Insert(key, ent, ttl)
-	if idle >= 0 && !c.Srv.LFU() {
+	switch lfu := c.Srv.LFU(); { // objectSetLRUOrLFU
+	case lfu && freq >= 0:
+		c.KS.SetFreq(e, freq)
+	case !lfu && idle >= 0:
 		c.KS.SetIdle(e, idle)
 	}
 	c.Notify('g', "restore", key)

@@ -225,6 +225,16 @@ func SortHashFieldsByDeadline(fields []HashField) {
 // LRUClock is the LRU clock (seconds, 24 bits) a key accessed now gets.
 func (ks *Keyspace) LRUClock() uint32 { return ks.lruClock() }
 
+// NewAccess is the Access word of a value created now (createObject): the LRU
+// clock, or under an LFU policy the current minutes and LFUInitVal.
+func (ks *Keyspace) NewAccess() uint32 { return ks.newAccess() }
+
+// SetFreq gives e the LFU counter freq (0..255) as of now (RESTORE ... FREQ,
+// objectSetLRUOrLFU under an LFU policy).
+func (ks *Keyspace) SetFreq(e *Entry, freq int64) {
+	e.Access = ks.lfuMinutes()<<8 | uint32(min(max(freq, 0), 255))
+}
+
 // SetIdle makes e look idle for secs seconds (RESTORE ... IDLETIME,
 // objectSetLRUOrLFU).
 func (ks *Keyspace) SetIdle(e *Entry, secs int64) {
