@@ -111,10 +111,7 @@ func (cl *client) multiMem() int64 {
 	m := &cl.multi
 	n := max(m.argLen, int64(cap(m.argBuf))) + int64(cap(m.argHdrs))*int64(unsafe.Sizeof([]byte(nil))) +
 		int64(cap(m.queue))*int64(unsafe.Sizeof(queuedCmd{}))
-	for i := range m.watched {
-		n += int64(unsafe.Sizeof(watchedKey{})) + int64(len(m.watched[i].key))
-	}
-	return n
+	return n + int64(cap(m.watched))*int64(unsafe.Sizeof(watchedKey{})) + m.watchedLen
 }
 
 // clientEvictionLimit is Redis's getClientEvictionLimit: maxmemory-clients in

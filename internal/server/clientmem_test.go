@@ -120,6 +120,17 @@ func TestClientListMemoryFields(t *testing.T) {
 	}
 	e.waitFor("multi-mem", func() bool { n, _ := e.field("multi", "multi-mem"); return n >= 30000 })
 
+	w := e.named("watch")
+	wr := bufio.NewReader(w)
+	for i := range 100 {
+		key := fmt.Sprintf("%0100d", i)
+		fmt.Fprintf(w, "*2\r\n$5\r\nWATCH\r\n$%d\r\n%s\r\n", len(key), key)
+		if _, err := wr.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.waitFor("WATCH's multi-mem", func() bool { n, _ := e.field("watch", "multi-mem"); return n >= 100*100 })
+
 	var normal int64
 	switch st := e.c.Do(context.Background(), "MEMORY", "STATS").Val().(type) {
 	case map[any]any:

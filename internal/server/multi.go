@@ -25,14 +25,15 @@ type watchedKey struct {
 
 // multiState is a client's transaction state.
 type multiState struct {
-	queue   []queuedCmd // the queued commands, copied (queueArgv)
-	argBuf  []byte      // the queued arguments' bytes, reused by the next MULTI
-	argHdrs [][]byte    // the queued commands' argv slices, reused likewise
-	argLen  int64       // the queued arguments' bytes (CLIENT LIST's multi-mem)
-	flags   command.Flag
-	dirty   bool // a command failed to queue: EXEC aborts
-	watched []watchedKey
-	touched bool // a watched key changed: EXEC fails
+	queue      []queuedCmd // the queued commands, copied (queueArgv)
+	argBuf     []byte      // the queued arguments' bytes, reused by the next MULTI
+	argHdrs    [][]byte    // the queued commands' argv slices, reused likewise
+	argLen     int64       // the queued arguments' bytes (CLIENT LIST's multi-mem)
+	watchedLen int64       // the watched keys' bytes, likewise
+	flags      command.Flag
+	dirty      bool // a command failed to queue: EXEC aborts
+	watched    []watchedKey
+	touched    bool // a watched key changed: EXEC fails
 }
 
 var _ keyspace.Observer = (*Server)(nil)
@@ -177,6 +178,7 @@ func (s *Server) Watch(c *command.Client, db *keyspace.DB, keys [][]byte) {
 		}
 		_, expired := db.Present(k)
 		cl.multi.watched = append(cl.multi.watched, watchedKey{wk, expired})
+		cl.multi.watchedLen += int64(len(k))
 		set := s.watchers[wk]
 		if set == nil {
 			set = map[*client]struct{}{}
@@ -204,7 +206,7 @@ func (s *Server) unwatchAll(cl *client) {
 			}
 		}
 	}
-	cl.multi.watched = nil
+	cl.multi.watched, cl.multi.watchedLen = nil, 0
 	cl.multi.touched = false
 }
 
