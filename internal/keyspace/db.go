@@ -22,7 +22,7 @@ type DB struct {
 }
 
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ID: id, ks: ks, dict: NewDict[Entry](ks.seed + uint64(id))}
+	return &DB{ID: id, ks: ks, dict: ks.newKeyDict(id)}
 }
 
 // Len is the number of keys, including ones that expired but are not yet reclaimed
@@ -343,7 +343,7 @@ func (db *DB) Flush() {
 	if db.ks.Obs != nil {
 		db.ks.Obs.Flushing(db.ID)
 	}
-	db.dict = NewDict[Entry](db.ks.seed + uint64(db.ID))
+	db.dict = db.ks.newKeyDict(db.ID)
 	db.expiring = expIndex{}
 	db.clearHashReg()
 	db.avgTTL = 0
@@ -439,4 +439,25 @@ func (db *DB) Present(key []byte) (present, expired bool) {
 		return false, false
 	}
 	return true, db.isExpired(e)
+}
+
+// hashtableMaxLoadFactor is HASHTABLE_MAX_LOAD_FACTOR: a key table this full
+// doubles whatever maxmemory says.
+const hashtableMaxLoadFactor = 1.618
+
+// newKeyDict is the key table of database id, whose growth asks
+// dictExpandAllowed.
+func (ks *Keyspace) newKeyDict(id int) *Dict[Entry] {
+	d := NewDict[Entry](ks.seed + uint64(id))
+	d.expandAllowed = ks.dictExpandAllowed
+	return d
+}
+
+// dictExpandAllowed is Redis's: below the maximum load factor a key table
+// grows only if its new bucket array fits under maxmemory.
+func (ks *Keyspace) dictExpandAllowed(moreMem int, usedRatio float64) bool {
+	if usedRatio > hashtableMaxLoadFactor || ks.OverMaxmemoryAfterAlloc == nil {
+		return true
+	}
+	return !ks.OverMaxmemoryAfterAlloc(moreMem)
 }

@@ -39,6 +39,10 @@ type Dict[V any] struct {
 	rehashIdx int    // while rehashing: ht[0] buckets below it are empty
 	paused    int    // > 0 while Scan, Range or Sample call back: no rehash, no resize
 	seed      uint64 // hash seed
+	// expandAllowed, when set, is asked before the table doubles (Redis's
+	// dictType.expandAllowed): moreMem is the new table's bytes, usedRatio
+	// the entries per bucket now.
+	expandAllowed func(moreMem int, usedRatio float64) bool
 }
 
 // dictEntry is one key and its value. The value is inline so that an entry costs
@@ -321,9 +325,18 @@ func (d *Dict[V]) growIfNeeded() {
 	switch {
 	case d.ht[0] == nil:
 		d.resize(dictMinSize)
-	case d.paused == 0 && !d.Rehashing() && d.used[0] >= len(d.ht[0]):
+	case d.paused == 0 && !d.Rehashing() && d.used[0] >= len(d.ht[0]) && d.mayExpand():
 		d.resize(d.used[0] + 1)
 	}
+}
+
+// mayExpand is dictTypeExpandAllowed.
+func (d *Dict[V]) mayExpand() bool {
+	if d.expandAllowed == nil {
+		return true
+	}
+	next := 1 << bits.Len(uint(d.used[0]))
+	return d.expandAllowed(next*int(unsafe.Sizeof((*dictEntry[V])(nil))), float64(d.used[0])/float64(len(d.ht[0])))
 }
 
 // shrinkIfNeeded is dictShrinkIfNeeded: it shrinks a table at most 1/8 full.

@@ -742,3 +742,38 @@ func FuzzDict(f *testing.F) {
 		}
 	})
 }
+
+// A database's key table asks before it doubles (dictExpandAllowed): while
+// the new table would take used memory over maxmemory it stays, until it
+// holds more than 1.618 keys a bucket.
+func TestKeyTableExpandAllowed(t *testing.T) {
+	ks := New(1, 1)
+	db := ks.DBs[0]
+	var asked []int
+	// over maxmemory from a 64 KiB allocation on: the 8192-bucket table
+	ks.OverMaxmemoryAfterAlloc = func(more int) bool { asked = append(asked, more); return more >= 64<<10 }
+	for i := range 5000 { // 1.22 keys a bucket of 4096
+		db.SetString(fmt.Appendf(nil, "k%d", i), []byte("v"), false)
+	}
+	if n0, n1 := len(db.dict.ht[0]), len(db.dict.ht[1]); max(n0, n1) != 4096 {
+		t.Fatalf("5000 keys over maxmemory: tables of %d and %d buckets, want 4096 at most", n0, n1)
+	}
+	if len(asked) == 0 || asked[len(asked)-1] != 8192*8 {
+		t.Fatalf("asked %v, want the 8192-bucket table's 65536 bytes last", asked)
+	}
+	for i := 5000; i < 6700; i++ { // past 1.618 keys a bucket it grows anyway
+		db.SetString(fmt.Appendf(nil, "k%d", i), []byte("v"), false)
+	}
+	if n0, n1 := len(db.dict.ht[0]), len(db.dict.ht[1]); max(n0, n1) < 8192 {
+		t.Fatalf("6700 keys: tables of %d and %d buckets, want one doubled past the load factor", n0, n1)
+	}
+	// a table under the limit grows as usual
+	ks2 := New(1, 1)
+	ks2.OverMaxmemoryAfterAlloc = func(int) bool { return false }
+	for i := range 5000 {
+		ks2.DBs[0].SetString(fmt.Appendf(nil, "k%d", i), []byte("v"), false)
+	}
+	if d := ks2.DBs[0].dict; max(len(d.ht[0]), len(d.ht[1])) < 8192 {
+		t.Fatalf("under maxmemory: tables of %d and %d buckets after 5000 keys", len(d.ht[0]), len(d.ht[1]))
+	}
+}

@@ -72,6 +72,12 @@ type Keyspace struct {
 	// LFULogFactor and LFUDecayTime read lfu-log-factor and lfu-decay-time
 	// (nil: Redis's defaults 10 and 1).
 	LFULogFactor, LFUDecayTime func() int64
+	// OverMaxmemoryAfterAlloc, when set, reports whether allocating more
+	// bytes would take used memory over maxmemory (Redis's
+	// overMaxmemoryAfterAlloc): a database's key table then doubles only
+	// once it holds more than 1.618 keys a bucket (dictExpandAllowed), so
+	// that a resize does not make the server evict.
+	OverMaxmemoryAfterAlloc func(more int) bool
 	// Rand is the execution unit's seeded source (LFU counter increments);
 	// nil: a sequence keyed by the seed.
 	Rand func() uint64

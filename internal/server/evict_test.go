@@ -434,3 +434,38 @@ func TestUsedMemoryDropsWhenClientLeaves(t *testing.T) {
 		t.Fatalf("used_memory %d before, %d with a half-sent %d-byte request, %d after the client left", base, held, big, after)
 	}
 }
+
+// A key table that would double past maxmemory waits until it is 1.618 full
+// (Redis's dictExpandAllowed), so a resize does not make the server evict:
+// 4,096 keys in 4,096 buckets, a limit 10 KB above used memory (the 8,192-
+// bucket table takes 64 KB), and three more keys evict nothing (Redis's
+// maxmemory unit, "Don't rehash if used memory exceeds maxmemory after rehash").
+func TestKeyTableDoesNotGrowPastMaxmemory(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("latency-tracking", "no"),
+		hotkvtest.WithConfig("maxmemory-policy", "allkeys-random"))
+	c := client(t, srv.Addr, 2)
+	ctx := context.Background()
+	p := c.Pipeline()
+	for i := range 4095 {
+		p.Set(ctx, "key:"+strconv.Itoa(i), "v", 0)
+	}
+	if _, err := p.Exec(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := &evictEnv{t: t, srv: srv, c: c}
+	if err := c.Do(ctx, "MEMORY", "PURGE").Err(); err != nil { // the garbage gone: used is what is live
+		t.Fatal(err)
+	}
+	used := e.info("memory", "used_memory")
+	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used+10<<10, 10)).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"k0", "k1", "k2"} {
+		if err := c.Set(ctx, k, "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := c.DBSize(ctx).Val(); n != 4098 {
+		t.Fatalf("DBSIZE %d, want 4098 (evicted_keys %d)", n, e.info("stats", "evicted_keys"))
+	}
+}

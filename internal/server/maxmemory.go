@@ -377,6 +377,10 @@ func (s *Server) wireMaxmemory() {
 	s.ks.Rand = s.eng.Rand
 	s.mem.maxmemory = s.cfg.IntFunc("maxmemory")
 	s.mem.memClients = s.cfg.IntFunc("maxmemory-clients")
+	s.ks.OverMaxmemoryAfterAlloc = func(more int) bool { // engine lock held: a command's insert
+		maxmem := s.maxmemory()
+		return maxmem > 0 && s.usedMemory()+uint64(more) > maxmem
+	}
 	s.ks.LFULogFactor = s.cfg.IntFunc("lfu-log-factor")
 	s.ks.LFUDecayTime = s.cfg.IntFunc("lfu-decay-time")
 	s.applyPolicy()
