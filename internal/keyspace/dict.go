@@ -335,8 +335,17 @@ func (d *Dict[V]) mayExpand() bool {
 	if d.expandAllowed == nil {
 		return true
 	}
-	next := 1 << bits.Len(uint(d.used[0]))
+	next := dictTableSize(d.used[0] + 1) // what resize would make
 	return d.expandAllowed(next*int(unsafe.Sizeof((*dictEntry[V])(nil))), float64(d.used[0])/float64(len(d.ht[0])))
+}
+
+// dictTableSize is the buckets of a table for size entries (_dictNextExp):
+// the smallest power of two >= max(size, 4).
+func dictTableSize(size int) int {
+	if size <= dictMinSize {
+		return dictMinSize
+	}
+	return 1 << bits.Len(uint(size-1))
 }
 
 // shrinkIfNeeded is dictShrinkIfNeeded: it shrinks a table at most 1/8 full.
@@ -353,10 +362,7 @@ func (d *Dict[V]) resize(size int) bool {
 	if d.Rehashing() || d.used[0] > size {
 		return false
 	}
-	n := dictMinSize
-	if size > dictMinSize {
-		n = 1 << bits.Len(uint(size-1))
-	}
+	n := dictTableSize(size)
 	if n == len(d.ht[0]) {
 		return false
 	}

@@ -48,9 +48,6 @@ type listObj struct {
 	hasOne bool
 }
 
-// Len is the number of elements.
-func (l *listObj) Len() int { return l.count }
-
 // Encoding is OBJECT ENCODING's name for the list.
 func (l *listObj) Encoding() string {
 	if l.enc == ListQuicklist {
@@ -330,9 +327,8 @@ func (l *listObj) Push(v []byte, front bool) {
 	l.count++
 	k := l.numNodes()
 	if l.enc == ListListpack {
-		if k == 0 {
-			l.insertNode(0, newHeaderNode(v, listHdr)) // room for the inline header
-			return
+		if k == 0 { // room for the inline header
+			l.insertNode(0, newHeaderNodeCap(listHdr, entrySize(len(v))))
 		}
 		l.node(0).push(v, front)
 		return

@@ -75,10 +75,10 @@ func (l *List) storeListpack(o *listObj) {
 	}
 	n := o.node(0)
 	if int(n.hd) != listHdr { // a node made for a quicklist: copy it behind a header
-		used := len(n.b) - int(n.off)
-		b := growCompact(nil, listHdr+used)
-		copy(b[listHdr:], n.b[n.off:])
-		n.b, n.off, n.hd = b, listHdr, listHdr
+		h := newHeaderNodeCap(listHdr, len(n.b)-int(n.off))
+		h.b = append(h.b, n.b[n.off:]...)
+		h.sz, h.count = n.sz, n.count
+		*n = h
 	}
 	binary.LittleEndian.PutUint32(n.b, uint32(n.sz))
 	binary.LittleEndian.PutUint32(n.b[4:], uint32(n.off))

@@ -405,19 +405,9 @@ func newNode(v []byte, plain bool) qnode {
 	return n
 }
 
-// newHeaderNode returns a packed node holding v with hd reserved bytes, in a
-// buffer of its size class (an inline list's first node).
-func newHeaderNode(v []byte, hd int) qnode {
-	n := qnode{sz: lpEmptyBytes, hd: uint8(hd), off: int32(hd)}
-	n.b = growCompact(nil, hd+entrySize(len(v)))
-	putEntry(n.b[hd:], v)
-	n.count = 1
-	n.sz += lpEntrySize(v)
-	return n
-}
-
 // newHeaderNodeCap returns an empty packed node with hd reserved bytes and
-// room for need bytes of entries.
+// room for need bytes of entries, in a buffer of its size class (an inline
+// list's node).
 func newHeaderNodeCap(hd, need int) qnode {
 	return qnode{sz: lpEmptyBytes, hd: uint8(hd), off: int32(hd), b: growCompact(nil, hd+need)[:hd]}
 }

@@ -222,9 +222,6 @@ func SortHashFieldsByDeadline(fields []HashField) {
 	})
 }
 
-// LRUClock is the LRU clock (seconds, 24 bits) a key accessed now gets.
-func (ks *Keyspace) LRUClock() uint32 { return ks.lruClock() }
-
 // NewAccess is the Access word of a value created now (createObject): the LRU
 // clock, or under an LFU policy the current minutes and LFUInitVal.
 func (ks *Keyspace) NewAccess() uint32 { return ks.newAccess() }

@@ -74,7 +74,7 @@ func (s *Server) publishMem(cl *client) {
 	setIf(&m.omem, max(out-replyChunk, 0)+push)
 	setIf(&m.rbs, min(out, replyChunk))
 	setIf(&m.tot, tot)
-	if cl.killed.Load() || !s.evictable(cl) {
+	if cl.killed.Load() || !cl.evictable() {
 		s.uncount(cl)
 	} else if old := m.counted.Load(); old != tot && m.counted.CompareAndSwap(old, tot) && !cl.killed.Load() {
 		s.clientsMem.Add(tot - old)
@@ -102,7 +102,7 @@ func (s *Server) uncount(cl *client) {
 
 // evictable reports whether client eviction may disconnect cl: a normal or
 // Pub/Sub client without CLIENT NO-EVICT (replicas never are).
-func (s *Server) evictable(cl *client) bool {
+func (cl *client) evictable() bool {
 	return !cl.NoEvict && cl.replica == nil
 }
 
