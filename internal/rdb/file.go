@@ -139,7 +139,7 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 	d := decoder{ks: ks}
 	db := ks.DBs[0]
 	expireAt := int64(-1)
-	lru := ks.LRUClock()
+	lfuFreq, lruIdle := int64(-1), int64(-1) // the next key's FREQ and IDLE opcodes
 	for {
 		t, err := rd.byte()
 		if err != nil {
@@ -159,14 +159,18 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			}
 			continue
 		case opFreq:
-			if _, err := rd.byte(); err != nil {
+			f, err := rd.byte()
+			if err != nil {
 				return st, errShortRead
 			}
+			lfuFreq = int64(f)
 			continue
 		case opIdle:
-			if _, err := rd.length(); err != nil {
+			idle, err := rd.length()
+			if err != nil {
 				return st, errShortRead
 			}
+			lruIdle = int64(idle)
 			continue
 		case opSelectDB:
 			id, err := rd.length()
@@ -252,15 +256,21 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 				return st, fmt.Errorf("RDB has duplicated key '%s' in DB %d", key, db.ID)
 			}
 			e := v.Entry()
-			e.Access = lru
+			e.Access = ks.NewAccess() // createObject's, then objectSetLRUOrLFU
 			at := int64(0)
 			if expireAt != -1 {
 				at = expireAt
 			}
-			db.Insert(key, e, at)
+			ins := db.Insert(key, e, at)
+			switch lfu := ks.AccessPolicy() == keyspace.AccessLFU; {
+			case lfu && lfuFreq >= 0:
+				ks.SetFreq(ins, lfuFreq)
+			case !lfu && lruIdle >= 0:
+				ks.SetIdle(ins, lruIdle)
+			}
 			st.Loaded++
 		}
-		expireAt = -1
+		expireAt, lfuFreq, lruIdle = -1, -1, -1
 	}
 }
 

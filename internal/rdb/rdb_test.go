@@ -406,3 +406,43 @@ func FuzzDecodePayload(f *testing.F) {
 		}
 	})
 }
+
+// A loaded key gets createObject's access word, then the file's FREQ (under an
+// LFU policy) or IDLE (otherwise), as rdbLoad's objectSetLRUOrLFU.
+func TestLoadFreqAndIdle(t *testing.T) {
+	src := keyspace.New(1, 1)
+	src.DBs[0].SetString([]byte("k"), []byte("v"), false)
+	var buf bytes.Buffer
+	if err := Write(&buf, src, SaveInfo{RedisVersion: "8.4.0"}); err != nil {
+		t.Fatal(err)
+	}
+	plain := buf.Bytes()
+	at := bytes.Index(plain, []byte("\x00\x01k\x01v")) // the key: type, name, value
+	if at < 0 {
+		t.Fatal("key not found in the file")
+	}
+	with := func(op ...byte) []byte {
+		return slices.Concat(plain[:at], op, plain[at:])
+	}
+	load := func(file []byte, lfu bool) (*keyspace.Keyspace, *keyspace.Entry) {
+		t.Helper()
+		ks := keyspace.New(1, 2)
+		ks.SetNow(1700000000000)
+		if lfu {
+			ks.SetAccessPolicy(keyspace.AccessLFU)
+		}
+		if _, err := Load(bytes.NewReader(file), ks, LoadOptions{Now: 1700000000000}); err != nil {
+			t.Fatal(err)
+		}
+		return ks, ks.DBs[0].Peek([]byte("k"))
+	}
+	if ks, e := load(with(opFreq, 100), true); ks.LFUFreq(e) != 100 {
+		t.Errorf("FREQ 100 under LFU: %d", ks.LFUFreq(e))
+	}
+	if ks, e := load(plain, true); ks.LFUFreq(e) != keyspace.LFUInitVal {
+		t.Errorf("no FREQ under LFU: %d, want LFU_INIT_VAL", ks.LFUFreq(e))
+	}
+	if ks, e := load(with(opIdle, 0x40, 200), false); ks.IdleSeconds(e) != 200 {
+		t.Errorf("IDLE 200 under LRU: %d", ks.IdleSeconds(e))
+	}
+}
