@@ -23,6 +23,7 @@ type client struct {
 	clockUs         int64 // the server clock when the next command of the batch starts
 	softSinceMs     int64 // when the pending output first exceeded the soft limit
 	wantWrite       bool
+	writeQueued     bool       // event-loop mode: in its loop's writes, flushed at the end of the cycle
 	held            [][]byte   // event-loop mode: a command held back by CLIENT PAUSE
 	loop            *eventLoop // event-loop mode: the loop that owns the connection
 	srv             *Server
