@@ -9,12 +9,12 @@ import (
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
-// The replies of every client served in one event-loop cycle go out together
-// at its end (decision 0032), as Redis writes in beforeSleep: a client served
-// early in a cycle gets its reply after the later clients' commands have run.
-// Set-up: C's DEBUG SLEEP keeps the loop busy while A sends PING and then B a
-// DEBUG SLEEP, so that the next epoll_wait reports A before B. Written at once,
-// A's PONG would arrive while B's command still runs.
+// A client that ran a pipeline of commands in a cycle gets its replies at the
+// end of the cycle, with those of the other pipelining clients served in it
+// (decision 0032), as Redis writes in beforeSleep; a client that sent one
+// command gets its reply at once. Set-up: C's DEBUG SLEEP keeps the loop busy
+// while A sends two PINGs in one write, S one PING and B a DEBUG SLEEP, so that
+// the next epoll_wait reports A, S, B in that order.
 func TestRepliesLeaveAtTheEndOfTheCycle(t *testing.T) {
 	srv := hotkvtest.Start(t)
 	dial := func() (net.Conn, *bufio.Reader) {
@@ -37,28 +37,34 @@ func TestRepliesLeaveAtTheEndOfTheCycle(t *testing.T) {
 		}
 	}
 	a, ar := dial()
+	sc, sr := dial()
 	b, br := dial()
 	c, cr := dial()
 	for _, r := range []struct {
 		conn net.Conn
 		rd   *bufio.Reader
-	}{{a, ar}, {b, br}, {c, cr}} { // every connection accepted and served once
+	}{{a, ar}, {sc, sr}, {b, br}, {c, cr}} { // every connection accepted and served once
 		send(r.conn, "PING\r\n")
 		expect(r.rd, "+PONG\r\n")
 	}
 
 	send(c, "DEBUG SLEEP 0.3\r\n")
 	time.Sleep(100 * time.Millisecond) // C's command runs
-	send(a, "PING\r\n")
+	send(a, "PING\r\nPING\r\n")
+	time.Sleep(20 * time.Millisecond)
+	send(sc, "PING\r\n")
 	time.Sleep(20 * time.Millisecond)
 	send(b, "DEBUG SLEEP 0.6\r\n")
-	expect(cr, "+OK\r\n") // the loop goes on to A, then B
+	expect(cr, "+OK\r\n") // the loop goes on to A, S, then B
 
-	_ = a.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_ = sc.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	expect(sr, "+PONG\r\n") // one command: written at once, while B's runs
+	_ = a.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 	if line, err := ar.ReadString('\n'); err == nil {
 		t.Fatalf("A's reply %q came while B's command ran; want it at the end of the cycle", line)
 	}
 	_ = a.SetReadDeadline(time.Time{})
 	expect(br, "+OK\r\n")
+	expect(ar, "+PONG\r\n")
 	expect(ar, "+PONG\r\n")
 }
