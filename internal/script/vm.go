@@ -153,6 +153,19 @@ func (vm *VM) Flush() {
 	vm.bodyBytes = 0
 }
 
+// LoadBytes is Load for a body in a command's argument: a cached script is
+// found by its SHA1 without copying the body or building the hex string
+// (EVAL of a cached script allocates nothing here).
+func (vm *VM) LoadBytes(body []byte) (*Script, string) {
+	h := sha1.Sum(body)
+	var hx [2 * sha1.Size]byte
+	hex.Encode(hx[:], h[:])
+	if s := vm.scripts[string(hx[:])]; s != nil {
+		return s, ""
+	}
+	return vm.Load(string(body))
+}
+
 // Load compiles body into the cache (EVAL, SCRIPT LOAD) and returns the script,
 // or the error reply text (without '-') when the shebang or the code is invalid.
 func (vm *VM) Load(body string) (*Script, string) {

@@ -73,7 +73,7 @@ func (s *Server) Scripts() command.Scripting { return s.scripts }
 
 // Load compiles body into the script cache.
 func (sc *scripting) Load(body []byte) (string, string) {
-	scr, errText := sc.vm.Load(string(body))
+	scr, errText := sc.vm.LoadBytes(body)
 	if errText != "" {
 		return "", errText
 	}
@@ -115,7 +115,7 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 	var scr *script.Script
 	if body != nil {
 		var errText string
-		if scr, errText = sc.vm.Load(string(body)); errText != "" {
+		if scr, errText = sc.vm.LoadBytes(body); errText != "" {
 			c.Error(errText)
 			return
 		}
