@@ -404,6 +404,8 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		for n := 0; ; n++ {
 			if n%keyspace.PrefetchMax == 0 && cl.rd.Buffered() > 0 {
 				l.prefetch(cl, argv)
+			} else if n == 0 && len(argv) >= 5 {
+				l.prefetchKeys(cl, argv)
 			}
 			if !s.dispatch(cl, argv) {
 				l.hold(cl, argv)
@@ -519,6 +521,36 @@ func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
 	}
 	clear(reqs) // they point into the client's buffer: keep no buffer alive
 	clear(l.pfPeek)
+	l.pfReqs = reqs[:0]
+}
+
+// prefetchKeys is prefetch for one command that names several keys (MSET,
+// MGET, DEL, EXISTS, ...; the command table's key positions): without it
+// their lookups wait for memory one after the other. Engine lock held.
+func (l *eventLoop) prefetchKeys(cl *client, argv [][]byte) {
+	db := l.s.ks.DBs[cl.DB]
+	if db.Len() < keyspace.PrefetchMinKeys {
+		return // the keys are in the CPU caches anyway
+	}
+	spec := l.s.table.Lookup(argv[0])
+	if spec == nil || spec.FirstKey == 0 || spec.KeysFn != nil {
+		return
+	}
+	last := spec.LastKey
+	if last < 0 {
+		last += len(argv)
+	}
+	if last < spec.FirstKey+spec.Step {
+		return // one key (or none): nothing to overlap
+	}
+	reqs := l.pfReqs[:0]
+	for i := spec.FirstKey; i <= last && i < len(argv) && len(reqs) < keyspace.PrefetchMax; i += spec.Step {
+		reqs = append(reqs, keyspace.PrefetchReq{Key: argv[i]})
+	}
+	if len(reqs) > 1 {
+		db.Prefetch(reqs)
+	}
+	clear(reqs) // they point into the client's buffer: keep no buffer alive
 	l.pfReqs = reqs[:0]
 }
 
