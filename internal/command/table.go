@@ -265,18 +265,31 @@ func (s *Spec) KeyIndexes(argv [][]byte) []int {
 	if s.KeysFn != nil {
 		return s.KeysFn(argv)
 	}
-	if s.FirstKey == 0 {
+	first, last, step, ok := s.KeyRange(len(argv))
+	if !ok {
 		return nil
 	}
-	last := s.LastKey
-	if last < 0 {
-		last = len(argv) + last
-	}
 	var out []int
-	for i := s.FirstKey; i <= last && i < len(argv); i += s.Step {
+	for i := first; i <= last; i += step {
 		out = append(out, i)
 	}
 	return out
+}
+
+// KeyRange returns the argv positions of s's keys for a call of argc
+// arguments, first to last (inclusive, below argc) every step, without
+// allocating (the event loop's prefetch); ok is false when s names no keys by
+// position (none, or a KeysFn) or the call has none of them.
+func (s *Spec) KeyRange(argc int) (first, last, step int, ok bool) {
+	if s.KeysFn != nil || s.FirstKey == 0 {
+		return 0, 0, 0, false
+	}
+	last = s.LastKey
+	if last < 0 {
+		last += argc
+	}
+	last = min(last, argc-1)
+	return s.FirstKey, last, s.Step, s.FirstKey <= last
 }
 
 func lowerKey(b []byte) string { return strings.ToLower(string(b)) }

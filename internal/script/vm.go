@@ -119,8 +119,15 @@ func NewVM(o Options) *VM {
 
 // SHA1Hex is the lower-case hex SHA1 of s (script names, redis.sha1hex).
 func SHA1Hex(s string) string {
-	h := sha1.Sum([]byte(s))
-	return hex.EncodeToString(h[:])
+	hx := sha1Hex([]byte(s))
+	return string(hx[:])
+}
+
+// sha1Hex is the lower-case hex SHA1 of b, in an array (no allocation).
+func sha1Hex(b []byte) (hx [2 * sha1.Size]byte) {
+	h := sha1.Sum(b)
+	hex.Encode(hx[:], h[:])
+	return hx
 }
 
 // Lookup returns the cached script with this SHA1 (any case), or nil.
@@ -157,9 +164,7 @@ func (vm *VM) Flush() {
 // found by its SHA1 without copying the body or building the hex string
 // (EVAL of a cached script allocates nothing here).
 func (vm *VM) LoadBytes(body []byte) (*Script, string) {
-	h := sha1.Sum(body)
-	var hx [2 * sha1.Size]byte
-	hex.Encode(hx[:], h[:])
+	hx := sha1Hex(body)
 	if s := vm.scripts[string(hx[:])]; s != nil {
 		return s, ""
 	}

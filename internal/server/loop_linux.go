@@ -454,9 +454,15 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		l.queueWrite(cl)
 		return
 	}
+	l.flushAndPublish(cl)
+}
+
+// flushAndPublish writes cl's replies and, unless that closed it, publishes
+// its memory figures.
+func (l *eventLoop) flushAndPublish(cl *client) {
 	l.flush(cl)
 	if l.conns[cl.fd] == cl {
-		s.publishMem(cl)
+		l.s.publishMem(cl)
 	}
 }
 
@@ -484,12 +490,8 @@ func (l *eventLoop) flushWrites() {
 	for i, cl := range l.writes {
 		l.writes[i] = nil
 		cl.writeQueued = false
-		if l.conns[cl.fd] != cl {
-			continue // closed in the meantime
-		}
-		l.flush(cl)
-		if l.conns[cl.fd] == cl {
-			l.s.publishMem(cl)
+		if l.conns[cl.fd] == cl { // not closed in the meantime
+			l.flushAndPublish(cl)
 		}
 	}
 	l.writes = l.writes[:0]
@@ -533,18 +535,15 @@ func (l *eventLoop) prefetchKeys(cl *client, argv [][]byte) {
 		return // the keys are in the CPU caches anyway
 	}
 	spec := l.s.table.Lookup(argv[0])
-	if spec == nil || spec.FirstKey == 0 || spec.KeysFn != nil {
+	if spec == nil {
 		return
 	}
-	last := spec.LastKey
-	if last < 0 {
-		last += len(argv)
-	}
-	if last < spec.FirstKey+spec.Step {
+	first, last, step, ok := spec.KeyRange(len(argv))
+	if !ok || last < first+step {
 		return // one key (or none): nothing to overlap
 	}
 	reqs := l.pfReqs[:0]
-	for i := spec.FirstKey; i <= last && i < len(argv) && len(reqs) < keyspace.PrefetchMax; i += spec.Step {
+	for i := first; i <= last && len(reqs) < keyspace.PrefetchMax; i += step {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: argv[i]})
 	}
 	if len(reqs) > 1 {

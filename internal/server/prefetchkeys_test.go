@@ -25,17 +25,15 @@ func TestMultiKeyCommandsOnALargeDatabase(t *testing.T) {
 	if _, err := pipe.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var pairs, keys []any
+	var pairs []any
+	var strKeys []string
 	for i := 0; i < 20; i++ { // more than keyspace.PrefetchMax keys
-		pairs = append(pairs, fmt.Sprintf("key:%d", i*7), fmt.Sprintf("v%d", i))
-		keys = append(keys, fmt.Sprintf("key:%d", i*7))
+		k := fmt.Sprintf("key:%d", i*7)
+		pairs = append(pairs, k, fmt.Sprintf("v%d", i))
+		strKeys = append(strKeys, k)
 	}
 	if err := c.MSet(ctx, pairs...).Err(); err != nil {
 		t.Fatal(err)
-	}
-	strKeys := make([]string, len(keys))
-	for i, k := range keys {
-		strKeys[i] = k.(string)
 	}
 	vals, err := c.MGet(ctx, append(strKeys, "missing:1", "missing:2")...).Result()
 	if err != nil || len(vals) != 22 || vals[0] != "v0" || vals[19] != "v19" || vals[20] != nil {
