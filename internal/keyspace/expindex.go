@@ -3,6 +3,10 @@ package keyspace
 // expChunk is the number of items per chunk of an expIndex (16 KiB chunks).
 const expChunk = 1024
 
+// expFirst is the first chunk's size when a DB gets its first TTL; the first
+// chunk doubles up to expChunk before a second one is added.
+const expFirst = 16
+
 // expIndex is a DB's set of keys with a TTL: a dense array of items addressed
 // 0..len-1 (Entry.expIdx is the 1-based position), so that the active expiry
 // cycle samples it uniformly, stored in fixed chunks rather than one slice. A
@@ -10,8 +14,14 @@ const expChunk = 1024
 // to the collector (for 1M TTL keys, about 64 MB of garbage while loading, and
 // up to a quarter of the array unused after it); chunks never move, the last one
 // is the only one partly empty, and a chunk emptied by deletions is freed at once.
+// The first chunk starts at expFirst items and doubles while it is the only
+// one (at most 16 KiB of garbage in all), so that a database with a few TTL
+// keys holds a few hundred bytes for them, not 16 KiB: used_memory moves by
+// about a key's size per key, as Redis's expires dict does (Redis's maxmemory
+// tests set the limit 100 KB above used_memory). Every chunk's length is its
+// capacity; pointers from at() are valid until the next push.
 type expIndex struct {
-	chunks []*[expChunk]expItem
+	chunks [][]expItem
 	n      int
 }
 
@@ -23,8 +33,15 @@ func (x *expIndex) at(i int) *expItem { return &x.chunks[i/expChunk][i%expChunk]
 
 // push appends it and returns its 1-based position.
 func (x *expIndex) push(it expItem) int32 {
-	if x.n == len(x.chunks)*expChunk {
-		x.chunks = append(x.chunks, new([expChunk]expItem))
+	switch c := x.n / expChunk; {
+	case c == len(x.chunks) && c == 0:
+		x.chunks = append(x.chunks, make([]expItem, expFirst))
+	case c == len(x.chunks):
+		x.chunks = append(x.chunks, make([]expItem, expChunk))
+	case c == 0 && x.n == len(x.chunks[0]):
+		grown := make([]expItem, min(2*x.n, expChunk))
+		copy(grown, x.chunks[0])
+		x.chunks[0] = grown
 	}
 	*x.at(x.n) = it
 	x.n++

@@ -36,3 +36,27 @@ func TestExpIndexModel(t *testing.T) {
 		}
 	}
 }
+
+// A database with a few TTL keys holds a few hundred bytes of index, not a
+// 16 KiB chunk (Redis's maxmemory tests set the limit 100 KB above
+// used_memory); the first chunk doubles up to expChunk, then chunks are added.
+func TestExpIndexFirstChunkGrows(t *testing.T) {
+	var x expIndex
+	for i := range 10 {
+		x.push(expItem{at: int64(i)})
+	}
+	if len(x.chunks) != 1 || len(x.chunks[0]) != expFirst {
+		t.Fatalf("10 items: %d chunks, the first of %d", len(x.chunks), len(x.chunks[0]))
+	}
+	for i := 10; i <= expChunk; i++ {
+		x.push(expItem{at: int64(i)})
+	}
+	if len(x.chunks) != 2 || len(x.chunks[0]) != expChunk || len(x.chunks[1]) != expChunk {
+		t.Fatalf("%d items: chunks of %d and %d", x.len(), len(x.chunks[0]), len(x.chunks[1]))
+	}
+	for i := range x.len() {
+		if x.at(i).at != int64(i) {
+			t.Fatalf("item %d: %d", i, x.at(i).at)
+		}
+	}
+}

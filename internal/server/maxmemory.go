@@ -174,9 +174,43 @@ const reportHeapMax = 64 << 20
 // estimate as it stands. Engine lock held.
 func (s *Server) settleForReport() {
 	s.readMem()
-	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 64<<10 {
+	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
 		s.collect()
 	}
+}
+
+// failUnlessGarbage is evict's last step before it refuses writes (nothing
+// left to evict, or noeviction): a GC whatever the time bound, when at least
+// 4 KiB were allocated since the last one and that could explain the excess,
+// since a write must not be refused for garbage. Each such GC needs as many
+// new bytes allocated as the excess that remains (and 4 KiB), so a client
+// that keeps writing into a full server does not make one GC per command.
+func (s *Server) failUnlessGarbage(maxmem uint64) int {
+	used := s.usedMemory()
+	if used <= maxmem {
+		return evictOK
+	}
+	if since := s.allocatedSinceGC(); since >= 4<<10 && since >= used-maxmem {
+		s.collect()
+		if s.usedMemory() <= maxmem {
+			return evictOK
+		}
+	}
+	return evictFail
+}
+
+// gcMayExplain tells evict whether to collect before it evicts, given the
+// bytes allocated since the last GC (at least the excess): once maxmemory/16
+// bytes were allocated, or when the time bound allows (mayCollect). On a
+// larger heap only once 64 KiB were allocated; on a small one (under
+// reportHeapMax: a GC takes a few hundred microseconds) also below that,
+// else a few KB of garbage over a limit set close to used_memory (Redis's own
+// tests leave 100 KB) would evict keys for it.
+func (s *Server) gcMayExplain(since uint64) bool {
+	if since < 64<<10 && s.mem.live >= reportHeapMax {
+		return false
+	}
+	return since >= s.maxmemory()/16 || s.mayCollect()
 }
 
 // allocatedSinceGC is what a GC could find to be garbage.
@@ -235,7 +269,7 @@ func (s *Server) evict() int {
 	if used <= maxmem {
 		return evictOK
 	}
-	if since := s.allocatedSinceGC(); since >= used-maxmem && since >= 64<<10 && (since >= maxmem/16 || s.mayCollect()) {
+	if since := s.allocatedSinceGC(); since >= used-maxmem && s.gcMayExplain(since) {
 		// the excess may be garbage: let a GC tell (see the file comment)
 		s.collect()
 		if used = s.usedMemory(); used <= maxmem {
@@ -244,7 +278,7 @@ func (s *Server) evict() int {
 	}
 	policy := s.mem.policy
 	if policy == keyspace.NoEviction {
-		return evictFail
+		return s.failUnlessGarbage(maxmem)
 	}
 	tofree := int64(used - maxmem)
 	limitUs := evictionTimeLimitUs(s.cfg.Int("maxmemory-eviction-tenacity"))
@@ -255,7 +289,7 @@ func (s *Server) evict() int {
 	for n := 1; freed < tofree; n++ {
 		db, key, ok := s.ks.EvictionCandidate(&s.mem.pool, policy, samples, s.eng.Rand)
 		if !ok {
-			return evictFail
+			return s.failUnlessGarbage(maxmem)
 		}
 		f, _ := db.Evict([]byte(key))
 		freed += f
