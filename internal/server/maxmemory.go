@@ -164,11 +164,7 @@ func (s *Server) usedMemory() uint64 {
 const reportHeapMax = 64 << 20
 
 // settleForReport makes used_memory the live figure when the heap is small:
-// a GC first, if 4 KiB were allocated since the last one or the last forced
-// one is a millisecond old (the allocation counter learns of small objects
-// only when a span cache is refilled, so it can read 0 after several INFO
-// replies, and the figure of a GC taken in a burst of traffic would be
-// reported long after). Redis's
+// a GC first, if more than 64 KiB were allocated since the last one. Redis's
 // used_memory never counts freed buffers; HotKV's estimate counts what was
 // allocated since the last GC until a GC proves it garbage, so without this
 // a client that reads used_memory, sets maxmemory a little above it and
@@ -178,7 +174,7 @@ const reportHeapMax = 64 << 20
 // estimate as it stands. Engine lock held.
 func (s *Server) settleForReport() {
 	s.readMem()
-	if s.mem.live < reportHeapMax && (s.allocatedSinceGC() >= 4<<10 || monoUs()-s.mem.lastGCUs >= 1000) {
+	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
 		s.collect()
 	}
 }
