@@ -518,10 +518,8 @@ func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
 	for _, p := range l.pfPeek {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: p.Arg1, Arg2: p.Arg2, Last: p.Last})
 	}
-	if len(reqs) > 1 {
-		db.Prefetch(reqs)
-	}
-	clear(reqs) // they point into the client's buffer: keep no buffer alive
+	db.Prefetch(reqs) // two keys or more: the range was checked above
+	clear(reqs)       // they point into the client's buffer: keep no buffer alive
 	clear(l.pfPeek)
 	l.pfReqs = reqs[:0]
 }
@@ -546,10 +544,8 @@ func (l *eventLoop) prefetchKeys(cl *client, argv [][]byte) {
 	for i := first; i <= last && len(reqs) < keyspace.PrefetchMax; i += step {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: argv[i]})
 	}
-	if len(reqs) > 1 {
-		db.Prefetch(reqs)
-	}
-	clear(reqs) // they point into the client's buffer: keep no buffer alive
+	db.Prefetch(reqs) // two keys or more: the range was checked above
+	clear(reqs)       // they point into the client's buffer: keep no buffer alive
 	l.pfReqs = reqs[:0]
 }
 

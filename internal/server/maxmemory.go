@@ -33,11 +33,12 @@ import (
 // next GC. The runtime counters are read at most once a millisecond. Garbage
 // allocated since the last GC counts as used until a GC proves otherwise:
 // when the estimate is over the limit and enough has been allocated since
-// the last GC to explain the excess (and at least 64 KiB), performEvictions
-// runs a GC first (when maxmemory/16 bytes were allocated since the last one,
-// or when ten times the last forced GC's duration has passed), so garbage
-// neither evicts
-// live keys nor refuses writes for long. runtime/debug.SetMemoryLimit is tied
+// the last GC to explain the excess, performEvictions runs a GC first
+// (gcMayExplain: when maxmemory/16 bytes were allocated since the last one,
+// or when ten times the last forced GC's duration has passed; on a heap of
+// 64 MB or more only from 64 KiB), and again, whatever the time, before it
+// refuses writes (from 4 KiB), so garbage neither evicts live keys for long
+// nor refuses writes. runtime/debug.SetMemoryLimit is tied
 // to maxmemory (plus headroom) so that Go's garbage does not push the
 // process far past the limit.
 
@@ -164,7 +165,7 @@ func (s *Server) usedMemory() uint64 {
 const reportHeapMax = 64 << 20
 
 // settleForReport makes used_memory the live figure when the heap is small:
-// a GC first, if more than 64 KiB were allocated since the last one. Redis's
+// a GC first, if 4 KiB or more were allocated since the last one. Redis's
 // used_memory never counts freed buffers; HotKV's estimate counts what was
 // allocated since the last GC until a GC proves it garbage, so without this
 // a client that reads used_memory, sets maxmemory a little above it and
@@ -186,17 +187,23 @@ func (s *Server) settleForReport() {
 // new bytes allocated as the excess that remains (and 4 KiB), so a client
 // that keeps writing into a full server does not make one GC per command.
 func (s *Server) failUnlessGarbage(maxmem uint64) int {
-	used := s.usedMemory()
-	if used <= maxmem {
+	if used := s.usedMemory(); used <= maxmem || s.collectIfGarbage(used, maxmem, true) <= maxmem {
 		return evictOK
 	}
-	if since := s.allocatedSinceGC(); since >= 4<<10 && since >= used-maxmem {
-		s.collect()
-		if s.usedMemory() <= maxmem {
-			return evictOK
-		}
-	}
 	return evictFail
+}
+
+// collectIfGarbage runs a GC when the bytes allocated since the last one
+// could explain used's excess over maxmem and the rule allows it (last: the
+// step before a refusal, from 4 KiB whatever the time; else gcMayExplain),
+// and returns used memory after it (used itself when it did not run).
+func (s *Server) collectIfGarbage(used, maxmem uint64, last bool) uint64 {
+	since := s.allocatedSinceGC()
+	if since < used-maxmem || (last && since < 4<<10) || (!last && !s.gcMayExplain(since)) {
+		return used
+	}
+	s.collect()
+	return s.usedMemory()
 }
 
 // gcMayExplain tells evict whether to collect before it evicts, given the
@@ -269,12 +276,8 @@ func (s *Server) evict() int {
 	if used <= maxmem {
 		return evictOK
 	}
-	if since := s.allocatedSinceGC(); since >= used-maxmem && s.gcMayExplain(since) {
-		// the excess may be garbage: let a GC tell (see the file comment)
-		s.collect()
-		if used = s.usedMemory(); used <= maxmem {
-			return evictOK
-		}
+	if used = s.collectIfGarbage(used, maxmem, false); used <= maxmem {
+		return evictOK // the excess was garbage (see the file comment)
 	}
 	policy := s.mem.policy
 	if policy == keyspace.NoEviction {
