@@ -27,6 +27,8 @@ type clientMem struct {
 	omem     atomic.Int64 // output memory beyond the reply buffer's first 16 KiB
 	tot      atomic.Int64 // all of it with the client's own structure (tot-mem)
 	counted  atomic.Int64 // what of tot is in Server.clientsMem (0 once evicted or closed)
+	evicted  atomic.Int64 // tot when client eviction took it, until it is closed (Server.evictedMem)
+	push     atomic.Int64 // the queued messages' part of tot (notePush)
 	rbs      atomic.Int64 // the reply buffer's size
 }
 
@@ -73,6 +75,7 @@ func (s *Server) publishMem(cl *client) {
 	setIf(&m.oll, oll)
 	setIf(&m.omem, max(out-replyChunk, 0)+push)
 	setIf(&m.rbs, min(out, replyChunk))
+	setIf(&m.push, push)
 	setIf(&m.tot, tot)
 	if cl.killed.Load() || !cl.evictable() {
 		s.uncount(cl)
@@ -83,6 +86,51 @@ func (s *Server) publishMem(cl *client) {
 	// maxmemory-clients and CLIENT NO-EVICT off take effect at once
 	if lim := s.clientEvictionLimit(); lim > 0 && s.clientsMem.Load() >= lim {
 		s.evictClients(lim)
+	}
+}
+
+// evictClientsFirst is processCommand's evictClients step, before key
+// eviction: with client eviction on, cl's figures are published afresh (the
+// replies of the commands before this one in its batch, not yet written, are
+// in them) and the biggest clients disconnected while the sum is at the limit.
+// Without it a batch of pipelined commands (MGETs of a big key by clients
+// that do not read) grew the clients' memory past the limit unseen until the
+// batch ended, and key eviction took keys for it first. Reports whether cl
+// itself was evicted (Redis then aborts the command). Runs on cl's serving
+// goroutine, engine lock held.
+func (s *Server) evictClientsFirst(cl *client) bool {
+	if s.clientEvictionLimit() == 0 {
+		return false
+	}
+	s.publishMem(cl)
+	return cl.killed.Load()
+}
+
+// notePush counts the growth of cl's queued messages from the sender's side,
+// as they are queued: the owner publishes only when it writes (at the end of
+// its cycle, or never while it is blocked in a write in goroutine mode), and
+// the next command's evictClientsFirst must see a subscriber that does not
+// read growing. It adds to the figures the owner published (the owner's next
+// publish computes them afresh; the CAS keeps the sum exact) and evicts
+// nothing itself: the sender may hold locks evictClients takes. push is
+// cap(push.buf) + cap(push.self). Engine lock held.
+func (s *Server) notePush(cl *client, push int64) {
+	m := &cl.mem
+	d := push - m.push.Load()
+	if d <= 0 || s.clientEvictionLimit() == 0 {
+		return // the owner's publish records shrinking
+	}
+	m.push.Add(d)
+	m.tot.Add(d)
+	for {
+		old := m.counted.Load()
+		if old == 0 || cl.killed.Load() {
+			return // not in the sum: not evictable, evicted or closed
+		}
+		if m.counted.CompareAndSwap(old, old+d) {
+			s.clientsMem.Add(d)
+			return
+		}
 	}
 }
 
@@ -164,6 +212,12 @@ func (s *Server) evictClients(limit int64) {
 		}
 		victim.kill()
 		s.uncount(victim)
+		// its buffers are freed when its owner closes it (releaseClient),
+		// maybe a batch later: used memory counts them as freed now, as
+		// Redis's freeClient frees them at once, or key eviction would go on
+		// taking keys for the memory that this eviction gave back
+		victim.mem.evicted.Store(most)
+		s.evictedMem.Add(most)
 		s.stats.evictedClients.Add(1)
 		s.log.Info("evicting client", "client", victim.Addr, "tot-mem", most)
 	}

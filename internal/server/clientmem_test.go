@@ -189,7 +189,8 @@ func TestClientEviction(t *testing.T) {
 	if _, err := small.Write([]byte(strings.Repeat("v", 1000) + "\r\n")); err != nil { // small's ECHO ends
 		t.Fatal(err)
 	}
-	sendPartial(t, small, 1_500_000, 1_499_000)
+	// the write may fail: the server can evict small before it has all of it
+	_, _ = fmt.Fprintf(small, "*2\r\n$4\r\nECHO\r\n$%d\r\n%s", 1_500_000, strings.Repeat("v", 1_499_000))
 	e.waitFor("small's eviction", func() bool { return gone("small") })
 	if gone("mid") || evicted() != 2 {
 		t.Fatalf("mid gone %v, evicted_clients %d", gone("mid"), evicted())
@@ -207,5 +208,113 @@ func TestClientEviction(t *testing.T) {
 	}
 	if _, err := keep.Write([]byte("x")); err != nil {
 		t.Fatalf("the no-evict client's connection: %v", err)
+	}
+}
+
+// Client eviction comes before key eviction (Redis's processCommand runs
+// evictClients first), also when the clients' output grows inside one batch:
+// Redis's maxmemory unit's case of 20 clients that send MGET of a 100 KB key
+// and never read, with room for the keys and maxmemory-clients of output. The
+// clients send their MGETs in bursts (a pipeline per write), so a batch holds
+// MBs of replies before its end; they must be counted, and their evicted
+// owners' buffers taken as freed, before the next command's key eviction.
+func TestClientEvictionBeforeKeyEviction(t *testing.T) {
+	onBothTransports(t, testClientEvictionBeforeKeyEviction)
+}
+
+func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option) {
+	e := startEvict(t, "allkeys-lru", opts...)
+	ctx := context.Background()
+	if err := e.c.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err(); err != nil {
+		t.Fatal(err)
+	}
+	val := strings.Repeat("x", 100_000)
+	for i := range 20 { // 2 MB of the 4 MB headroom
+		if err := e.c.Set(ctx, "big:"+strconv.Itoa(i), val, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	burst := []byte(strings.Repeat("*2\r\n$4\r\nMGET\r\n$5\r\nbig:1\r\n", 30)) // 3 MB of replies
+	conns := make([]net.Conn, 10)
+	for i := range conns {
+		c, err := net.Dial("tcp", e.srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		conns[i] = c
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for e.info("stats", "evicted_clients") == 0 && e.info("stats", "evicted_keys") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("neither a client nor a key was evicted")
+		}
+		for _, c := range conns {
+			_ = c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+			_, _ = c.Write(burst) // an evicted client's write fails
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // the bursts still on their way
+	if n := e.info("stats", "evicted_keys"); n != 0 {
+		t.Fatalf("%d keys evicted (evicted_clients %d): client eviction must come first",
+			n, e.info("stats", "evicted_clients"))
+	}
+	if n := e.c.DBSize(ctx).Val(); n != 20 {
+		t.Fatalf("dbsize %d, want 20", n)
+	}
+}
+
+// Subscribers that do not read grow by the messages they are sent without
+// running a command: their memory is counted as it grows, and client
+// eviction takes them before key eviction takes keys (Redis's maxmemory
+// unit's Pub/Sub case).
+func TestClientEvictionOfSlowSubscribers(t *testing.T) {
+	onBothTransports(t, testClientEvictionOfSlowSubscribers)
+}
+
+func testClientEvictionOfSlowSubscribers(t *testing.T, opts ...hotkvtest.Option) {
+	e := startEvict(t, "allkeys-lru", opts...)
+	ctx := context.Background()
+	if err := e.c.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err(); err != nil {
+		t.Fatal(err)
+	}
+	val := strings.Repeat("x", 100_000)
+	for i := range 20 {
+		if err := e.c.Set(ctx, "big:"+strconv.Itoa(i), val, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		c, err := net.Dial("tcp", e.srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		fmt.Fprintf(c, "*2\r\n$9\r\nSUBSCRIBE\r\n$3\r\nbla\r\n")
+		if _, err := bufio.NewReader(c).ReadString('\n'); err != nil { // then it never reads
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for e.info("stats", "evicted_clients") == 0 && e.info("stats", "evicted_keys") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("neither a client nor a key was evicted")
+		}
+		if err := e.c.Publish(ctx, "bla", val).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := e.info("stats", "evicted_keys"); n != 0 {
+		t.Fatalf("%d keys evicted (evicted_clients %d): client eviction must come first",
+			n, e.info("stats", "evicted_clients"))
+	}
+	if n := e.c.DBSize(ctx).Val(); n != 20 {
+		t.Fatalf("dbsize %d, want 20", n)
 	}
 }

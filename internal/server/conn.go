@@ -157,7 +157,7 @@ func (s *Server) serve(cl *client) {
 		}
 		for n := 0; ; n++ {
 			s.dispatch(cl, argv)
-			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch || cl.isBlocked.Load() {
+			if cl.CloseAfterReply || n >= maxBatch || len(cl.w.Buf) >= maxReplyBatch || cl.isBlocked.Load() || cl.killed.Load() {
 				break
 			}
 			if len(cl.pending) > 0 {

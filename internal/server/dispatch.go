@@ -82,6 +82,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			"and then restart the server.")
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		c.Error("ERR Command not allowed inside a transaction")
+	case s.evictClientsFirst(cl):
+		return true // client eviction took cl itself: its command does not run
 	case s.rejectOnOOM(cl, spec, &mark):
 		c.Error(errOOM)
 	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0) || spec.Name == "ping") &&

@@ -223,7 +223,7 @@ func (l *eventLoop) run() {
 					continue
 				}
 				if ev.Events&unix.EPOLLOUT != 0 {
-					l.flush(cl)
+					l.flushAndPublish(cl) // the output that drains shrinks its figures
 				}
 				if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 && l.conns[fd] == cl {
 					l.serve(cl, true)
@@ -416,7 +416,7 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 				l.interest(cl)
 				break
 			}
-			if cl.CloseAfterReply {
+			if cl.CloseAfterReply || cl.killed.Load() {
 				break
 			}
 			if n >= maxBatch {
@@ -452,6 +452,11 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	}
 	if ran > 1 || cl.writeQueued {
 		l.queueWrite(cl)
+		if s.clientEvictionLimit() > 0 {
+			// the batch's replies wait for the end of the cycle: the clients
+			// served until then must see them in the sum (evictClientsFirst)
+			s.publishMem(cl)
+		}
 		return
 	}
 	l.flushAndPublish(cl)
@@ -804,7 +809,9 @@ func (l *eventLoop) servePushes() {
 		if l.conns[cl.fd] != cl || cl.held != nil {
 			continue
 		}
-		l.flush(cl)
+		// published: a subscriber that does not read grows by its messages
+		// without running a command (client eviction, CLIENT LIST's omem)
+		l.flushAndPublish(cl)
 		if cl.parked && !cl.isBlocked.Load() && l.conns[cl.fd] == cl {
 			// a blocking command was served: carry on with the pipeline
 			cl.parked = false

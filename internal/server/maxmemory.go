@@ -28,6 +28,8 @@ import (
 //	       overwritten since that GC (keyspace.Keyspace.Freed, the MEMORY
 //	       USAGE estimator), and of the buffers of the clients closed since
 //	       (releaseClient)
+//	     - the published tot-mem of the clients that client eviction
+//	       disconnected and their owners have not closed yet (evictedMem)
 //
 // so an eviction lowers it at once, although the Go heap only shrinks at the
 // next GC. The runtime counters are read at most once a millisecond. Garbage
@@ -134,6 +136,7 @@ func (s *Server) mayCollect() bool {
 // would take keys for them. Engine lock.
 func (s *Server) releaseClient(cl *client) {
 	s.uncount(cl)
+	s.evictedMem.Add(-cl.mem.evicted.Swap(0)) // from now on counted in released
 	n := int64(cap(cl.w.Buf))
 	if cl.rd != nil {
 		n += cl.rd.Mem()
@@ -151,7 +154,7 @@ func (s *Server) usedMemory() uint64 {
 	} else if s.mem.near || monoUs()-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
 		s.readMem()
 	}
-	used := uint64(max(int64(s.mem.live)+int64(s.mem.allocs-s.mem.allocsAtGC)-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC), 0))
+	used := uint64(max(int64(s.mem.live)+int64(s.mem.allocs-s.mem.allocsAtGC)-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC)-s.evictedMem.Load(), 0))
 	// near the limit every reading is fresh (about a microsecond), so that
 	// one big write (a 200 KB SETBIT) is seen by the next command's eviction
 	// pass, not a millisecond later

@@ -54,11 +54,14 @@ func (cl *client) pushMsg(b []byte) {
 	}
 	cl.push.mu.Lock()
 	cl.push.buf = append(cl.push.buf, b...)
-	n := len(cl.push.buf)
+	n, c := len(cl.push.buf), cap(cl.push.buf)
 	cl.push.mu.Unlock()
 	if cl.srv != nil && cl.srv.pushOverLimit(cl, n) {
 		cl.kill()
 		return
+	}
+	if cl.srv != nil {
+		cl.srv.notePush(cl, int64(c+cap(cl.push.self)))
 	}
 	if !cl.push.pending.Swap(true) {
 		cl.wakeForPush()

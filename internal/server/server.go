@@ -99,6 +99,7 @@ type Server struct {
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
 	clientsMem      atomic.Int64                        // the evictable clients' published tot-mem (clientmem.go)
+	evictedMem      atomic.Int64                        // tot-mem of the clients evicted and not yet closed (clientmem.go)
 	errStats        map[string]int64
 	shutdown        chan struct{}
 	closeOnce       sync.Once
