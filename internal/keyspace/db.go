@@ -130,6 +130,10 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 			db.ks.Freed += valueUsage(e, defaultSamples)
 		}
 		e.SetBytes(append(make([]byte, 0, len(val)), val...))
+		db.ks.Added += allocSize(int64(len(val)))
+	}
+	if !existed {
+		db.ks.Added += keyOverhead(unsafeView(key), e)
 	}
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
@@ -174,6 +178,10 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	*e = Entry{Kind: kind, Access: access}
 	if e.SetObj(obj); e.Kind != kind {
 		panic("keyspace: SetObject: " + kind.String() + " with a value of another kind")
+	}
+	db.ks.Added += valueUsage(e, defaultSamples)
+	if !existed {
+		db.ks.Added += keyOverhead(unsafeView(key), e)
 	}
 	db.ks.modified(db.ID, key)
 	if live {
@@ -237,6 +245,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 			panic("keyspace: setExpire of an entry that is not key's")
 		}
 		e.expIdx = db.expiring.push(expItem{de: de, at: at})
+		db.ks.Added += expItemSize // as keyOverhead counts it
 	} else {
 		db.expiring.at(int(e.expIdx) - 1).at = at
 	}

@@ -86,6 +86,12 @@ type Keyspace struct {
 	// and overwritten keys. The server's used-memory estimate subtracts what
 	// was freed since the last garbage collection (decision 0022).
 	Freed int64
+	// Added is the running total of the estimated bytes of the keys and
+	// values SetString and SetObject stored (new keys, and new values that
+	// needed new memory). The runtime's allocation counter learns of small
+	// objects only when a span cache is refilled (a few KB per size class
+	// late); the server's estimate takes the larger of the two (decision 0022).
+	Added int64
 
 	// KeepExpired makes lazy expiry report expired keys as absent without
 	// deleting them (Redis's EXPIRE_AVOID_DELETE_EXPIRED): the server sets it

@@ -59,13 +59,16 @@ func entryUsage(key string, e *Entry, samples int) int64 {
 	return keyOverhead(key, e) + valueUsage(e, samples)
 }
 
+// expItemSize is a TTL's place in the expiring set.
+const expItemSize = int64(unsafe.Sizeof(expItem{}))
+
 // keyOverhead is the part of a key's footprint that is not its value: the
 // dict entry (which holds the Entry inline), the key's bytes, its bucket
 // slot, and its place in the expiring set.
 func keyOverhead(key string, e *Entry) int64 {
 	n := allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key))) + ptrSize
 	if e.expIdx != 0 {
-		n += int64(unsafe.Sizeof(expItem{}))
+		n += expItemSize
 	}
 	return n
 }

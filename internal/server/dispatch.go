@@ -111,6 +111,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.trackBeforeExec(cl)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
+	if s.mem.settled {
+		s.forgetReportGarbage()
+	}
 	if !hasPushAsReply(spec) {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
 		// keeps them, as Redis sends them with CLIENT_PUSHING set

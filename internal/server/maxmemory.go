@@ -24,7 +24,9 @@ import (
 // eviction acts on:
 //
 //	used = live heap marked by the last GC
-//	     + bytes allocated since that GC
+//	     + bytes allocated since that GC (at least the estimated bytes of
+//	       the keys stored since: keyspace.Keyspace.Added, as the runtime's
+//	       counter learns of small objects late)
 //	     - estimated bytes of the keys deleted, expired, evicted or
 //	       overwritten since that GC (keyspace.Keyspace.Freed, the MEMORY
 //	       USAGE estimator), and of the buffers of the clients closed since
@@ -62,7 +64,9 @@ type memAcct struct {
 	allocsAtGC  uint64       // /gc/heap/allocs:bytes when the last GC was first seen
 	allocs      uint64       // /gc/heap/allocs:bytes at the last read
 	freedAtGC   int64        // keyspace Freed when the last GC was first seen
+	addedAtGC   int64        // keyspace Added when the last GC was first seen
 	forceGC     bool         // a flush happened: collect before the next estimate
+	settled     bool         // the running command collected to report (forgetReportGarbage)
 	near        bool         // the last estimate was near maxmemory: read afresh
 	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
 	memClients  func() int64 // maxmemory-clients, likewise
@@ -95,8 +99,9 @@ func (s *Server) readMem() {
 	m := &s.mem
 	if cycles != m.cycles || m.sampleUs == 0 {
 		m.cycles, m.live, m.allocsAtGC, m.freedAtGC, m.relAtGC = cycles, live, allocs, s.ks.Freed, m.released
+		m.addedAtGC = s.ks.Added
 		if cycles == 0 { // no GC yet: everything allocated is in use
-			m.allocsAtGC, m.freedAtGC, m.relAtGC = 0, 0, 0
+			m.allocsAtGC, m.freedAtGC, m.relAtGC, m.addedAtGC = 0, 0, 0, 0
 		}
 	}
 	m.allocs = allocs
@@ -155,7 +160,10 @@ func (s *Server) usedMemory() uint64 {
 	} else if s.mem.near || monoUs()-s.mem.sampleUs >= 1000 || s.mem.sampleUs == 0 {
 		s.readMem()
 	}
-	used := uint64(max(int64(s.mem.live)+int64(s.mem.allocs-s.mem.allocsAtGC)-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC)-s.evictedMem.Load(), 0))
+	// the allocation counter lags (small objects are counted when their span
+	// cache is refilled): the keys stored since the GC are a floor for it
+	since := max(int64(s.mem.allocs-s.mem.allocsAtGC), s.ks.Added-s.mem.addedAtGC)
+	used := uint64(max(int64(s.mem.live)+since-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC)-s.evictedMem.Load(), 0))
 	// near the limit every reading is fresh (about a microsecond), so that
 	// one big write (a 200 KB SETBIT) is seen by the next command's eviction
 	// pass, not a millisecond later
@@ -181,7 +189,25 @@ func (s *Server) settleForReport() {
 	s.readMem()
 	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
 		s.collect()
+		s.mem.settled = true
 	}
+}
+
+// forgetReportGarbage runs after a command that settled (INFO, MEMORY STATS,
+// CONFIG SET maxmemory): what it allocated since its GC (INFO's text, its
+// copy into the reply) is garbage once the reply is built, as Redis frees
+// INFO's string before the next command. Counted as used until the next GC,
+// it made the eviction pass keep the live data some KB under the limit,
+// and INFO's figure never came within 4 KB of it (Redis's maxmemory unit
+// adds keys until it does). The span caches are flushed first, so the
+// counter holds every allocation made since the GC, and the estimate starts
+// again from the GC's live figure. Engine lock held.
+func (s *Server) forgetReportGarbage() {
+	s.mem.settled = false
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	s.readMem()
+	s.mem.allocsAtGC = s.mem.allocs
 }
 
 // failUnlessGarbage is evict's last step before it refuses writes (nothing
