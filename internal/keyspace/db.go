@@ -133,7 +133,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		db.ks.Added += allocSize(int64(len(val)))
 	}
 	if !existed {
-		db.ks.Added += keyOverhead(unsafeView(key), e)
+		db.ks.Added += keyAllocs(unsafeView(key))
 	}
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
@@ -181,7 +181,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	}
 	db.ks.Added += valueUsage(e, defaultSamples)
 	if !existed {
-		db.ks.Added += keyOverhead(unsafeView(key), e)
+		db.ks.Added += keyAllocs(unsafeView(key))
 	}
 	db.ks.modified(db.ID, key)
 	if live {
@@ -209,7 +209,7 @@ func (db *DB) remove(key []byte) { db.removeString(unsafeView(key)) }
 // keep it.
 func (db *DB) removeString(key string) {
 	if old, ok := db.unlink(key); ok {
-		db.ks.Freed += entryUsage(key, &old, defaultSamples)
+		db.ks.Freed += freedUsage(key, &old)
 	}
 }
 
@@ -244,8 +244,9 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 		if de == nil || &de.val != e {
 			panic("keyspace: setExpire of an entry that is not key's")
 		}
+		before := db.expiring.bytes
 		e.expIdx = db.expiring.push(expItem{de: de, at: at})
-		db.ks.Added += expItemSize // as keyOverhead counts it
+		db.accountExp(before)
 	} else {
 		db.expiring.at(int(e.expIdx) - 1).at = at
 	}
@@ -277,9 +278,31 @@ func (db *DB) clearTTL(e *Entry) {
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
 func (db *DB) dropExpiring(idx int32) {
+	before := db.expiring.bytes
 	if moved := db.expiring.remove(int(idx) - 1); moved != nil {
 		moved.de.val.expIdx = idx
 	}
+	db.accountExp(before)
+}
+
+// accountExp counts the expiring set's chunks allocated or freed since its
+// size was before in Added or Freed. The set's memory is counted by chunk,
+// as it moves, not by item (freedUsage): a key that loses its TTL frees
+// nothing until its chunk empties, and a 16 KiB chunk is the allocation the
+// runtime's counter learns of last (decision 0022).
+func (db *DB) accountExp(before int64) {
+	if d := db.expiring.bytes - before; d > 0 {
+		db.ks.Added += d
+	} else {
+		db.ks.Freed -= d
+	}
+}
+
+// freedUsage is what removing key and e gives back: its allocations, not
+// its share of the key table and the expiring set (counted by bucket array,
+// Dict.added and .freed, and by chunk, accountExp).
+func freedUsage(key string, e *Entry) int64 {
+	return keyAllocs(key) + valueUsage(e, defaultSamples)
 }
 
 // expireKey deletes an expired key: the one deletion path shared by lazy and active
@@ -366,8 +389,8 @@ func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
 	moved, at := *e, db.ExpireAt(e)
 	moved.expIdx = 0
-	if old, ok := db.unlink(unsafeView(src)); ok {
-		db.ks.Freed += keyOverhead(unsafeView(src), &old) // the value moves
+	if _, ok := db.unlink(unsafeView(src)); ok {
+		db.ks.Freed += keyAllocs(unsafeView(src)) // the value moves
 	}
 	if d := db.Lookup(dst); d != nil {
 		db.remove(dst)
@@ -459,6 +482,7 @@ const hashtableMaxLoadFactor = 1.618
 func (ks *Keyspace) newKeyDict(id int) *Dict[Entry] {
 	d := NewDict[Entry](ks.seed + uint64(id))
 	d.expandAllowed = ks.dictExpandAllowed
+	d.added, d.freed = &ks.Added, &ks.Freed
 	return d
 }
 

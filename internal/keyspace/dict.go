@@ -43,6 +43,9 @@ type Dict[V any] struct {
 	// dictType.expandAllowed): moreMem is the new table's bytes, usedRatio
 	// the entries per bucket now.
 	expandAllowed func(moreMem int, usedRatio float64) bool
+	// added and freed, when set (the key tables: Keyspace.Added, .Freed),
+	// count the bucket arrays' bytes as they are allocated and let go
+	added, freed *int64
 }
 
 // dictEntry is one key and its value. The value is inline so that an entry costs
@@ -313,6 +316,7 @@ func (d *Dict[V]) rehashDone() {
 	if d.used[0] != 0 {
 		return
 	}
+	d.tableFreed(d.ht[0])
 	d.ht[0], d.ht[1] = d.ht[1], nil
 	d.used[0], d.used[1] = d.used[1], 0
 	d.rehashIdx = 0
@@ -367,13 +371,24 @@ func (d *Dict[V]) resize(size int) bool {
 		return false
 	}
 	tab := make([]*dictEntry[V], n)
+	if d.added != nil {
+		*d.added += allocSize(int64(n) * ptrSize)
+	}
 	if d.used[0] == 0 {
+		d.tableFreed(d.ht[0])
 		d.ht[0] = tab
 		return true
 	}
 	d.ht[1] = tab
 	d.rehashIdx = 0
 	return true
+}
+
+// tableFreed counts a bucket array the dict lets go of.
+func (d *Dict[V]) tableFreed(t []*dictEntry[V]) {
+	if d.freed != nil && t != nil {
+		*d.freed += allocSize(int64(len(t)) * ptrSize)
+	}
 }
 
 // pause stops rehashing and resizing while a callback runs, so that the bucket

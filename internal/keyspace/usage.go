@@ -62,11 +62,19 @@ func entryUsage(key string, e *Entry, samples int) int64 {
 // expItemSize is a TTL's place in the expiring set.
 const expItemSize = int64(unsafe.Sizeof(expItem{}))
 
+// keyAllocs is what storing a key allocates beside its value: its dict entry
+// (which holds the Entry inline) and its bytes. Keyspace.Added and .Freed
+// count these; keyOverhead adds the key's share of the bucket array and of
+// the expiring set, which Added and Freed count by array and by chunk.
+func keyAllocs(key string) int64 {
+	return allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key)))
+}
+
 // keyOverhead is the part of a key's footprint that is not its value: the
 // dict entry (which holds the Entry inline), the key's bytes, its bucket
 // slot, and its place in the expiring set.
 func keyOverhead(key string, e *Entry) int64 {
-	n := allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key))) + ptrSize
+	n := keyAllocs(key) + ptrSize
 	if e.expIdx != 0 {
 		n += expItemSize
 	}

@@ -42,6 +42,7 @@ type client struct {
 	lastCmd         atomic.Pointer[command.Spec] // read by CLIENT LIST
 	mem             clientMem                    // published memory figures (clientmem.go)
 	netIn, netOut   int64
+	bigReplies      uint8 // consecutive writes over replyChunk, up to 2 (resetReplyBuf)
 	cmds            int64
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
 	replica           *replicaState
@@ -215,12 +216,30 @@ func (s *Server) flush(cl *client) bool {
 	s.stats.writes.Add(1)
 	cl.netOut += int64(n)
 	s.stats.netOutput.Add(int64(n))
-	if cap(cl.w.Buf) > 1<<20 {
-		cl.w.Buf = nil // don't keep a huge buffer around after a big reply
+	cl.resetReplyBuf()
+	return err == nil
+}
+
+// resetReplyBuf empties the reply buffer once all of it was written. A buffer
+// grown past Redis's 16 KiB reply chunk is given back unless the client
+// needed that much twice running: one that keeps asking for big replies
+// (LRANGE of hundreds of elements, pipelines) keeps its buffer, while a
+// burst (a big reply once, the invalidations of an eviction) does not stay
+// live, as Redis frees its reply blocks once written. Kept, it counted in
+// used_memory: after an eviction, 10 tracking clients held about 100 KB each
+// of invalidations already sent, and the next eviction pass took keys for
+// them, which sent more (Redis's #8069 feedback loop). Never over 1 MiB.
+func (cl *client) resetReplyBuf() {
+	if len(cl.w.Buf) > replyChunk {
+		cl.bigReplies = min(cl.bigReplies+1, 2)
+	} else {
+		cl.bigReplies = 0
+	}
+	if c := cap(cl.w.Buf); c > 1<<20 || (c > replyChunk && cl.bigReplies < 2) {
+		cl.w.Buf = nil
 	} else {
 		cl.w.Buf = cl.w.Buf[:0]
 	}
-	return err == nil
 }
 
 func (s *Server) dropClient(cl *client) {

@@ -113,6 +113,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	s.execute(cl, spec, argv, cl.clockUs/1000)
 	if s.mem.settled {
 		s.forgetReportGarbage()
+	} else if s.mem.gcThisCmd {
+		s.mem.gcThisCmd = false
 	}
 	if !hasPushAsReply(spec) {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP

@@ -469,29 +469,3 @@ func TestKeyTableDoesNotGrowPastMaxmemory(t *testing.T) {
 		t.Fatalf("DBSIZE %d, want 4098 (evicted_keys %d)", n, e.info("stats", "evicted_keys"))
 	}
 }
-
-// A limit set 40 KB under used_memory evicts about 40 KB of keys, not that
-// plus garbage: 300 keys with 1,000-byte names (Redis 7.0 evicts 37 of them),
-// maxmemory at INFO's used_memory minus 40,000. Each eviction used to copy the
-// key's name (1 KB of garbage a key, counted as used until the next GC), and
-// the garbage since INFO counted too: 70 keys went.
-func TestEvictionTakesWhatTheLimitAsks(t *testing.T) {
-	srv := hotkvtest.Start(t, hotkvtest.WithConfig("latency-tracking", "no"),
-		hotkvtest.WithConfig("maxmemory-policy", "allkeys-lru"))
-	c := client(t, srv.Addr, 1)
-	ctx := context.Background()
-	for j := range 300 {
-		if err := c.Set(ctx, strconv.Itoa(j)+strings.Repeat("x", 1000), "x", 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e := &evictEnv{t: t, srv: srv, c: c}
-	used := e.info("memory", "used_memory")
-	if err := c.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used-40_000, 10)).Err(); err != nil {
-		t.Fatal(err)
-	}
-	evicted := e.info("stats", "evicted_keys")
-	if n := c.DBSize(ctx).Val(); evicted < 30 || evicted > 50 || n != 300-evicted {
-		t.Fatalf("%d keys evicted for 40 KB of 1 KB keys (want 30..50), dbsize %d", evicted, n)
-	}
-}

@@ -580,11 +580,7 @@ func (l *eventLoop) flush(cl *client) {
 		l.s.stats.writes.Add(1)
 	}
 	cl.sent = 0
-	if cap(cl.w.Buf) > 1<<20 {
-		cl.w.Buf = nil
-	} else {
-		cl.w.Buf = cl.w.Buf[:0]
-	}
+	cl.resetReplyBuf()
 	l.wantWrite(cl, false)
 	if cl.CloseAfterReply {
 		l.close(cl)

@@ -67,10 +67,12 @@ type memAcct struct {
 	addedAtGC   int64        // keyspace Added when the last GC was first seen
 	forceGC     bool         // a flush happened: collect before the next estimate
 	settled     bool         // the running command collected to report (forgetReportGarbage)
+	gcThisCmd   bool         // collect ran during the running command
 	near        bool         // the last estimate was near maxmemory: read afresh
 	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
 	memClients  func() int64 // maxmemory-clients, likewise
 	lastGCUs    int64        // when the last forced GC ended (monoUs)
+	forcedCycle uint64       // the GC cycle collect ran
 	lastGCDurUs int64        // how long it took
 	startup     uint64       // used memory when the server started serving
 	released    int64        // buffers of closed clients, estimated (releaseClient)
@@ -127,6 +129,8 @@ func (s *Server) collect() {
 	s.mem.lastGCUs, s.mem.lastGCDurUs = monoUs(), monoUs()-start
 	s.mem.forceGC = false
 	s.readMem()
+	s.mem.forcedCycle = s.mem.cycles
+	s.mem.gcThisCmd = true
 }
 
 // mayCollect bounds the GCs the eviction pass forces to about a tenth of the
@@ -163,7 +167,8 @@ func (s *Server) usedMemory() uint64 {
 	// the allocation counter lags (small objects are counted when their span
 	// cache is refilled): the keys stored since the GC are a floor for it
 	since := max(int64(s.mem.allocs-s.mem.allocsAtGC), s.ks.Added-s.mem.addedAtGC)
-	used := uint64(max(int64(s.mem.live)+since-(s.ks.Freed-s.mem.freedAtGC)-(s.mem.released-s.mem.relAtGC)-s.evictedMem.Load(), 0))
+	freed := (s.ks.Freed - s.mem.freedAtGC) + (s.mem.released - s.mem.relAtGC)
+	used := uint64(max(int64(s.mem.live)+since-freed-s.evictedMem.Load(), 0))
 	// near the limit every reading is fresh (about a microsecond), so that
 	// one big write (a 200 KB SETBIT) is seen by the next command's eviction
 	// pass, not a millisecond later
@@ -187,10 +192,15 @@ const reportHeapMax = 64 << 20
 // estimate as it stands. Engine lock held.
 func (s *Server) settleForReport() {
 	s.readMem()
-	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
-		s.collect()
-		s.mem.settled = true
+	if s.mem.live >= reportHeapMax {
+		return
 	}
+	if s.allocatedSinceGC() >= 4<<10 {
+		s.collect()
+	}
+	// collected now or by this command's eviction pass: the report's own
+	// garbage follows (forgetReportGarbage)
+	s.mem.settled = s.mem.gcThisCmd
 }
 
 // forgetReportGarbage runs after a command that settled (INFO, MEMORY STATS,
@@ -203,7 +213,7 @@ func (s *Server) settleForReport() {
 // counter holds every allocation made since the GC, and the estimate starts
 // again from the GC's live figure. Engine lock held.
 func (s *Server) forgetReportGarbage() {
-	s.mem.settled = false
+	s.mem.settled, s.mem.gcThisCmd = false, false
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.readMem()
@@ -308,6 +318,17 @@ func (s *Server) evict() int {
 	}
 	if used = s.collectIfGarbage(used, maxmem, false); used <= maxmem {
 		return evictOK // the excess was garbage (see the file comment)
+	}
+	if s.mem.cycles != s.mem.forcedCycle && s.mem.live < reportHeapMax {
+		// the live figure is the runtime's own GC's, which may have marked
+		// while a burst of output was live (an eviction's invalidations for
+		// tracking clients, not yet written, see resetReplyBuf): on a small
+		// heap a GC of ours confirms an excess before keys go for it. No
+		// time bound: there is at most one such GC per GC of the runtime's
+		s.collect()
+		if used = s.usedMemory(); used <= maxmem {
+			return evictOK
+		}
 	}
 	policy := s.mem.policy
 	if policy == keyspace.NoEviction {

@@ -99,7 +99,7 @@ func (cl *client) drainPush() {
 	}
 	cl.push.mu.Lock()
 	cl.w.Buf = append(cl.w.Buf, cl.push.buf...)
-	if cap(cl.push.buf) > 64<<10 {
+	if cap(cl.push.buf) > replyChunk { // a burst: not kept live (resetReplyBuf)
 		cl.push.buf = nil
 	} else {
 		cl.push.buf = cl.push.buf[:0]
