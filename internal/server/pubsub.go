@@ -99,6 +99,7 @@ func (cl *client) drainPush() {
 	}
 	cl.push.mu.Lock()
 	cl.w.Buf = append(cl.w.Buf, cl.push.buf...)
+	cl.pushed = true
 	if cap(cl.push.buf) > replyChunk { // a burst: not kept live (resetReplyBuf)
 		cl.push.buf = nil
 	} else {
