@@ -15,6 +15,44 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// memServer is a server in its own process (in the test's process, the
+// test's own allocations would count in used_memory) and a client of it.
+type memServer struct {
+	t    *testing.T
+	addr string
+	c    *redis.Client
+}
+
+func startMemServer(t *testing.T) *memServer {
+	t.Helper()
+	cmd, _, conn := startServerProcess(t)
+	conn.Close()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	addr := "127.0.0.1:" + cmd.Args[2] // --port N
+	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
+	t.Cleanup(func() { c.Close() })
+	return &memServer{t: t, addr: addr, c: c}
+}
+
+// info is field of INFO section ("": the default sections).
+func (m *memServer) info(section, field string) int64 {
+	m.t.Helper()
+	var text string
+	if section == "" {
+		text = m.c.Info(context.Background()).Val()
+	} else {
+		text = m.c.Info(context.Background(), section).Val()
+	}
+	for _, line := range strings.Split(text, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			n, _ := strconv.ParseInt(v, 10, 64)
+			return n
+		}
+	}
+	m.t.Fatalf("INFO %s has no %s", section, field)
+	return 0
+}
+
 // Redis's maxmemory unit, "is the memory limit honoured?", against a server
 // in its own process (in-process, the test's own allocations would count in
 // used_memory): with maxmemory 100 KB above used_memory, SETEX keys until
@@ -24,23 +62,9 @@ import (
 // (it once went over by a few KB, from small allocations the runtime's
 // counter had not seen yet).
 func TestMaxmemoryLimitHonoured(t *testing.T) {
-	cmd, _, conn := startServerProcess(t)
-	conn.Close()
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	port := cmd.Args[2] // --port N
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + port, MaxRetries: -1, PoolSize: 1})
-	defer c.Close()
-	ctx := context.Background()
-	used := func() int64 {
-		for _, line := range strings.Split(c.Info(ctx, "memory").Val(), "\r\n") {
-			if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		t.Fatal("no used_memory")
-		return 0
-	}
+	m := startMemServer(t)
+	c, ctx := m.c, context.Background()
+	used := func() int64 { return m.info("memory", "used_memory") }
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, policy := range []string{"allkeys-random", "allkeys-lru", "volatile-lfu", "volatile-ttl"} {
 		c.FlushAll(ctx)
@@ -78,23 +102,9 @@ func TestMaxmemoryLimitHonoured(t *testing.T) {
 // buffers that held them; a GC of the runtime's, marking while they were
 // live, made them count after they were written).
 func TestTrackingEvictionNoFeedbackLoop(t *testing.T) {
-	cmd, _, conn := startServerProcess(t)
-	conn.Close()
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	addr := "127.0.0.1:" + cmd.Args[2] // --port N
-	c := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, PoolSize: 1})
-	defer c.Close()
-	ctx := context.Background()
-	info := func(field string) int64 {
-		for _, line := range strings.Split(c.Info(ctx).Val(), "\r\n") {
-			if v, ok := strings.CutPrefix(line, field+":"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		t.Fatalf("no %s", field)
-		return 0
-	}
+	m := startMemServer(t)
+	c, ctx, addr := m.c, context.Background(), m.addr
+	info := func(field string) int64 { return m.info("", field) }
 	c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
 	c.ConfigSet(ctx, "maxmemory-eviction-tenacity", "100")
 	type tracker struct {
@@ -175,22 +185,9 @@ func readValue(t *testing.T, r *bufio.Reader) byte {
 // own process: in the test's process, its own allocations moved the figures by
 // tens of KB.)
 func TestEvictionTakesWhatTheLimitAsks(t *testing.T) {
-	cmd, _, conn := startServerProcess(t)
-	conn.Close()
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + cmd.Args[2], MaxRetries: -1, PoolSize: 1})
-	defer c.Close()
-	ctx := context.Background()
-	info := func(field string) int64 {
-		for _, line := range strings.Split(c.Info(ctx).Val(), "\r\n") {
-			if v, ok := strings.CutPrefix(line, field+":"); ok {
-				n, _ := strconv.ParseInt(v, 10, 64)
-				return n
-			}
-		}
-		t.Fatalf("no %s", field)
-		return 0
-	}
+	m := startMemServer(t)
+	c, ctx := m.c, context.Background()
+	info := func(field string) int64 { return m.info("", field) }
 	c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
 	for j := range 300 {
 		if err := c.Set(ctx, strconv.Itoa(j)+strings.Repeat("x", 1000), "x", 0).Err(); err != nil {

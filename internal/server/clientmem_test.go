@@ -211,18 +211,10 @@ func TestClientEviction(t *testing.T) {
 	}
 }
 
-// Client eviction comes before key eviction (Redis's processCommand runs
-// evictClients first), also when the clients' output grows inside one batch:
-// Redis's maxmemory unit's case of 20 clients that send MGET of a 100 KB key
-// and never read, with room for the keys and maxmemory-clients of output. The
-// clients send their MGETs in bursts (a pipeline per write), so a batch holds
-// MBs of replies before its end; they must be counted, and their evicted
-// owners' buffers taken as freed, before the next command's key eviction.
-func TestClientEvictionBeforeKeyEviction(t *testing.T) {
-	onBothTransports(t, testClientEvictionBeforeKeyEviction)
-}
-
-func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option) {
+// startClientEviction is the setup of Redis's client-eviction cases:
+// allkeys-lru with 4 MB over used_memory, 20 keys of 100 KB (the returned
+// value), maxmemory-clients 1 MB, and the control client CLIENT NO-EVICT.
+func startClientEviction(t *testing.T, opts ...hotkvtest.Option) (*evictEnv, string) {
 	e := startEvict(t, "allkeys-lru", opts...)
 	ctx := context.Background()
 	if err := e.c.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err(); err != nil {
@@ -237,6 +229,40 @@ func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option)
 	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
 		t.Fatal(err)
 	}
+	return e, val
+}
+
+// evictedAny reports whether a client or a key was evicted.
+func (e *evictEnv) evictedAny() bool {
+	return e.info("stats", "evicted_clients") > 0 || e.info("stats", "evicted_keys") > 0
+}
+
+// noKeyEvicted checks that client eviction came first: no key evicted, all
+// 20 of startClientEviction's keys there.
+func (e *evictEnv) noKeyEvicted() {
+	e.t.Helper()
+	if n := e.info("stats", "evicted_keys"); n != 0 {
+		e.t.Fatalf("%d keys evicted (evicted_clients %d): client eviction must come first",
+			n, e.info("stats", "evicted_clients"))
+	}
+	if n := e.c.DBSize(context.Background()).Val(); n != 20 {
+		e.t.Fatalf("dbsize %d, want 20", n)
+	}
+}
+
+// Client eviction comes before key eviction (Redis's processCommand runs
+// evictClients first), also when the clients' output grows inside one batch:
+// Redis's maxmemory unit's case of 20 clients that send MGET of a 100 KB key
+// and never read, with room for the keys and maxmemory-clients of output. The
+// clients send their MGETs in bursts (a pipeline per write), so a batch holds
+// MBs of replies before its end; they must be counted, and their evicted
+// owners' buffers taken as freed, before the next command's key eviction.
+func TestClientEvictionBeforeKeyEviction(t *testing.T) {
+	onBothTransports(t, testClientEvictionBeforeKeyEviction)
+}
+
+func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option) {
+	e, _ := startClientEviction(t, opts...)
 	burst := []byte(strings.Repeat("*2\r\n$4\r\nMGET\r\n$5\r\nbig:1\r\n", 30)) // 3 MB of replies
 	conns := make([]net.Conn, 10)
 	for i := range conns {
@@ -248,7 +274,7 @@ func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option)
 		conns[i] = c
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for e.info("stats", "evicted_clients") == 0 && e.info("stats", "evicted_keys") == 0 {
+	for !e.evictedAny() {
 		if time.Now().After(deadline) {
 			t.Fatal("neither a client nor a key was evicted")
 		}
@@ -258,13 +284,7 @@ func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option)
 		}
 	}
 	time.Sleep(50 * time.Millisecond) // the bursts still on their way
-	if n := e.info("stats", "evicted_keys"); n != 0 {
-		t.Fatalf("%d keys evicted (evicted_clients %d): client eviction must come first",
-			n, e.info("stats", "evicted_clients"))
-	}
-	if n := e.c.DBSize(ctx).Val(); n != 20 {
-		t.Fatalf("dbsize %d, want 20", n)
-	}
+	e.noKeyEvicted()
 }
 
 // Subscribers that do not read grow by the messages they are sent without
@@ -276,20 +296,8 @@ func TestClientEvictionOfSlowSubscribers(t *testing.T) {
 }
 
 func testClientEvictionOfSlowSubscribers(t *testing.T, opts ...hotkvtest.Option) {
-	e := startEvict(t, "allkeys-lru", opts...)
+	e, val := startClientEviction(t, opts...)
 	ctx := context.Background()
-	if err := e.c.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err(); err != nil {
-		t.Fatal(err)
-	}
-	val := strings.Repeat("x", 100_000)
-	for i := range 20 {
-		if err := e.c.Set(ctx, "big:"+strconv.Itoa(i), val, 0).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := e.c.ConfigSet(ctx, "maxmemory-clients", "1mb").Err(); err != nil {
-		t.Fatal(err)
-	}
 	for range 10 {
 		c, err := net.Dial("tcp", e.srv.Addr)
 		if err != nil {
@@ -302,7 +310,7 @@ func testClientEvictionOfSlowSubscribers(t *testing.T, opts ...hotkvtest.Option)
 		}
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for e.info("stats", "evicted_clients") == 0 && e.info("stats", "evicted_keys") == 0 {
+	for !e.evictedAny() {
 		if time.Now().After(deadline) {
 			t.Fatal("neither a client nor a key was evicted")
 		}
@@ -310,11 +318,5 @@ func testClientEvictionOfSlowSubscribers(t *testing.T, opts ...hotkvtest.Option)
 			t.Fatal(err)
 		}
 	}
-	if n := e.info("stats", "evicted_keys"); n != 0 {
-		t.Fatalf("%d keys evicted (evicted_clients %d): client eviction must come first",
-			n, e.info("stats", "evicted_clients"))
-	}
-	if n := e.c.DBSize(ctx).Val(); n != 20 {
-		t.Fatalf("dbsize %d, want 20", n)
-	}
+	e.noKeyEvicted()
 }
