@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/hotkvtest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -107,29 +104,18 @@ func TestTrackingEvictionNoFeedbackLoop(t *testing.T) {
 	info := func(field string) int64 { return m.info("", field) }
 	c.ConfigSet(ctx, "maxmemory-policy", "allkeys-lru")
 	c.ConfigSet(ctx, "maxmemory-eviction-tenacity", "100")
-	type tracker struct {
-		conn net.Conn
-		r    *bufio.Reader
-	}
-	var trackers []tracker
+	var trackers []*hotkvtest.Conn
 	for range 10 {
-		tc, err := net.Dial("tcp", addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tc.Close()
-		tr := tracker{tc, bufio.NewReader(tc)}
-		fmt.Fprintf(tc, "HELLO 3\r\nCLIENT TRACKING on\r\n")
-		readReply(t, tr.r) // HELLO's map
-		readReply(t, tr.r)
+		tr := hotkvtest.Dial(t, addr)
+		tr.Do("HELLO", "3")
+		tr.Do("CLIENT", "TRACKING", "on")
 		trackers = append(trackers, tr)
 	}
 	for j := range 300 {
 		key := strconv.Itoa(j) + strings.Repeat("x", 1000)
 		c.Set(ctx, key, "x", 0)
 		for _, tr := range trackers {
-			fmt.Fprintf(tr.conn, "*2\r\n$3\r\nGET\r\n$%d\r\n%s\r\n", len(key), key)
-			readReply(t, tr.r)
+			tr.Do("GET", key) // no invalidation can come first: nothing it tracks changed
 		}
 	}
 	limit := info("used_memory") - 40_000
@@ -143,40 +129,6 @@ func TestTrackingEvictionNoFeedbackLoop(t *testing.T) {
 	if evicted < 10 || evicted > 50 || after > 50 || n != 300-after {
 		t.Fatalf("evicted %d keys, %d after 100 ms, dbsize %d (Redis: 37, and no more)", evicted, after, n)
 	}
-}
-
-// readReply reads one RESP2/RESP3 reply, skipping pushes before it.
-func readReply(t *testing.T, r *bufio.Reader) {
-	t.Helper()
-	for readValue(t, r) == '>' {
-	}
-}
-
-// readValue reads one RESP value and returns its type byte.
-func readValue(t *testing.T, r *bufio.Reader) byte {
-	t.Helper()
-	line, err := r.ReadString('\n')
-	if err != nil || len(line) < 3 {
-		t.Fatalf("reading a reply: %q %v", line, err)
-	}
-	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
-	switch line[0] {
-	case '$', '=', '!':
-		if n >= 0 {
-			if _, err := io.ReadFull(r, make([]byte, n+2)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	case '*', '~', '>':
-		for range n {
-			readValue(t, r)
-		}
-	case '%', '|':
-		for range 2 * n {
-			readValue(t, r)
-		}
-	}
-	return line[0]
 }
 
 // A limit set 40 KB under used_memory evicts about 40 KB of keys, not that

@@ -22,7 +22,7 @@ type DB struct {
 }
 
 func newDB(ks *Keyspace, id int) *DB {
-	return &DB{ID: id, ks: ks, dict: ks.newKeyDict(id)}
+	return &DB{ID: id, ks: ks, dict: ks.newKeyDict(id), expiring: expIndex{acct: ks.allocCount()}}
 }
 
 // Len is the number of keys, including ones that expired but are not yet reclaimed
@@ -244,9 +244,7 @@ func (db *DB) setExpire(key []byte, e *Entry, at int64) {
 		if de == nil || &de.val != e {
 			panic("keyspace: setExpire of an entry that is not key's")
 		}
-		before := db.expiring.bytes
 		e.expIdx = db.expiring.push(expItem{de: de, at: at})
-		db.accountExp(before)
 	} else {
 		db.expiring.at(int(e.expIdx) - 1).at = at
 	}
@@ -278,29 +276,15 @@ func (db *DB) clearTTL(e *Entry) {
 
 // dropExpiring removes the 1-based slot idx from the expiring set (swap-remove).
 func (db *DB) dropExpiring(idx int32) {
-	before := db.expiring.bytes
 	if moved := db.expiring.remove(int(idx) - 1); moved != nil {
 		moved.de.val.expIdx = idx
-	}
-	db.accountExp(before)
-}
-
-// accountExp counts the expiring set's chunks allocated or freed since its
-// size was before in Added or Freed. The set's memory is counted by chunk,
-// as it moves, not by item (freedUsage): a key that loses its TTL frees
-// nothing until its chunk empties, and a 16 KiB chunk is the allocation the
-// runtime's counter learns of last (decision 0022).
-func (db *DB) accountExp(before int64) {
-	if d := db.expiring.bytes - before; d > 0 {
-		db.ks.Added += d
-	} else {
-		db.ks.Freed -= d
 	}
 }
 
 // freedUsage is what removing key and e gives back: its allocations, not
-// its share of the key table and the expiring set (counted by bucket array,
-// Dict.added and .freed, and by chunk, accountExp).
+// its share of the key table and the expiring set (allocCount counts those
+// by bucket array and by chunk: a key that loses its TTL frees nothing until
+// its chunk empties).
 func freedUsage(key string, e *Entry) int64 {
 	return keyAllocs(key) + valueUsage(e, defaultSamples)
 }
@@ -376,7 +360,7 @@ func (db *DB) Flush() {
 		db.ks.Obs.Flushing(db.ID)
 	}
 	db.dict = db.ks.newKeyDict(db.ID)
-	db.expiring = expIndex{}
+	db.expiring = expIndex{acct: db.ks.allocCount()}
 	db.clearHashReg()
 	db.avgTTL = 0
 }
@@ -482,7 +466,7 @@ const hashtableMaxLoadFactor = 1.618
 func (ks *Keyspace) newKeyDict(id int) *Dict[Entry] {
 	d := NewDict[Entry](ks.seed + uint64(id))
 	d.expandAllowed = ks.dictExpandAllowed
-	d.added, d.freed = &ks.Added, &ks.Freed
+	d.acct = ks.allocCount()
 	return d
 }
 

@@ -43,9 +43,9 @@ type Dict[V any] struct {
 	// dictType.expandAllowed): moreMem is the new table's bytes, usedRatio
 	// the entries per bucket now.
 	expandAllowed func(moreMem int, usedRatio float64) bool
-	// added and freed, when set (the key tables: Keyspace.Added, .Freed),
-	// count the bucket arrays' bytes as they are allocated and let go
-	added, freed *int64
+	// acct counts the bucket arrays as they are allocated and let go (set
+	// for the key tables)
+	acct allocCount
 }
 
 // dictEntry is one key and its value. The value is inline so that an entry costs
@@ -371,9 +371,7 @@ func (d *Dict[V]) resize(size int) bool {
 		return false
 	}
 	tab := make([]*dictEntry[V], n)
-	if d.added != nil {
-		*d.added += allocSize(int64(n) * ptrSize)
-	}
+	d.acct.alloc(allocSize(int64(n) * ptrSize))
 	if d.used[0] == 0 {
 		d.tableFreed(d.ht[0])
 		d.ht[0] = tab
@@ -386,8 +384,8 @@ func (d *Dict[V]) resize(size int) bool {
 
 // tableFreed counts a bucket array the dict lets go of.
 func (d *Dict[V]) tableFreed(t []*dictEntry[V]) {
-	if d.freed != nil && t != nil {
-		*d.freed += allocSize(int64(len(t)) * ptrSize)
+	if t != nil {
+		d.acct.free(allocSize(int64(len(t)) * ptrSize))
 	}
 }
 

@@ -23,7 +23,7 @@ const expFirst = 16
 type expIndex struct {
 	chunks [][]expItem
 	n      int
-	bytes  int64 // the chunks' memory (DB.accountExp)
+	acct   allocCount // the chunks, as they are allocated and freed
 }
 
 // len is the number of items.
@@ -37,14 +37,14 @@ func (x *expIndex) push(it expItem) int32 {
 	switch c := x.n / expChunk; {
 	case c == len(x.chunks) && c == 0:
 		x.chunks = append(x.chunks, make([]expItem, expFirst))
-		x.bytes += expFirst * expItemSize
+		x.acct.alloc(expFirst * expItemSize)
 	case c == len(x.chunks):
 		x.chunks = append(x.chunks, make([]expItem, expChunk))
-		x.bytes += expChunk * expItemSize
+		x.acct.alloc(expChunk * expItemSize)
 	case c == 0 && x.n == len(x.chunks[0]):
 		grown := make([]expItem, min(2*x.n, expChunk))
 		copy(grown, x.chunks[0])
-		x.bytes += int64(len(grown)-len(x.chunks[0])) * expItemSize
+		x.acct.alloc(int64(len(grown)-len(x.chunks[0])) * expItemSize)
 		x.chunks[0] = grown
 	}
 	*x.at(x.n) = it
@@ -67,7 +67,7 @@ func (x *expIndex) remove(i int) *expItem {
 		// the last chunk is empty: free it (keeping one spare would let a key
 		// that gains and loses a TTL at the boundary allocate every time)
 		if c+1 < len(x.chunks) {
-			x.bytes -= int64(len(x.chunks[c+1])) * expItemSize
+			x.acct.free(int64(len(x.chunks[c+1])) * expItemSize)
 			x.chunks[c+1] = nil
 			x.chunks = x.chunks[:c+1]
 		}

@@ -62,6 +62,27 @@ func entryUsage(key string, e *Entry, samples int) int64 {
 // expItemSize is a TTL's place in the expiring set.
 const expItemSize = int64(unsafe.Sizeof(expItem{}))
 
+// allocCount counts a structure's own allocations in the keyspace's Added
+// and Freed, where they happen: the key tables' bucket arrays (Dict) and the
+// expiring set's chunks (expIndex), 16 KiB allocations that the runtime's
+// counter learns of late (decision 0022). The zero value counts nothing (the
+// dicts of collections).
+type allocCount struct{ added, freed *int64 }
+
+func (ks *Keyspace) allocCount() allocCount { return allocCount{&ks.Added, &ks.Freed} }
+
+func (a allocCount) alloc(n int64) {
+	if a.added != nil {
+		*a.added += n
+	}
+}
+
+func (a allocCount) free(n int64) {
+	if a.freed != nil {
+		*a.freed += n
+	}
+}
+
 // keyAllocs is what storing a key allocates beside its value: its dict entry
 // (which holds the Entry inline) and its bytes. Keyspace.Added and .Freed
 // count these; keyOverhead adds the key's share of the bucket array and of

@@ -99,11 +99,18 @@ func (s *Server) publishMem(cl *client) {
 // itself was evicted (Redis then aborts the command). Runs on cl's serving
 // goroutine, engine lock held.
 func (s *Server) evictClientsFirst(cl *client) bool {
+	return s.publishForEviction(cl) && cl.killed.Load()
+}
+
+// publishForEviction publishes cl's figures now, and so evicts clients at
+// the limit, when client eviction is on; it reports whether it did. Only
+// cl's serving goroutine calls it.
+func (s *Server) publishForEviction(cl *client) bool {
 	if s.clientEvictionLimit() == 0 {
 		return false
 	}
 	s.publishMem(cl)
-	return cl.killed.Load()
+	return true
 }
 
 // notePush counts the growth of cl's queued messages from the sender's side,

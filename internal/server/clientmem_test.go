@@ -266,12 +266,7 @@ func testClientEvictionBeforeKeyEviction(t *testing.T, opts ...hotkvtest.Option)
 	burst := []byte(strings.Repeat("*2\r\n$4\r\nMGET\r\n$5\r\nbig:1\r\n", 30)) // 3 MB of replies
 	conns := make([]net.Conn, 10)
 	for i := range conns {
-		c, err := net.Dial("tcp", e.srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		conns[i] = c
+		conns[i] = hotkvtest.Dial(t, e.srv.Addr).Net()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for !e.evictedAny() {
@@ -299,15 +294,7 @@ func testClientEvictionOfSlowSubscribers(t *testing.T, opts ...hotkvtest.Option)
 	e, val := startClientEviction(t, opts...)
 	ctx := context.Background()
 	for range 10 {
-		c, err := net.Dial("tcp", e.srv.Addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		fmt.Fprintf(c, "*2\r\n$9\r\nSUBSCRIBE\r\n$3\r\nbla\r\n")
-		if _, err := bufio.NewReader(c).ReadString('\n'); err != nil { // then it never reads
-			t.Fatal(err)
-		}
+		hotkvtest.Dial(t, e.srv.Addr).Do("SUBSCRIBE", "bla") // then it never reads
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for !e.evictedAny() {

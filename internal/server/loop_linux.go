@@ -452,11 +452,9 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	}
 	if ran > 1 || cl.writeQueued {
 		l.queueWrite(cl)
-		if s.clientEvictionLimit() > 0 {
-			// the batch's replies wait for the end of the cycle: the clients
-			// served until then must see them in the sum (evictClientsFirst)
-			s.publishMem(cl)
-		}
+		// the batch's replies wait for the end of the cycle: the clients
+		// served until then must see them in the sum
+		s.publishForEviction(cl)
 		return
 	}
 	l.flushAndPublish(cl)
