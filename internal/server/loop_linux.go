@@ -521,8 +521,10 @@ func (l *eventLoop) prefetch(cl *client, argv [][]byte) {
 	for _, p := range l.pfPeek {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: p.Arg1, Arg2: p.Arg2, Last: p.Last})
 	}
-	db.Prefetch(reqs) // two keys or more: the range was checked above
-	clear(reqs)       // they point into the client's buffer: keep no buffer alive
+	if len(reqs) > 1 { // one request (nothing complete behind it): nothing to overlap
+		db.Prefetch(reqs)
+	}
+	clear(reqs) // they point into the client's buffer: keep no buffer alive
 	clear(l.pfPeek)
 	l.pfReqs = reqs[:0]
 }
