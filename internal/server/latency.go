@@ -6,76 +6,96 @@ import (
 	"strconv"
 )
 
-// latencyHist is a log-linear histogram of command durations in nanoseconds:
-// exact below 128 ns, then 64 sub-buckets per power of two (under 1.6% relative
-// error, close to the 2 significant digits of the HdrHistogram Redis uses).
-// Percentiles report a bucket's highest equivalent value, so they never
-// understate a latency.
+// latencyHist is one command's latency histogram with the layout of the
+// HdrHistogram Redis keeps per command (lowest 1 ns, highest 1 s, 2
+// significant figures: 128 sub-buckets per power of two above 256 ns), so
+// percentiles come out as Redis prints them (1 µs is "1.003", under 1 µs
+// "0.001").
+//
+// Its counts are allocated whole at the command's first call, as Redis's are,
+// and never grow: a histogram that grew with each slower outlier raised the
+// server's memory baseline during a churn and so pushed an empty database
+// over maxmemory. Durations arrive in whole microseconds, so only two kinds of
+// index occur: 1 ns (a call under 1 µs, Redis's floor) and 1 µs..1 s. The
+// indexes between them are never used and are not stored.
 type latencyHist struct {
-	counts []uint64
+	counts []uint64 // counts[i-histFirst] for hdr index i >= histFirst
+	subUs  uint64   // calls under 1 µs, recorded as 1 ns (hdr index 1)
 	total  uint64
 }
 
 const (
-	histExact = 128
-	histSub   = 64
+	histMaxNs = 1_000_000_000 // Redis's LATENCY_HISTOGRAM_MAX_VALUE
+	histHalf  = 128           // sub_bucket_half_count for 2 significant figures
 )
 
-func histIndex(v uint64) int {
-	if v < histExact {
-		return int(v)
-	}
-	e := bits.Len64(v) - 7 // v>>e in [64, 127]
-	return histExact + (e-1)*histSub + int(v>>uint(e)) - histSub
+var (
+	histFirst = hdrIndex(1000) // 1 µs
+	histLen   = hdrIndex(histMaxNs) + 1 - histFirst
+)
+
+// hdrBucket is the power-of-two bucket of v (HdrHistogram's get_bucket_index).
+func hdrBucket(v uint64) int { return bits.Len64(v|(2*histHalf-1)) - 8 }
+
+// hdrIndex is v's position in HdrHistogram's counts array.
+func hdrIndex(v uint64) int {
+	b := hdrBucket(v)
+	return (b+1)*histHalf + int(v>>uint(b)) - histHalf
 }
 
-// histHighest is the largest value that lands in bucket i.
-func histHighest(i int) uint64 {
-	if i < histExact {
-		return uint64(i)
+// hdrValueAt is the lowest value counted at index i (hdr_value_at_index).
+func hdrValueAt(i int) uint64 {
+	b, sub := i/histHalf-1, i%histHalf+histHalf
+	if b < 0 {
+		b, sub = 0, sub-histHalf
 	}
-	i -= histExact
-	e := i/histSub + 1
-	m := uint64(i%histSub + histSub)
-	return (m+1)<<uint(e) - 1
+	return uint64(sub) << uint(b)
 }
 
-func (h *latencyHist) record(ns uint64) {
-	i := histIndex(ns)
-	if i >= len(h.counts) {
-		n := max(2*len(h.counts), i+1, 256)
-		grown := make([]uint64, n)
-		copy(grown, h.counts)
-		h.counts = grown
+// hdrHighest is the highest value equivalent to the lowest value v of a bucket.
+func hdrHighest(v uint64) uint64 { return v + 1<<uint(hdrBucket(v)) - 1 }
+
+// record counts one call of us microseconds (Redis: duration*1000 ns, clamped
+// to 1 ns..1 s).
+func (h *latencyHist) record(us int64) {
+	if h.counts == nil {
+		h.counts = make([]uint64, histLen)
 	}
-	h.counts[i]++
 	h.total++
+	if us <= 0 {
+		h.subUs++
+		return
+	}
+	ns := uint64(min(us, histMaxNs/1000)) * 1000
+	h.counts[hdrIndex(ns)-histFirst]++
 }
 
-// percentile returns the value at percentile p (0..100).
+// percentile is hdr_value_at_percentile: the highest value equivalent to the
+// bucket where the count reaches round(p% of the total), in nanoseconds.
 func (h *latencyHist) percentile(p float64) uint64 {
-	if h.total == 0 {
+	rank := uint64(math.Min(p, 100)/100*float64(h.total) + 0.5)
+	rank = min(rank, h.total)
+	if rank == 0 {
 		return 0
 	}
-	rank := uint64(math.Ceil(p / 100 * float64(h.total)))
-	rank = max(rank, 1)
-	var seen uint64
+	if h.subUs >= rank {
+		return hdrHighest(1)
+	}
+	seen := h.subUs
 	for i, c := range h.counts {
-		seen += c
-		if seen >= rank {
-			return histHighest(i)
+		if seen += c; seen >= rank {
+			return hdrHighest(hdrValueAt(i + histFirst))
 		}
 	}
-	return histHighest(len(h.counts) - 1)
+	return 0 // unreachable: the counts sum to total
 }
 
-// recordLatency adds one command's duration (Redis records at least 1 µs).
+// recordLatency adds one command's duration in microseconds.
 func (s *Server) recordLatency(id int, us int64) {
 	if !s.latencyTracking.Load() {
 		return
 	}
-	h := &s.latency[id]
-	h.record(uint64(max(us, 1)) * 1000)
+	s.latency[id].record(us)
 }
 
 // infoLatencystats is INFO latencystats: latency_percentiles_usec_<cmd> lines.

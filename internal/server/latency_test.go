@@ -1,31 +1,73 @@
 package server
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
-// Buckets cover every value with the value's bucket's highest equivalent value at
-// most 1/64 above it, and percentiles never understate.
-func TestLatencyHistogram(t *testing.T) {
-	for _, v := range []uint64{0, 1, 127, 128, 129, 1000, 1007, 65535, 1 << 20, 123456789, 1 << 40} {
-		i := histIndex(v)
-		hi := histHighest(i)
-		if hi < v || (v >= histExact && float64(hi-v) > float64(v)/64+1) {
-			t.Errorf("v=%d: bucket %d highest %d", v, i, hi)
-		}
-		if i > 0 && histHighest(i-1) >= v {
-			t.Errorf("v=%d fits an earlier bucket", v)
+// The histogram reports what Redis's HdrHistogram (1 ns..1 s, 2 significant
+// figures) reports: values seen in Redis's INFO latencystats, and for a call
+// over 1 s the last bucket's highest value (1 s is 238<<22 ns, so its bucket
+// ends at 239<<22-1).
+func TestLatencyHistogramMatchesRedis(t *testing.T) {
+	for _, c := range []struct {
+		us   int64
+		want string
+	}{
+		{0, "0.001"}, {1, "1.003"}, {2, "2.007"}, {3, "3.007"}, {4, "4.015"},
+		{5, "5.023"}, {10, "10.047"}, {21, "21.119"}, {35, "35.071"},
+		{58, "58.111"}, {131, "131.071"}, {167, "167.935"},
+		{524, "524.287"}, {720, "720.895"}, {757, "757.759"}, {1044, "1044.479"},
+		{5341, "5341.183"}, {69730, "69730.303"},
+		{1_000_000, "1002438.655"}, {5_000_000, "1002438.655"}, // clamped to 1 s
+	} {
+		var h latencyHist
+		h.record(c.us)
+		for _, p := range []float64{50, 99, 99.9, 100} {
+			if got := fmt.Sprintf("%.3f", float64(h.percentile(p))/1000); got != c.want {
+				t.Errorf("%d µs: p%v = %s, want %s", c.us, p, got, c.want)
+			}
 		}
 	}
+}
+
+// Percentiles use Redis's rank, round(p% of the count), and its edges.
+func TestLatencyPercentiles(t *testing.T) {
 	var h latencyHist
-	for i := 1; i <= 1000; i++ {
-		h.record(uint64(i) * 1000) // 1..1000 µs in ns
+	if h.percentile(50) != 0 {
+		t.Fatal("empty histogram")
+	}
+	for us := int64(1); us <= 100; us++ {
+		h.record(us)
 	}
 	for _, c := range []struct {
 		p    float64
 		want uint64
-	}{{50, 500_000}, {99, 990_000}, {100, 1_000_000}} {
-		got := h.percentile(c.p)
-		if got < c.want || float64(got) > float64(c.want)*1.02 {
-			t.Errorf("p%v = %d, want about %d (never less)", c.p, got, c.want)
+	}{{0, 0}, {0.4, 0}, {0.5, 1003}, {50, 50_175}, {99, 99_327}, {100, 100_351}, {150, 100_351}} {
+		if got := h.percentile(c.p); got != c.want {
+			t.Errorf("p%v = %d, want %d", c.p, got, c.want)
 		}
+	}
+	h.record(0)
+	if got := h.percentile(0.5); got != 1 {
+		t.Errorf("a sub-µs call first: p0.5 = %d, want 1", got)
+	}
+}
+
+// The counts are allocated at the first call and never again: a slow outlier
+// must not grow the server's memory (it raised the baseline under maxmemory).
+func TestLatencyHistogramFixedSize(t *testing.T) {
+	var h latencyHist
+	h.record(0)
+	if len(h.counts) != histLen || histLen*8 > 21<<10 {
+		t.Fatalf("counts: %d entries", len(h.counts))
+	}
+	first := &h.counts[0]
+	if n := testing.AllocsPerRun(100, func() {
+		for _, us := range []int64{0, 1, 999, 123456, 1e6, 1e9} {
+			h.record(us)
+		}
+	}); n != 0 || &h.counts[0] != first {
+		t.Fatalf("record allocated %v times", n)
 	}
 }
