@@ -111,10 +111,8 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.trackBeforeExec(cl)
 	s.execute(cl, spec, argv, cl.clockUs/1000)
-	if s.mem.settled {
-		s.forgetReportGarbage()
-	} else if s.mem.gcThisCmd {
-		s.mem.gcThisCmd = false
+	if s.mem.evictAfter {
+		s.evictAfterCommand()
 	}
 	if !hasPushAsReply(spec) {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
@@ -283,6 +281,9 @@ func (s *Server) run(c *command.Ctx, spec *command.Spec) {
 		}
 	}()
 	spec.Run(c)
+	if s.mem.settled { // the command reported used memory: its text is garbage
+		s.forgetReportGarbage()
+	}
 }
 
 const errNoReplicas = "NOREPLICAS Not enough good replicas to write."

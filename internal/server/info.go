@@ -79,6 +79,12 @@ func (s *Server) Info(dst []byte, sections []string) []byte {
 			want[sec] = true
 		}
 	}
+	if all || dflt || want["memory"] {
+		// used memory as it is before this report allocates its text: the
+		// sections before Memory would otherwise count in it (a few KB live
+		// at the GC), and be taken for data afterwards
+		s.settleForReport()
+	}
 	first := true
 	for _, sec := range infoSections {
 		if !((all && sec.name != "debug") || want[sec.name] || (dflt && sec.inDflt)) {

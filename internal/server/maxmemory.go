@@ -66,8 +66,10 @@ type memAcct struct {
 	freedAtGC   int64        // keyspace Freed when the last GC was first seen
 	addedAtGC   int64        // keyspace Added when the last GC was first seen
 	forceGC     bool         // a flush happened: collect before the next estimate
-	settled     bool         // the running command collected to report (forgetReportGarbage)
-	gcThisCmd   bool         // collect ran during the running command
+	settled     bool         // the running command reports used memory (forgetReportGarbage)
+	reportMark  uint64       // allocs when it settled
+	reportUsed  uint64       // used memory then: what the report shows
+	evictAfter  bool         // maxmemory changed: evict once the command ends
 	near        bool         // the last estimate was near maxmemory: read afresh
 	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
 	memClients  func() int64 // maxmemory-clients, likewise
@@ -130,7 +132,6 @@ func (s *Server) collect() {
 	s.mem.forceGC = false
 	s.readMem()
 	s.mem.forcedCycle = s.mem.cycles
-	s.mem.gcThisCmd = true
 }
 
 // mayCollect bounds the GCs the eviction pass forces to about a tenth of the
@@ -189,35 +190,50 @@ const reportHeapMax = 64 << 20
 // writes (as Redis's own tests do) would find the garbage of the commands
 // before (INFO's own output among it) taken for data. A GC of a heap under
 // 64 MB takes well under a few milliseconds; above that INFO reports the
-// estimate as it stands. Engine lock held.
+// estimate as it stands. Then it marks the allocation counter (span caches
+// flushed, so the mark is exact), for forgetReportGarbage, and notes used
+// memory (reportUsed): the report shows it as it was before the report's own
+// allocations. Engine lock held.
 func (s *Server) settleForReport() {
-	s.readMem()
-	if s.mem.live >= reportHeapMax {
-		return
-	}
-	if s.allocatedSinceGC() >= 4<<10 {
+	s.mem.reportMark = flushedAllocs(s)
+	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
 		s.collect()
+		s.mem.reportMark = s.mem.allocs // collect flushed and read them
 	}
-	// collected now or by this command's eviction pass: the report's own
-	// garbage follows (forgetReportGarbage)
-	s.mem.settled = s.mem.gcThisCmd
+	s.mem.reportUsed = s.usedMemory()
+	s.mem.settled = true
 }
 
 // forgetReportGarbage runs after a command that settled (INFO, MEMORY STATS,
-// CONFIG SET maxmemory): what it allocated since its GC (INFO's text, its
-// copy into the reply) is garbage once the reply is built, as Redis frees
-// INFO's string before the next command. Counted as used until the next GC,
-// it made the eviction pass keep the live data some KB under the limit,
-// and INFO's figure never came within 4 KB of it (Redis's maxmemory unit
-// adds keys until it does). The span caches are flushed first, so the
-// counter holds every allocation made since the GC, and the estimate starts
-// again from the GC's live figure. Engine lock held.
+// CONFIG SET maxmemory; also when it ran inside EXEC or a script): what it allocated since settleForReport's mark
+// (INFO's text, its copy into the reply) is garbage once the reply is built,
+// as Redis frees INFO's string before the next command, so it leaves the
+// "allocated since the GC" figure; what was allocated before the mark stays.
+// Counted as used until the next GC, that text made the eviction pass keep
+// the live data some KB under the limit, and INFO's figure came within 4 KB
+// of it only after minutes (Redis's maxmemory unit adds keys until it does).
+// Engine lock held.
 func (s *Server) forgetReportGarbage() {
-	s.mem.settled, s.mem.gcThisCmd = false, false
+	s.mem.settled = false
+	cycles := s.mem.cycles
+	report := flushedAllocs(s) - s.mem.reportMark
+	if s.mem.cycles != cycles {
+		// a GC ran during the report: all allocated since it is the report's
+		s.mem.allocsAtGC = s.mem.allocs
+		return
+	}
+	s.mem.allocsAtGC += report
+}
+
+// flushedAllocs flushes every P's allocation cache into the runtime's
+// counters (ReadMemStats: a short stop-the-world; the counter otherwise learns
+// of small objects only when a span is refilled), reads them, and returns
+// the bytes allocated so far.
+func flushedAllocs(s *Server) uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.readMem()
-	s.mem.allocsAtGC = s.mem.allocs
+	return s.mem.allocs
 }
 
 // failUnlessGarbage is evict's last step before it refuses writes (nothing
@@ -434,8 +450,15 @@ func scriptMayDenyOOM(spec *command.Spec) bool {
 	return false
 }
 
-// applyMaxmemory follows maxmemory: the Go memory limit, and (as Redis's
-// CONFIG SET maxmemory) an eviction pass at once. Engine lock held.
+// applyMaxmemory follows maxmemory: the Go memory limit, and (as Redis 7.2+'s
+// CONFIG SET maxmemory, startEvictionTimeProc) an eviction pass right after
+// the command, before its reply is written (evictAfterCommand), not inside
+// it. Inside it, a CONFIG SET in a MULTI would evict keys the transaction's
+// next commands use (Redis: "1 OK 2" for INCR x, CONFIG SET maxmemory 1,
+// INCR x), and the DELs would join the command's unit, wrapped in
+// MULTI/EXEC, where Redis propagates each eviction as a unit of its own.
+// Outside any command (the config file) the background loop evicts.
+// Engine lock held.
 func (s *Server) applyMaxmemory() {
 	maxmem := s.maxmemory()
 	m := &s.mem
@@ -454,7 +477,23 @@ func (s *Server) applyMaxmemory() {
 	// INFO's figure) must evict that much, not that plus the garbage of the
 	// commands since (INFO's own text among it): on a small heap the garbage
 	// goes first, as INFO's figure was taken (settleForReport)
+	if s.prop.nesting == 0 {
+		s.startEvictionProc()
+		return
+	}
 	s.settleForReport()
+	s.mem.evictAfter = true
+}
+
+// evictAfterCommand runs the eviction pass a CONFIG SET maxmemory asked for,
+// once the outermost command has ended (its propagation unit handed over)
+// and before its reply goes out: Redis's time event runs in the same event
+// loop iteration, before beforeSleep writes the replies, so the client sees
+// the keys gone when it reads OK, and the eviction's messages (tracking
+// invalidations) are written with it, not counted as used by the client's
+// next command. Engine lock held.
+func (s *Server) evictAfterCommand() {
+	s.mem.evictAfter = false
 	if s.performEvictions() == evictRunning {
 		s.startEvictionProc()
 	}

@@ -30,8 +30,10 @@ import (
 //
 // Engine lock held.
 func (s *Server) memStats() command.MemoryStats {
-	s.settleForReport()
-	used := s.usedMemory()
+	if !s.mem.settled { // INFO settles before its first section
+		s.settleForReport()
+	}
+	used := s.mem.reportUsed
 	s.notePeak(used)
 	st := command.MemoryStats{
 		PeakAllocated:    int64(s.memPeak),

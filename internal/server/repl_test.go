@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -565,4 +566,57 @@ func checkRDB(t *testing.T, b []byte, want map[int]map[string]string) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("RDB keys %v, want %v", got, want)
 	}
+}
+
+// TestPropagationEviction is Redis's "propagation with eviction" and "...in
+// MULTI" (tests/unit/maxmemory.tcl, 7.2+): CONFIG SET maxmemory evicts after
+// the command (Redis starts its eviction time event), so each evicted key is
+// a DEL of its own, not a MULTI around the CONFIG SET's evictions, and inside
+// a transaction the commands after it still see the key (1 OK 2); the key
+// goes once EXEC has ended.
+func TestPropagationEviction(t *testing.T) {
+	t.Run("plain", func(t *testing.T) {
+		srv := startStreamServer(t)
+		cl := hotkvtest.Dial(t, srv.Addr)
+		r := attachStream(t, srv.Addr, "SYNC")
+		cl.Do("SET", "asdf1", "1")
+		cl.Do("SET", "asdf2", "2")
+		cl.Do("SET", "asdf3", "3")
+		cl.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+		cl.Do("CONFIG", "SET", "maxmemory", "1")
+		if n := cl.Do("DBSIZE"); n != ":0\r\n" {
+			t.Fatalf("DBSIZE after CONFIG SET maxmemory 1: %q", n)
+		}
+		cl.Do("CONFIG", "SET", "maxmemory", "0")
+		cl.Do("SET", "asdf4", "4")
+		var dels []string
+		got := []string{r.next(time.Second), r.next(time.Second), r.next(time.Second), r.next(time.Second)}
+		for range 3 {
+			dels = append(dels, r.next(time.Second))
+		}
+		got = append(got, r.next(time.Second))
+		slices.Sort(dels)
+		want := []string{"SELECT 0", "SET asdf1 1", "SET asdf2 2", "SET asdf3 3", "SET asdf4 4"}
+		if !slices.Equal(got, want) || !slices.Equal(dels, []string{"DEL asdf1", "DEL asdf2", "DEL asdf3"}) {
+			t.Fatalf("stream: %q, then %q", got, dels)
+		}
+	})
+	t.Run("multi", func(t *testing.T) {
+		srv := startStreamServer(t)
+		cl := hotkvtest.Dial(t, srv.Addr)
+		r := attachStream(t, srv.Addr, "SYNC")
+		cl.Do("CONFIG", "SET", "maxmemory-policy", "allkeys-lru")
+		cl.Do("MULTI")
+		cl.Do("INCR", "x")
+		cl.Do("CONFIG", "SET", "maxmemory", "1")
+		cl.Do("INCR", "x")
+		if got := cl.Do("EXEC"); got != "*3\r\n:1\r\n+OK\r\n:2\r\n" {
+			t.Fatalf("EXEC: %q, want 1 OK 2", got)
+		}
+		if n := cl.Do("DBSIZE"); n != ":0\r\n" {
+			t.Fatalf("DBSIZE after EXEC: %q", n)
+		}
+		cl.Do("CONFIG", "SET", "maxmemory", "0")
+		r.expect("MULTI", "SELECT 0", "INCR x", "INCR x", "EXEC", "DEL x")
+	})
 }
