@@ -186,3 +186,29 @@ func TestEvictionTakesWhatTheLimitAsks(t *testing.T) {
 		t.Fatalf("%d keys evicted for 40 KB of 1 KB keys (want 30..50), dbsize %d (want 250 or more)", evicted, n)
 	}
 }
+
+// INFO on a mid-size heap (about 30 MB live) does not run a GC at every call:
+// a poller's INFO once cost a full collection each (50 ms at 50 MB, 60 calls
+// a second from one client). It collects once the garbage since the last GC
+// is worth it: 4 KiB, and at least a 1024th of the live heap.
+func TestInfoDoesNotCollectEveryCall(t *testing.T) {
+	m := startMemServer(t)
+	c, ctx := m.c, context.Background()
+	val := strings.Repeat("v", 64)
+	for i := 0; i < 200_000; i += 1000 {
+		p := c.Pipeline()
+		for j := i; j < i+1000; j++ {
+			p.Set(ctx, "key:"+strconv.Itoa(j), val, 0)
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := m.info("memory", "go_gc_cycles")
+	for range 300 {
+		m.info("memory", "used_memory")
+	}
+	if n := m.info("memory", "go_gc_cycles") - before; n > 10 {
+		t.Fatalf("%d GCs for 300 INFO calls on a %d-byte heap", n, m.info("memory", "used_memory"))
+	}
+}

@@ -183,20 +183,21 @@ func (s *Server) usedMemory() uint64 {
 const reportHeapMax = 64 << 20
 
 // settleForReport makes used_memory the live figure when the heap is small:
-// a GC first, if 4 KiB or more were allocated since the last one. Redis's
-// used_memory never counts freed buffers; HotKV's estimate counts what was
-// allocated since the last GC until a GC proves it garbage, so without this
-// a client that reads used_memory, sets maxmemory a little above it and
-// writes (as Redis's own tests do) would find the garbage of the commands
-// before (INFO's own output among it) taken for data. A GC of a heap under
-// 64 MB takes well under a few milliseconds; above that INFO reports the
-// estimate as it stands. Then it marks the allocation counter (span caches
+// a GC first, if 4 KiB or more were allocated since the last one (and at
+// least a 1024th of the live heap: a GC's work grows with the heap, 50 ms at
+// 50 MB, so a poller's INFO pays for one only once the garbage it would
+// remove is worth it). Redis's used_memory never counts freed buffers;
+// HotKV's estimate counts what was allocated since the last GC until a GC
+// proves it garbage, so without this a client that reads used_memory, sets
+// maxmemory a little above it and writes (as Redis's own tests do, 100 KB
+// above on a 1.5 MB heap) would find the garbage of the commands before
+// taken for data. From 64 MB INFO reports the estimate as it stands. Then it marks the allocation counter (span caches
 // flushed, so the mark is exact), for forgetReportGarbage, and notes used
 // memory (reportUsed): the report shows it as it was before the report's own
 // allocations. Engine lock held.
 func (s *Server) settleForReport() {
 	s.mem.reportMark = flushedAllocs(s)
-	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= 4<<10 {
+	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= max(4<<10, s.mem.live>>10) {
 		s.collect()
 		s.mem.reportMark = s.mem.allocs // collect flushed and read them
 	}
