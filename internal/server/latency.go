@@ -25,8 +25,9 @@ type latencyHist struct {
 }
 
 const (
-	histMaxNs = 1_000_000_000 // Redis's LATENCY_HISTOGRAM_MAX_VALUE
-	histHalf  = 128           // sub_bucket_half_count for 2 significant figures
+	histMaxNs   = 1_000_000_000    // Redis's LATENCY_HISTOGRAM_MAX_VALUE
+	histHalfMag = 7                // sub_bucket_half_count_magnitude for 2 significant figures
+	histHalf    = 1 << histHalfMag // sub_bucket_half_count
 )
 
 var (
@@ -35,7 +36,7 @@ var (
 )
 
 // hdrBucket is the power-of-two bucket of v (HdrHistogram's get_bucket_index).
-func hdrBucket(v uint64) int { return bits.Len64(v|(2*histHalf-1)) - 8 }
+func hdrBucket(v uint64) int { return bits.Len64(v|(2*histHalf-1)) - (histHalfMag + 1) }
 
 // hdrIndex is v's position in HdrHistogram's counts array.
 func hdrIndex(v uint64) int {

@@ -122,15 +122,12 @@ func monoUs() int64 { return int64(time.Since(memEpoch)/time.Microsecond) + 1 }
 func (s *Server) collect() {
 	start := monoUs()
 	runtime.GC()
-	// ReadMemStats flushes every P's allocation cache into the counters
-	// (a short stop-the-world): without it, bytes allocated before the GC
-	// reach /gc/heap/allocs:bytes later and would count twice, in the live
-	// figure and as allocated since
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	// the allocation caches flushed: without it, bytes allocated before the
+	// GC reach /gc/heap/allocs:bytes later and would count twice, in the
+	// live figure and as allocated since
+	s.flushedAllocs()
 	s.mem.lastGCUs, s.mem.lastGCDurUs = monoUs(), monoUs()-start
 	s.mem.forceGC = false
-	s.readMem()
 	s.mem.forcedCycle = s.mem.cycles
 }
 
@@ -191,12 +188,13 @@ const reportHeapMax = 64 << 20
 // proves it garbage, so without this a client that reads used_memory, sets
 // maxmemory a little above it and writes (as Redis's own tests do, 100 KB
 // above on a 1.5 MB heap) would find the garbage of the commands before
-// taken for data. From 64 MB INFO reports the estimate as it stands. Then it marks the allocation counter (span caches
-// flushed, so the mark is exact), for forgetReportGarbage, and notes used
-// memory (reportUsed): the report shows it as it was before the report's own
-// allocations. Engine lock held.
+// taken for data. From 64 MB INFO reports the estimate as it stands. Then
+// it marks the allocation counter (span caches flushed, so the mark is
+// exact), for forgetReportGarbage, and notes used memory (reportUsed): the
+// report shows it as it was before the report's own allocations. Engine
+// lock held.
 func (s *Server) settleForReport() {
-	s.mem.reportMark = flushedAllocs(s)
+	s.mem.reportMark = s.flushedAllocs()
 	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= max(4<<10, s.mem.live>>10) {
 		s.collect()
 		s.mem.reportMark = s.mem.allocs // collect flushed and read them
@@ -206,18 +204,18 @@ func (s *Server) settleForReport() {
 }
 
 // forgetReportGarbage runs after a command that settled (INFO, MEMORY STATS,
-// CONFIG SET maxmemory; also when it ran inside EXEC or a script): what it allocated since settleForReport's mark
-// (INFO's text, its copy into the reply) is garbage once the reply is built,
-// as Redis frees INFO's string before the next command, so it leaves the
-// "allocated since the GC" figure; what was allocated before the mark stays.
-// Counted as used until the next GC, that text made the eviction pass keep
-// the live data some KB under the limit, and INFO's figure came within 4 KB
-// of it only after minutes (Redis's maxmemory unit adds keys until it does).
-// Engine lock held.
+// CONFIG SET maxmemory; also inside EXEC or a script): what it allocated
+// since settleForReport's mark (INFO's text, its copy into the reply) is
+// garbage once the reply is built, as Redis frees INFO's string before the
+// next command, so it leaves the "allocated since the GC" figure; what was
+// allocated before the mark stays. Counted as used until the next GC, that
+// text made the eviction pass keep the live data some KB under the limit,
+// and INFO's figure came within 4 KB of it only after minutes (Redis's
+// maxmemory unit adds keys until it does). Engine lock held.
 func (s *Server) forgetReportGarbage() {
 	s.mem.settled = false
 	cycles := s.mem.cycles
-	report := flushedAllocs(s) - s.mem.reportMark
+	report := s.flushedAllocs() - s.mem.reportMark
 	if s.mem.cycles != cycles {
 		// a GC ran during the report: all allocated since it is the report's
 		s.mem.allocsAtGC = s.mem.allocs
@@ -230,7 +228,7 @@ func (s *Server) forgetReportGarbage() {
 // counters (ReadMemStats: a short stop-the-world; the counter otherwise learns
 // of small objects only when a span is refilled), reads them, and returns
 // the bytes allocated so far.
-func flushedAllocs(s *Server) uint64 {
+func (s *Server) flushedAllocs() uint64 {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	s.readMem()
@@ -474,14 +472,14 @@ func (s *Server) applyMaxmemory() {
 	limit := int64(min(maxmem, math.MaxInt64/2))
 	limit += max(limit/4, 64<<20) // headroom: runtime overhead, garbage between GCs
 	debug.SetMemoryLimit(min(limit, m.userLimit))
-	// a limit set a little under used_memory (Redis's tests take 40 KB off
-	// INFO's figure) must evict that much, not that plus the garbage of the
-	// commands since (INFO's own text among it): on a small heap the garbage
-	// goes first, as INFO's figure was taken (settleForReport)
 	if s.prop.nesting == 0 {
 		s.startEvictionProc()
 		return
 	}
+	// a limit set a little under used_memory (Redis's tests take 40 KB off
+	// INFO's figure) must evict that much, not that plus the garbage of the
+	// commands since (INFO's own text among it): on a small heap the garbage
+	// goes first, as INFO's figure was taken (settleForReport)
 	s.settleForReport()
 	s.mem.evictAfter = true
 }
