@@ -75,3 +75,63 @@ func TestReadCommandAllocs(t *testing.T) {
 		}
 	}
 }
+
+// oneRequest is a client that sends one request per round trip: each Read
+// returns the request once.
+type oneRequest struct{ req []byte }
+
+func (o oneRequest) Read(p []byte) (int, error) { return copy(p, o.req), nil }
+
+// BenchmarkUnpipelinedClients reads one request from each of 50 clients in
+// turn, as an event loop serves unpipelined clients: "own" keeps a buffer
+// per client (50 x 32 KiB), "pooled" lends one buffer from a LocalPool and
+// gives it back after each request (Release).
+func BenchmarkUnpipelinedClients(b *testing.B) {
+	req := []byte("*3\r\n$3\r\nSET\r\n$10\r\nkey:000001\r\n$16\r\nvalue-0123456789\r\n")
+	for _, pooled := range []bool{false, true} {
+		name := map[bool]string{false: "own", true: "pooled"}[pooled]
+		b.Run(name, func(b *testing.B) {
+			pool := NewLocalPool(2)
+			rs := make([]*Reader, 50)
+			for i := range rs {
+				rs[i] = NewReader(oneRequest{req}, nil)
+				if pooled {
+					rs[i].SetPool(pool)
+				}
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				r := rs[i%len(rs)]
+				i++
+				if argv, err := r.ReadCommand(); err != nil || len(argv) != 3 {
+					b.Fatal(err)
+				}
+				r.Release()
+			}
+		})
+	}
+}
+
+// TestPooledReaderAllocs: lending the buffer costs no allocation once the
+// pool has one.
+func TestPooledReaderAllocs(t *testing.T) {
+	req := []byte("*2\r\n$3\r\nGET\r\n$10\r\nkey:000001\r\n")
+	pool := NewLocalPool(2)
+	a, b := NewReader(oneRequest{req}, nil), NewReader(oneRequest{req}, nil)
+	a.SetPool(pool)
+	b.SetPool(pool)
+	for _, r := range []*Reader{a, b} { // first uses allocate argv
+		r.ReadCommand()
+		r.Release()
+	}
+	if n := testing.AllocsPerRun(10000, func() {
+		for _, r := range []*Reader{a, b} {
+			if _, err := r.ReadCommand(); err != nil || !r.Release() {
+				t.Fatal(err)
+			}
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per two requests", n)
+	}
+}

@@ -39,7 +39,9 @@ type span struct {
 // that has not fully arrived is read into an allocation of exactly its size
 // (once its length has been checked against MaxBulkLen), as Redis does.
 // Arrays are never sized from a claimed count. In steady state, with
-// requests that fit the buffer, a command costs no allocation.
+// requests that fit the buffer, a command costs no allocation. With a
+// BufferPool (SetPool), the 32 KiB buffer is borrowed at a read and given
+// back by Release once every request in it has been returned.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -67,6 +69,9 @@ type Reader struct {
 	scan   int  // bytes of that line known to hold no terminator nor NUL
 	nul    bool // a NUL precedes any terminator: strchr never finds one
 
+	pool   BufferPool  // lends small; nil: small is the Reader's own, for life
+	waiter ReadyWaiter // rd, when it can wait for input without a buffer
+
 	unauth bool
 	err    error // sticky: *ProtocolError or ErrQueryBufferLimit
 	rerr   error // error that came with data from rd, returned by next fill
@@ -88,6 +93,45 @@ func (r *Reader) Reset(rd io.Reader) {
 	clear(r.args[:cap(r.args)])
 	*r = Reader{rd: rd, lim: r.lim, buf: r.small, small: r.small,
 		args: r.args[:0], argv: r.argv[:0], bulk: -1, lineAt: -1}
+}
+
+// ReadyWaiter is implemented by a source that can wait until it has input
+// (or fails) without a buffer to read into: a Reader with a BufferPool that
+// gave its buffer back waits that way, so that a connection blocked in a
+// read holds no buffer. A source without it (a non-blocking socket read by
+// an event loop, which reads only once the socket is ready) is read
+// straight into a buffer from the pool.
+type ReadyWaiter interface {
+	WaitReady() error
+}
+
+// SetPool makes the Reader take its buffer from p when it needs one and
+// give it back in Release, instead of keeping one for life. A buffer the
+// Reader already holds is kept until the next Release.
+func (r *Reader) SetPool(p BufferPool) {
+	r.pool = p
+	r.waiter, _ = r.rd.(ReadyWaiter)
+}
+
+// Release gives the Reader's buffer back to its pool when it holds nothing:
+// no buffered input and no partial request (Redis's resetReusableQueryBuf).
+// It reports whether the Reader now holds no buffer. After it, the argv of
+// the last command is invalid, as after the next read.
+func (r *Reader) Release() bool {
+	if r.buf == nil {
+		return true
+	}
+	if r.pool == nil || r.r != r.w || r.mbl > 0 || r.big != nil || r.err != nil {
+		return false
+	}
+	clear(r.argv[:cap(r.argv)])
+	if r.hadBig {
+		clear(r.args)
+		r.hadBig = false
+	}
+	r.pool.Put(r.small)
+	r.buf, r.small, r.r, r.w = nil, nil, 0, 0
+	return true
 }
 
 // SetUnauthenticated(true) applies the limits Redis puts on a client that
@@ -224,6 +268,11 @@ func (r *Reader) fill() error {
 		r.rerr = nil
 		return err
 	}
+	if r.buf == nil && r.waiter != nil {
+		if err := r.waiter.WaitReady(); err != nil {
+			return err
+		}
+	}
 	var dst []byte
 	if r.big != nil {
 		if r.bigN == len(r.big) {
@@ -276,7 +325,11 @@ func (r *Reader) overLimit() bool {
 // the front or by moving them into a larger buffer.
 func (r *Reader) makeRoom() {
 	if r.buf == nil {
-		r.small = make([]byte, defaultBufSize)
+		if r.pool != nil {
+			r.small = r.pool.Get()
+		} else {
+			r.small = make([]byte, defaultBufSize)
+		}
 		r.buf = r.small
 	}
 	if len(r.buf)-r.w >= minRead {

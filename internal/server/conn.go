@@ -60,8 +60,12 @@ const (
 
 // newClient builds the state of a connection in goroutine mode.
 func (s *Server) newClient(conn net.Conn) *client {
-	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), conn)
+	src := readSource(conn)
+	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), src)
 	cl.conn = conn
+	if _, ok := src.(resp.ReadyWaiter); ok {
+		cl.rd.SetPool(&s.readBufs) // the buffer is held only while input is
+	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
 			_ = tc.SetKeepAlive(true)
@@ -181,6 +185,7 @@ func (s *Server) serve(cl *client) {
 		if !s.flush(cl) || cl.CloseAfterReply {
 			return
 		}
+		cl.rd.Release() // back to the pool when every request read was run
 		s.publishMem(cl)
 	}
 }

@@ -40,6 +40,7 @@ type eventLoop struct {
 	cmds    int64
 	held    []*client              // clients whose next command waits for CLIENT PAUSE to end
 	pfReqs  []keyspace.PrefetchReq // prefetch's scratch
+	bufs    *resp.LocalPool        // read buffers, lent to a client while it has input (Reader.Release)
 	pfPeek  []resp.Peeked
 
 	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
@@ -116,7 +117,8 @@ func (s *Server) runLoops(n int) (stop func(), err error) {
 		if err != nil {
 			return nil, err
 		}
-		l := &eventLoop{s: s, epfd: epfd, wakefd: wfd, conns: map[int]*client{}, events: make([]unix.EpollEvent, 256)}
+		l := &eventLoop{s: s, epfd: epfd, wakefd: wfd, conns: map[int]*client{}, events: make([]unix.EpollEvent, 256),
+			bufs: resp.NewLocalPool(loopSpareBufs)}
 		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
 			return nil, err
 		}
@@ -270,6 +272,13 @@ func epollPoll(epfd int, events []unix.EpollEvent) (int, error) {
 	return epollWaitRaw(epfd, events, 0)
 }
 
+// loopSpareBufs is how many free read buffers a loop keeps. Clients borrow
+// the loop's buffer while they have input, so one serves every client whose
+// requests arrive whole; a client left with part of a request keeps its
+// buffer until the rest arrives, and the spares serve the next ones without
+// an allocation. Each is 32 KiB of used_memory that no client holds.
+const loopSpareBufs = 2
+
 // rawWaitMs bounds a raw (runtime-unaware) blocking epoll_wait. While the loop
 // waits raw, its goroutine counts as running: the garbage collector's
 // stop-the-world and sysmon's preemption reach it by a signal, which ends the
@@ -344,6 +353,7 @@ func (l *eventLoop) accept(lfd int) {
 		cl := s.initClient(sockaddrToAddr(sa), sockaddrToAddr(lsa), fdReader{fd: fd, s: s})
 		cl.fd = fd
 		cl.loop = l
+		cl.rd.SetPool(l.bufs)
 		if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}); err != nil {
 			_ = unix.Close(fd)
 			continue
@@ -449,6 +459,9 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 			l.close(cl)
 			return
 		}
+	}
+	if cl.held == nil && !cl.parked {
+		cl.rd.Release() // nothing left to parse: the buffer goes back to the loop
 	}
 	if ran > 1 || cl.writeQueued {
 		l.queueWrite(cl)
@@ -678,6 +691,7 @@ func (l *eventLoop) close(cl *client) {
 		return
 	}
 	delete(l.conns, cl.fd)
+	cl.rd.Release() // an empty buffer serves the next connection
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)
 	l.s.releaseClient(cl)
@@ -768,6 +782,7 @@ func (s *Server) whileBlocked(st *scriptState) {
 				if l.serveBusy(cl, argv, st) {
 					l.close(cl) // deferred: l.blocked
 				} else {
+					cl.rd.Release()
 					l.flush(cl)
 				}
 			}

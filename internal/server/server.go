@@ -61,6 +61,7 @@ type Server struct {
 	ks                                    *keyspace.Keyspace
 	table                                 *command.Table
 	limits                                *resp.Limits
+	readBufs                              resp.SharedPool // goroutine mode's read buffers
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener

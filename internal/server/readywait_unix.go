@@ -1,0 +1,43 @@
+//go:build unix
+
+package server
+
+import (
+	"io"
+	"net"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// readyConn is a goroutine-mode connection as its Reader's source: besides
+// Read, it waits until the socket has input without a buffer to read into
+// (resp.ReadyWaiter), so a connection blocked waiting for its next request
+// holds no read buffer.
+type readyConn struct {
+	net.Conn
+	rc syscall.RawConn
+}
+
+// readSource returns what a goroutine-mode Reader reads conn through: a
+// readyConn when the connection exposes its socket, else conn.
+func readSource(conn net.Conn) io.Reader {
+	if sc, ok := conn.(syscall.Conn); ok {
+		if rc, err := sc.SyscallConn(); err == nil {
+			return readyConn{Conn: conn, rc: rc}
+		}
+	}
+	return conn
+}
+
+// WaitReady waits in the runtime's poller until the socket is readable: a
+// one-byte MSG_PEEK that finds no data parks the goroutine until the poller
+// reports input, a hang-up or an error (the Read that follows returns it).
+// Read deadlines and Close end the wait as they end a Read.
+func (c readyConn) WaitReady() error {
+	return c.rc.Read(func(fd uintptr) bool {
+		var b [1]byte
+		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
+		return err != unix.EAGAIN && err != unix.EWOULDBLOCK && err != unix.EINTR
+	})
+}
