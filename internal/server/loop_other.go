@@ -16,3 +16,6 @@ func (s *Server) runLoops(int) (func(), error) { return func() {}, nil }
 func (s *Server) watchListener(net.Listener) error { return nil }
 
 func (s *Server) whileBlocked(*scriptState) {}
+
+// queuePush is never called: without event loops, cl.loop is always nil.
+func (l *eventLoop) queuePush(*client) {}
