@@ -41,6 +41,7 @@ type eventLoop struct {
 	held    []*client              // clients whose next command waits for CLIENT PAUSE to end
 	pfReqs  []keyspace.PrefetchReq // prefetch's scratch
 	bufs    *resp.LocalPool        // read buffers, lent to a client while it has input (Reader.Release)
+	sweptMs int64                  // when sweepIdle last ran
 	pfPeek  []resp.Peeked
 
 	// clients with queued Pub/Sub messages (pubsub.go), filled by any goroutine
@@ -242,7 +243,11 @@ func (l *eventLoop) run() {
 				l.close(cl)
 			}
 		}
-		l.s.loopStats.cycle(l.s.clock.NowUs()-cycleStart, l.cmdUs, l.cmds)
+		now := l.s.clock.NowUs()
+		l.s.loopStats.cycle(now-cycleStart, l.cmdUs, l.cmds)
+		if now/1000-l.sweptMs >= 1000 {
+			l.sweepIdle(now / 1000)
+		}
 	}
 	for _, cl := range l.conns {
 		l.close(cl)
@@ -471,6 +476,38 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 		return
 	}
 	l.flushAndPublish(cl)
+}
+
+// idleReplyMs is how long a client goes without a command before sweepIdle
+// gives its reply buffer back.
+const idleReplyMs = 2000
+
+// sweepIdle runs once a second: a client idle for idleReplyMs whose replies
+// were all written gives its reply buffer back, as Redis's clientsCron
+// shrinks an idle client's reply buffer (clientsCronResizeOutputBuffer, to
+// 1 KiB) and frees its query buffer. resetReplyBuf keeps a buffer of up to
+// 1 MiB between batches, which a client that asks for big replies needs
+// while it keeps asking (LRANGE_600 -P 16's p99), but an idle connection
+// kept it for life, counted in used_memory and so against maxmemory.
+//
+// The buffers count as freed in used_memory at once (mem.released), as
+// Redis's used_memory drops when it frees them, not at the next GC.
+func (l *eventLoop) sweepIdle(nowMs int64) {
+	l.sweptMs = nowMs
+	var freed int64
+	for _, cl := range l.conns {
+		if cap(cl.w.Buf) == 0 || len(cl.w.Buf) > 0 || cl.writeQueued || nowMs-cl.lastInteraction.Load() < idleReplyMs {
+			continue
+		}
+		freed += int64(cap(cl.w.Buf))
+		cl.w.Buf = nil
+		l.s.publishMem(cl)
+	}
+	if freed > 0 {
+		l.s.eng.Lock()
+		l.s.mem.released += freed
+		l.s.eng.Unlock()
+	}
 }
 
 // flushAndPublish writes cl's replies and, unless that closed it, publishes
