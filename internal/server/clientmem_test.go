@@ -190,37 +190,49 @@ func TestIdleClientHoldsNoQueryBuffer(t *testing.T) {
 	}
 }
 
-// A client idle for 2 s gives back its reply buffer (event-loop mode), as
+// A client idle for 2 s gives back its reply buffer, in both transports, as
 // Redis's clientsCron shrinks an idle client's: one that read a 185 KB reply
 // kept the buffer between batches for life, counted in used_memory.
 func TestIdleClientGivesBackReplyBuffer(t *testing.T) {
-	e := startMemEnv(t)
-	ctx := context.Background()
-	vals := make([]any, 600)
-	for i := range vals {
-		vals[i] = strings.Repeat("v", 300)
+	for _, mode := range []struct {
+		name string
+		opts []hotkvtest.Option
+	}{{"event-loop", nil}, {"goroutines", []hotkvtest.Option{hotkvtest.WithGoroutinePerConn()}}} {
+		t.Run(mode.name, func(t *testing.T) {
+			e := startMemEnv(t, mode.opts...)
+			ctx := context.Background()
+			vals := make([]any, 600)
+			for i := range vals {
+				vals[i] = strings.Repeat("v", 300)
+			}
+			if err := e.c.RPush(ctx, "list", vals...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			c := e.named("reader")
+			fmt.Fprintf(c, "*4\r\n$6\r\nLRANGE\r\n$4\r\nlist\r\n$1\r\n0\r\n$2\r\n-1\r\n")
+			reply := make([]byte, 6+600*(6+302))
+			if _, err := io.ReadFull(c, reply); err != nil || !strings.HasPrefix(string(reply), "*600\r\n$300\r\n") {
+				t.Fatalf("LRANGE: %q %v", reply[:20], err)
+			}
+			e.waitFor("the reply's figures", func() bool { n, _ := e.field("reader", "omem"); return n > 100_000 })
+			for range 50 {
+				time.Sleep(100 * time.Millisecond)
+				omem, _ := e.field("reader", "omem")
+				rbs, _ := e.field("reader", "rbs")
+				if omem == 0 && rbs == 0 {
+					// and the client still works
+					fmt.Fprintf(c, "*1\r\n$4\r\nPING\r\n")
+					if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
+						t.Fatalf("PING after the shrink: %q %v", line, err)
+					}
+					return
+				}
+			}
+			omem, _ := e.field("reader", "omem")
+			tot, _ := e.field("reader", "tot-mem")
+			t.Fatalf("after 5 s idle: omem=%d tot-mem=%d", omem, tot)
+		})
 	}
-	if err := e.c.RPush(ctx, "list", vals...).Err(); err != nil {
-		t.Fatal(err)
-	}
-	c := e.named("reader")
-	fmt.Fprintf(c, "*4\r\n$6\r\nLRANGE\r\n$4\r\nlist\r\n$1\r\n0\r\n$2\r\n-1\r\n")
-	reply := make([]byte, 6+600*(6+302))
-	if _, err := io.ReadFull(c, reply); err != nil || !strings.HasPrefix(string(reply), "*600\r\n$300\r\n") {
-		t.Fatalf("LRANGE: %q %v", reply[:20], err)
-	}
-	e.waitFor("the reply's figures", func() bool { n, _ := e.field("reader", "omem"); return n > 100_000 })
-	for range 50 {
-		time.Sleep(100 * time.Millisecond)
-		omem, _ := e.field("reader", "omem")
-		rbs, _ := e.field("reader", "rbs")
-		if omem == 0 && rbs == 0 {
-			return
-		}
-	}
-	omem, _ := e.field("reader", "omem")
-	tot, _ := e.field("reader", "tot-mem")
-	t.Fatalf("after 5 s idle: omem=%d tot-mem=%d", omem, tot)
 }
 
 // maxmemory-clients disconnects the biggest evictable clients until the

@@ -35,6 +35,7 @@ type client struct {
 	pushSoftSince   int64        // when queued messages first exceeded the soft limit
 	multi           multiState
 	killed          atomic.Bool
+	shrinkReply     atomic.Bool // goroutine mode: the idle reaper asks it to drop its reply buffer
 	rd              *resp.Reader
 	w               resp.Writer
 	ctx             command.Ctx
@@ -123,10 +124,14 @@ func (s *Server) serve(cl *client) {
 			argv, err = cl.rd.ReadCommand()
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
-					// woken to deliver messages or a blocked command's reply
+					// woken to deliver messages or a blocked command's reply,
+					// or to give an idle client's reply buffer back
 					_ = cl.conn.SetReadDeadline(time.Time{})
 					if !s.flush(cl) {
 						return
+					}
+					if cl.shrinkReply.Swap(false) {
+						s.dropIdleReply(cl)
 					}
 					continue
 				}
@@ -188,6 +193,26 @@ func (s *Server) serve(cl *client) {
 		cl.rd.Release() // back to the pool when every request read was run
 		s.publishMem(cl)
 	}
+}
+
+// idleReplyMs is how long a client goes without a command before it gives
+// its reply buffer back (event loops: sweepIdle; goroutine mode: the idle
+// reaper wakes the client, dropIdleReply).
+const idleReplyMs = 2000
+
+// dropIdleReply gives back a goroutine-mode client's reply buffer once it
+// has been idle for idleReplyMs with nothing left to write, as sweepIdle
+// does for the event loops' clients. Its goroutine calls it.
+func (s *Server) dropIdleReply(cl *client) {
+	if cap(cl.w.Buf) == 0 || len(cl.w.Buf) > 0 || s.clock.NowMs()-cl.lastInteraction.Load() < idleReplyMs {
+		return
+	}
+	freed := int64(cap(cl.w.Buf))
+	cl.w.Buf = nil
+	s.eng.Lock()
+	s.mem.released += freed
+	s.eng.Unlock()
+	s.publishMem(cl)
 }
 
 // readFailed handles a reader error: a protocol error gets Redis's reply, then

@@ -478,10 +478,6 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 	l.flushAndPublish(cl)
 }
 
-// idleReplyMs is how long a client goes without a command before sweepIdle
-// gives its reply buffer back.
-const idleReplyMs = 2000
-
 // sweepIdle runs once a second: a client idle for idleReplyMs whose replies
 // were all written gives its reply buffer back, as Redis's clientsCron
 // shrinks an idle client's reply buffer (clientsCronResizeOutputBuffer, to

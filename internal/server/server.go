@@ -457,7 +457,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 	}
 }
 
-// idleReaper closes clients idle for longer than timeout (when timeout > 0).
+// idleReaper closes clients idle for longer than timeout (when timeout > 0),
+// and wakes goroutine-mode clients idle for idleReplyMs that hold a reply
+// buffer, to give it back.
 func (s *Server) idleReaper(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -468,15 +470,20 @@ func (s *Server) idleReaper(ctx context.Context) {
 		case <-t.C:
 		}
 		limit := s.cfg.Int("timeout")
-		if limit <= 0 {
-			continue
-		}
 		now := s.clock.NowMs()
 		s.mu.Lock()
 		for id, cl := range s.clients {
-			if now-cl.lastInteraction.Load() > limit*1000 {
+			idle := now - cl.lastInteraction.Load()
+			if limit > 0 && idle > limit*1000 {
 				delete(s.clients, id)
 				cl.kill()
+				continue
+			}
+			// goroutine mode: an idle client's goroutine waits in a read,
+			// so it is woken (a past read deadline, as for pushes) to give
+			// its reply buffer back (dropIdleReply)
+			if cl.conn != nil && idle >= idleReplyMs && cl.mem.rbs.Load() > 0 && !cl.shrinkReply.Swap(true) {
+				_ = cl.conn.SetReadDeadline(time.Unix(1, 0))
 			}
 		}
 		s.mu.Unlock()
