@@ -35,7 +35,7 @@ type client struct {
 	pushSoftSince   int64        // when queued messages first exceeded the soft limit
 	multi           multiState
 	killed          atomic.Bool
-	shrinkReply     atomic.Bool // goroutine mode: the idle reaper asks it to drop its reply buffer
+	idleShrink      atomic.Bool // goroutine mode: the idle reaper asks it to give its buffers back
 	rd              *resp.Reader
 	w               resp.Writer
 	ctx             command.Ctx
@@ -65,7 +65,7 @@ func (s *Server) newClient(conn net.Conn) *client {
 	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), src)
 	cl.conn = conn
 	if _, ok := src.(resp.ReadyWaiter); ok {
-		cl.rd.SetPool(&s.readBufs) // the buffer is held only while input is
+		cl.rd.SetPool(&s.readBufs) // given back when idle (dropIdleBuffers)
 	}
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
@@ -125,13 +125,13 @@ func (s *Server) serve(cl *client) {
 			if err != nil {
 				if errors.Is(err, os.ErrDeadlineExceeded) {
 					// woken to deliver messages or a blocked command's reply,
-					// or to give an idle client's reply buffer back
+					// or to give an idle client's buffers back
 					_ = cl.conn.SetReadDeadline(time.Time{})
 					if !s.flush(cl) {
 						return
 					}
-					if cl.shrinkReply.Swap(false) {
-						s.dropIdleReply(cl)
+					if cl.idleShrink.Swap(false) {
+						s.dropIdleBuffers(cl)
 					}
 					continue
 				}
@@ -190,28 +190,36 @@ func (s *Server) serve(cl *client) {
 		if !s.flush(cl) || cl.CloseAfterReply {
 			return
 		}
-		cl.rd.Release() // back to the pool when every request read was run
 		s.publishMem(cl)
 	}
 }
 
 // idleReplyMs is how long a client goes without a command before it gives
 // its reply buffer back (event loops: sweepIdle; goroutine mode: the idle
-// reaper wakes the client, dropIdleReply).
+// reaper wakes the client, dropIdleBuffers), and in goroutine mode its read
+// buffer too.
 const idleReplyMs = 2000
 
-// dropIdleReply gives back a goroutine-mode client's reply buffer once it
-// has been idle for idleReplyMs with nothing left to write, as sweepIdle
-// does for the event loops' clients. Its goroutine calls it.
-func (s *Server) dropIdleReply(cl *client) {
-	if cap(cl.w.Buf) == 0 || len(cl.w.Buf) > 0 || s.clock.NowMs()-cl.lastInteraction.Load() < idleReplyMs {
+// dropIdleBuffers gives back a goroutine-mode client's buffers once it has
+// been idle for idleReplyMs: its reply buffer, if nothing is left to write,
+// and its read buffer, if no request is partly read, as Redis's clientsCron
+// frees an idle client's query buffer (Redis 7.0) and shrinks its reply
+// buffer. Its goroutine calls it, woken by the idle reaper. The next read
+// waits for input without a buffer (resp.ReadyWaiter) and takes one from the
+// pool; an active client keeps its buffer, so the wait costs a system call
+// only once an idle period.
+func (s *Server) dropIdleBuffers(cl *client) {
+	if s.clock.NowMs()-cl.lastInteraction.Load() < idleReplyMs {
 		return
 	}
-	freed := int64(cap(cl.w.Buf))
-	cl.w.Buf = nil
-	s.eng.Lock()
-	s.mem.released += freed
-	s.eng.Unlock()
+	cl.rd.Release() // into the pool: still live, nothing freed
+	if cap(cl.w.Buf) > 0 && len(cl.w.Buf) == 0 {
+		freed := int64(cap(cl.w.Buf))
+		cl.w.Buf = nil
+		s.eng.Lock()
+		s.mem.released += freed
+		s.eng.Unlock()
+	}
 	s.publishMem(cl)
 }
 

@@ -12,8 +12,8 @@ import (
 
 // readyConn is a goroutine-mode connection as its Reader's source: besides
 // Read, it waits until the socket has input without a buffer to read into
-// (resp.ReadyWaiter), so a connection blocked waiting for its next request
-// holds no read buffer.
+// (resp.ReadyWaiter), so a connection that gave its buffer back when idle
+// (dropIdleBuffers) holds none while it waits for its next request.
 type readyConn struct {
 	net.Conn
 	rc syscall.RawConn
@@ -38,6 +38,8 @@ func (c readyConn) WaitReady() error {
 	return c.rc.Read(func(fd uintptr) bool {
 		var b [1]byte
 		_, _, err := unix.Recvfrom(int(fd), b[:], unix.MSG_PEEK|unix.MSG_DONTWAIT)
-		return err != unix.EAGAIN && err != unix.EWOULDBLOCK && err != unix.EINTR
+		// anything but "no data" ends the wait: data, EOF (0 bytes), an
+		// error, or EINTR, after which the Read waits as a Read does
+		return err != unix.EAGAIN && err != unix.EWOULDBLOCK
 	})
 }

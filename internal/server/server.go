@@ -459,7 +459,7 @@ func (s *Server) acceptLoop(ln net.Listener) {
 
 // idleReaper closes clients idle for longer than timeout (when timeout > 0),
 // and wakes goroutine-mode clients idle for idleReplyMs that hold a reply
-// buffer, to give it back.
+// or read buffer, to give them back.
 func (s *Server) idleReaper(ctx context.Context) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -481,8 +481,8 @@ func (s *Server) idleReaper(ctx context.Context) {
 			}
 			// goroutine mode: an idle client's goroutine waits in a read,
 			// so it is woken (a past read deadline, as for pushes) to give
-			// its reply buffer back (dropIdleReply)
-			if cl.conn != nil && idle >= idleReplyMs && cl.mem.rbs.Load() > 0 && !cl.shrinkReply.Swap(true) {
+			// its buffers back (dropIdleBuffers)
+			if cl.conn != nil && idle >= idleReplyMs && cl.mem.rbs.Load()+cl.mem.qbufFree.Load() > 0 && !cl.idleShrink.Swap(true) {
 				_ = cl.conn.SetReadDeadline(time.Unix(1, 0))
 			}
 		}
