@@ -217,6 +217,17 @@ func readerSeeds(f *testing.F) {
 	f.Add([]byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$40000\r\nabc"), byte(7))
 }
 
+// fuzzBulkMax is the bulk length limit the reader fuzzers run under.
+const fuzzBulkMax = 1 << 16
+
+// fuzzLimits are the reduced limits the reader fuzzers run under.
+func fuzzLimits() *Limits {
+	lim := NewLimits()
+	lim.MaxBulkLen.Store(fuzzBulkMax)
+	lim.MaxQueryBuf.Store(1 << 20)
+	return lim
+}
+
 // FuzzReader parses arbitrary bytes delivered in chunks of a fuzzed size
 // and checks that exactly the commands, and the error, of the reference
 // parser come out, under reduced limits. It also checks that any argv,
@@ -227,12 +238,9 @@ func FuzzReader(f *testing.F) {
 		if len(in) >= inlineMax {
 			return
 		}
-		lim := NewLimits()
-		lim.MaxBulkLen.Store(1 << 16)
-		lim.MaxQueryBuf.Store(1 << 20)
 		unauth := chunk&0x80 != 0
-		got, err := readAll(t, string(in), int(chunk&0x7f)+1, lim, unauth)
-		want, end := refParse(string(in), 1<<16, unauth)
+		got, err := readAll(t, string(in), int(chunk&0x7f)+1, fuzzLimits(), unauth)
+		want, end := refParse(string(in), fuzzBulkMax, unauth)
 		if !sameCmds(got, want) || errText(err) != end {
 			t.Fatalf("input %q:\n got %q %v\nwant %q %v", in, got, errText(err), want, end)
 		}

@@ -93,9 +93,7 @@ func FuzzPooledReaders(f *testing.F) {
 		if len(in) >= inlineMax {
 			return
 		}
-		lim := NewLimits()
-		lim.MaxBulkLen.Store(1 << 16)
-		lim.MaxQueryBuf.Store(1 << 20)
+		lim := fuzzLimits()
 		pool := &scribblePool{LocalPool: LocalPool{keep: 1}}
 		other := append(bytes.Clone(in[len(in)/2:]), in[:len(in)/2]...)
 		conns := []*pooledConn{{src: &stepSource{data: in}}, {src: &stepSource{data: other}}}
@@ -125,7 +123,7 @@ func FuzzPooledReaders(f *testing.F) {
 			}
 		}
 		for _, c := range conns {
-			want, end := refParse(string(c.src.data), 1<<16, false)
+			want, end := refParse(string(c.src.data), fuzzBulkMax, false)
 			if !sameCmds(c.cmds, want) || errText(c.err) != end {
 				t.Fatalf("input %q:\n got %q %v\nwant %q %v", c.src.data, c.cmds, errText(c.err), want, end)
 			}

@@ -158,100 +158,90 @@ func TestClientListMemoryFields(t *testing.T) {
 // which counted in used_memory: 50 connections held 1.7 MB of a 3 MB
 // maxmemory.
 func TestIdleClientHoldsNoQueryBuffer(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		opts []hotkvtest.Option
-	}{{"event-loop", nil}, {"goroutines", []hotkvtest.Option{hotkvtest.WithGoroutinePerConn()}}} {
-		t.Run(mode.name, func(t *testing.T) {
-			e := startMemEnv(t, mode.opts...)
-			e.named("idle")
-			idle := func() bool {
-				q, _ := e.field("idle", "qbuf")
-				free, _ := e.field("idle", "qbuf-free")
-				tot, _ := e.field("idle", "tot-mem")
-				return q == 0 && free == 0 && tot <= 4096
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		e := startMemEnv(t, opts...)
+		e.named("idle")
+		idle := func() bool {
+			q, _ := e.field("idle", "qbuf")
+			free, _ := e.field("idle", "qbuf-free")
+			tot, _ := e.field("idle", "tot-mem")
+			return q == 0 && free == 0 && tot <= 4096
+		}
+		if len(opts) > 0 { // goroutine mode
+			if free, _ := e.field("idle", "qbuf-free"); free == 0 {
+				t.Fatal("goroutine mode gave its buffer back at once: it keeps it while active")
 			}
-			if mode.opts != nil {
-				if free, _ := e.field("idle", "qbuf-free"); free == 0 {
-					t.Fatal("goroutine mode gave its buffer back at once: it keeps it while active")
+			for i := 0; !idle(); i++ {
+				if i == 50 {
+					free, _ := e.field("idle", "qbuf-free")
+					t.Fatalf("after 5 s idle: qbuf-free=%d", free)
 				}
-				for i := 0; !idle(); i++ {
-					if i == 50 {
-						free, _ := e.field("idle", "qbuf-free")
-						t.Fatalf("after 5 s idle: qbuf-free=%d", free)
-					}
-					time.Sleep(100 * time.Millisecond)
-				}
-				return // goroutine mode publishes figures after a command, not while a request arrives
+				time.Sleep(100 * time.Millisecond)
 			}
-			if !idle() {
-				q, _ := e.field("idle", "qbuf")
-				free, _ := e.field("idle", "qbuf-free")
-				tot, _ := e.field("idle", "tot-mem")
-				t.Fatalf("idle client: qbuf=%d qbuf-free=%d tot-mem=%d", q, free, tot)
-			}
-			part := e.named("part")
-			fmt.Fprintf(part, "*2\r\n$4\r\nECHO\r\n$5\r\nab")
-			e.waitFor("the partial request", func() bool { n, _ := e.field("part", "qbuf"); return n > 0 })
-			if free, _ := e.field("part", "qbuf-free"); free <= 0 {
-				t.Fatalf("a partial request with qbuf-free=%d", free)
-			}
-			fmt.Fprintf(part, "cde\r\n")
-			if line, err := bufio.NewReader(part).ReadString('c'); err != nil || line != "$5\r\nabc" {
-				t.Fatalf("ECHO: %q %v", line, err)
-			}
-			e.waitFor("the buffer's return", func() bool {
-				q, _ := e.field("part", "qbuf")
-				free, _ := e.field("part", "qbuf-free")
-				return q == 0 && free == 0
-			})
+			return // goroutine mode publishes figures after a command, not while a request arrives
+		}
+		if !idle() {
+			q, _ := e.field("idle", "qbuf")
+			free, _ := e.field("idle", "qbuf-free")
+			tot, _ := e.field("idle", "tot-mem")
+			t.Fatalf("idle client: qbuf=%d qbuf-free=%d tot-mem=%d", q, free, tot)
+		}
+		part := e.named("part")
+		fmt.Fprintf(part, "*2\r\n$4\r\nECHO\r\n$5\r\nab")
+		e.waitFor("the partial request", func() bool { n, _ := e.field("part", "qbuf"); return n > 0 })
+		if free, _ := e.field("part", "qbuf-free"); free <= 0 {
+			t.Fatalf("a partial request with qbuf-free=%d", free)
+		}
+		fmt.Fprintf(part, "cde\r\n")
+		if line, err := bufio.NewReader(part).ReadString('c'); err != nil || line != "$5\r\nabc" {
+			t.Fatalf("ECHO: %q %v", line, err)
+		}
+		e.waitFor("the buffer's return", func() bool {
+			q, _ := e.field("part", "qbuf")
+			free, _ := e.field("part", "qbuf-free")
+			return q == 0 && free == 0
 		})
-	}
+	})
 }
 
 // A client idle for 2 s gives back its reply buffer, in both transports, as
 // Redis's clientsCron shrinks an idle client's: one that read a 185 KB reply
 // kept the buffer between batches for life, counted in used_memory.
 func TestIdleClientGivesBackReplyBuffer(t *testing.T) {
-	for _, mode := range []struct {
-		name string
-		opts []hotkvtest.Option
-	}{{"event-loop", nil}, {"goroutines", []hotkvtest.Option{hotkvtest.WithGoroutinePerConn()}}} {
-		t.Run(mode.name, func(t *testing.T) {
-			e := startMemEnv(t, mode.opts...)
-			ctx := context.Background()
-			vals := make([]any, 600)
-			for i := range vals {
-				vals[i] = strings.Repeat("v", 300)
-			}
-			if err := e.c.RPush(ctx, "list", vals...).Err(); err != nil {
-				t.Fatal(err)
-			}
-			c := e.named("reader")
-			fmt.Fprintf(c, "*4\r\n$6\r\nLRANGE\r\n$4\r\nlist\r\n$1\r\n0\r\n$2\r\n-1\r\n")
-			reply := make([]byte, 6+600*(6+302))
-			if _, err := io.ReadFull(c, reply); err != nil || !strings.HasPrefix(string(reply), "*600\r\n$300\r\n") {
-				t.Fatalf("LRANGE: %q %v", reply[:20], err)
-			}
-			e.waitFor("the reply's figures", func() bool { n, _ := e.field("reader", "omem"); return n > 100_000 })
-			for range 50 {
-				time.Sleep(100 * time.Millisecond)
-				omem, _ := e.field("reader", "omem")
-				rbs, _ := e.field("reader", "rbs")
-				if omem == 0 && rbs == 0 {
-					// and the client still works
-					fmt.Fprintf(c, "*1\r\n$4\r\nPING\r\n")
-					if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
-						t.Fatalf("PING after the shrink: %q %v", line, err)
-					}
-					return
-				}
-			}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		e := startMemEnv(t, opts...)
+		ctx := context.Background()
+		vals := make([]any, 600)
+		for i := range vals {
+			vals[i] = strings.Repeat("v", 300)
+		}
+		if err := e.c.RPush(ctx, "list", vals...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		c := e.named("reader")
+		fmt.Fprintf(c, "*4\r\n$6\r\nLRANGE\r\n$4\r\nlist\r\n$1\r\n0\r\n$2\r\n-1\r\n")
+		reply := make([]byte, 6+600*(6+302))
+		if _, err := io.ReadFull(c, reply); err != nil || !strings.HasPrefix(string(reply), "*600\r\n$300\r\n") {
+			t.Fatalf("LRANGE: %q %v", reply[:20], err)
+		}
+		e.waitFor("the reply's figures", func() bool { n, _ := e.field("reader", "omem"); return n > 100_000 })
+		for range 50 {
+			time.Sleep(100 * time.Millisecond)
 			omem, _ := e.field("reader", "omem")
-			tot, _ := e.field("reader", "tot-mem")
-			t.Fatalf("after 5 s idle: omem=%d tot-mem=%d", omem, tot)
-		})
-	}
+			rbs, _ := e.field("reader", "rbs")
+			if omem == 0 && rbs == 0 {
+				// and the client still works
+				fmt.Fprintf(c, "*1\r\n$4\r\nPING\r\n")
+				if line, err := bufio.NewReader(c).ReadString('\n'); err != nil || line != "+PONG\r\n" {
+					t.Fatalf("PING after the shrink: %q %v", line, err)
+				}
+				return
+			}
+		}
+		omem, _ := e.field("reader", "omem")
+		tot, _ := e.field("reader", "tot-mem")
+		t.Fatalf("after 5 s idle: omem=%d tot-mem=%d", omem, tot)
+	})
 }
 
 // maxmemory-clients disconnects the biggest evictable clients until the
