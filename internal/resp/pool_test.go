@@ -241,3 +241,18 @@ func TestPooledReaderWaitsWithoutBuffer(t *testing.T) {
 		t.Fatalf("%d waits, want 4", src.waits)
 	}
 }
+
+// Reset keeps the pool: the Reader still gives its buffer back.
+func TestPooledReaderReset(t *testing.T) {
+	pool := NewLocalPool(1)
+	r := NewReader(oneRequest{[]byte("PING\r\n")}, nil)
+	r.SetPool(pool)
+	r.ReadCommand()
+	r.Reset(oneRequest{[]byte("*1\r\n$4\r\nPING\r\n")})
+	if argv, err := r.ReadCommand(); err != nil || string(argv[0]) != "PING" {
+		t.Fatalf("after Reset: %q %v", argv, err)
+	}
+	if !r.Release() || pool.Free() != 1 || r.Mem() != 0 {
+		t.Fatalf("after Reset the buffer did not go back: free %d, Mem %d", pool.Free(), r.Mem())
+	}
+}

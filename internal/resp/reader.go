@@ -87,12 +87,16 @@ func NewReader(rd io.Reader, lim *Limits) *Reader {
 }
 
 // Reset discards all state, including a sticky error, and makes the
-// Reader read from rd, keeping its default-size buffer for reuse.
+// Reader read from rd, keeping its default-size buffer for reuse and its
+// pool (SetPool).
 func (r *Reader) Reset(rd io.Reader) {
 	clear(r.argv[:cap(r.argv)])
 	clear(r.args[:cap(r.args)])
-	*r = Reader{rd: rd, lim: r.lim, buf: r.small, small: r.small,
+	*r = Reader{rd: rd, lim: r.lim, buf: r.small, small: r.small, pool: r.pool,
 		args: r.args[:0], argv: r.argv[:0], bulk: -1, lineAt: -1}
+	if r.pool != nil {
+		r.SetPool(r.pool) // rd may wait differently
+	}
 }
 
 // ReadyWaiter is implemented by a source that can wait until it has input
