@@ -2,17 +2,13 @@ package resp
 
 import "sync"
 
-// DefaultBufSize is the size of a Reader's read buffer: the buffer a
-// BufferPool lends.
-const DefaultBufSize = defaultBufSize
-
 // A BufferPool lends Readers their read buffer, so that a connection holds
 // one only while it has input to parse, as Redis 7.4+ lends its thread's
 // reusable query buffer: an idle client holds no query buffer (CLIENT LIST
 // qbuf=0 qbuf-free=0), and only a client left with part of a request keeps
 // the buffer it was read into until that request is complete.
 //
-// Get returns a buffer of DefaultBufSize bytes whose contents are
+// Get returns a buffer of the Reader's size (32 KiB) whose contents are
 // unspecified; Put takes back a buffer Get returned, which the caller must
 // no longer use.
 type BufferPool interface {

@@ -166,7 +166,7 @@ func TestPooledReaderLendsOneBuffer(t *testing.T) {
 	a.src.data = append(a.src.data, req[:10]...)
 	a.src.avail = len(a.src.data)
 	a.serve(t)
-	if a.rd.Mem() != DefaultBufSize || a.rd.Buffered() != 10 {
+	if a.rd.Mem() != defaultBufSize || a.rd.Buffered() != 10 {
 		t.Fatalf("partial: Mem %d Buffered %d", a.rd.Mem(), a.rd.Buffered())
 	}
 	b.src.data = append(b.src.data, req...)

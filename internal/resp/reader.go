@@ -125,7 +125,9 @@ func (r *Reader) Release() bool {
 	if r.buf == nil {
 		return true
 	}
-	if r.pool == nil || r.r != r.w || r.mbl > 0 || r.big != nil || r.err != nil {
+	// a partly read request keeps its bytes from r.r on (a big bulk's header
+	// too), so r.r == r.w means nothing is held for one
+	if r.pool == nil || r.r != r.w || r.err != nil {
 		return false
 	}
 	clear(r.argv[:cap(r.argv)])

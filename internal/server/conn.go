@@ -61,12 +61,9 @@ const (
 
 // newClient builds the state of a connection in goroutine mode.
 func (s *Server) newClient(conn net.Conn) *client {
-	src := readSource(conn)
-	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), src)
+	cl := s.initClient(conn.RemoteAddr(), conn.LocalAddr(), readSource(conn))
 	cl.conn = conn
-	if _, ok := src.(resp.ReadyWaiter); ok {
-		cl.rd.SetPool(&s.readBufs) // given back when idle (dropIdleBuffers)
-	}
+	cl.rd.SetPool(&s.readBufs) // given back when idle (dropIdleBuffers)
 	if tc, ok := conn.(*net.TCPConn); ok {
 		if ka := s.cfg.Int("tcp-keepalive"); ka > 0 {
 			_ = tc.SetKeepAlive(true)
@@ -209,18 +206,36 @@ const idleReplyMs = 2000
 // pool; an active client keeps its buffer, so the wait costs a system call
 // only once an idle period.
 func (s *Server) dropIdleBuffers(cl *client) {
-	if s.clock.NowMs()-cl.lastInteraction.Load() < idleReplyMs {
+	nowMs := s.clock.NowMs()
+	if nowMs-cl.lastInteraction.Load() < idleReplyMs {
 		return
 	}
 	cl.rd.Release() // into the pool: still live, nothing freed
-	if cap(cl.w.Buf) > 0 && len(cl.w.Buf) == 0 {
-		freed := int64(cap(cl.w.Buf))
-		cl.w.Buf = nil
+	s.noteReleased(cl.dropIdleReply(nowMs))
+	s.publishMem(cl)
+}
+
+// dropIdleReply drops cl's reply buffer if cl has been idle for idleReplyMs
+// with nothing left to write, and returns the bytes it gave back. Only cl's
+// owner (its loop or goroutine) calls it.
+func (cl *client) dropIdleReply(nowMs int64) int64 {
+	if cap(cl.w.Buf) == 0 || len(cl.w.Buf) > 0 || cl.writeQueued || nowMs-cl.lastInteraction.Load() < idleReplyMs {
+		return 0
+	}
+	n := int64(cap(cl.w.Buf))
+	cl.w.Buf = nil
+	return n
+}
+
+// noteReleased counts n bytes of dropped client buffers as freed in
+// used_memory at once (mem.released), as Redis's used_memory drops when it
+// frees them, not at the next GC.
+func (s *Server) noteReleased(n int64) {
+	if n > 0 {
 		s.eng.Lock()
-		s.mem.released += freed
+		s.mem.released += n
 		s.eng.Unlock()
 	}
-	s.publishMem(cl)
 }
 
 // readFailed handles a reader error: a protocol error gets Redis's reply, then

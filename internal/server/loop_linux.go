@@ -485,25 +485,17 @@ func (l *eventLoop) serve(cl *client, readable bool) {
 // 1 MiB between batches, which a client that asks for big replies needs
 // while it keeps asking (LRANGE_600 -P 16's p99), but an idle connection
 // kept it for life, counted in used_memory and so against maxmemory.
-//
-// The buffers count as freed in used_memory at once (mem.released), as
-// Redis's used_memory drops when it frees them, not at the next GC.
+// The buffers count as freed in used_memory at once (noteReleased).
 func (l *eventLoop) sweepIdle(nowMs int64) {
 	l.sweptMs = nowMs
 	var freed int64
 	for _, cl := range l.conns {
-		if cap(cl.w.Buf) == 0 || len(cl.w.Buf) > 0 || cl.writeQueued || nowMs-cl.lastInteraction.Load() < idleReplyMs {
-			continue
+		if n := cl.dropIdleReply(nowMs); n > 0 {
+			freed += n
+			l.s.publishMem(cl)
 		}
-		freed += int64(cap(cl.w.Buf))
-		cl.w.Buf = nil
-		l.s.publishMem(cl)
 	}
-	if freed > 0 {
-		l.s.eng.Lock()
-		l.s.mem.released += freed
-		l.s.eng.Unlock()
-	}
+	l.s.noteReleased(freed)
 }
 
 // flushAndPublish writes cl's replies and, unless that closed it, publishes

@@ -8,5 +8,5 @@ import (
 )
 
 // readSource: without a portable way to wait for input, a goroutine-mode
-// Reader reads conn itself and keeps its buffer for life.
+// Reader reads conn itself, so it takes a buffer before it waits.
 func readSource(conn net.Conn) io.Reader { return conn }

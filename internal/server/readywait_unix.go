@@ -20,7 +20,8 @@ type readyConn struct {
 }
 
 // readSource returns what a goroutine-mode Reader reads conn through: a
-// readyConn when the connection exposes its socket, else conn.
+// readyConn when the connection exposes its socket, else conn (a Reader
+// then takes a buffer before it waits).
 func readSource(conn net.Conn) io.Reader {
 	if sc, ok := conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
