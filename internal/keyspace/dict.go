@@ -94,6 +94,9 @@ func (d *Dict[V]) KeyOf(key []byte) (string, bool) {
 	return "", false
 }
 
+// findEntry returns the entry of key, or nil (as Get, with its rehash step).
+func (d *Dict[V]) findEntry(key []byte) *dictEntry[V] { return d.find(dictView(key)) }
+
 // entryOf returns the entry of key, or nil, without a rehash step: for the
 // keyspace's own index of entries (entries never move in memory).
 func (d *Dict[V]) entryOf(key []byte) *dictEntry[V] {

@@ -39,7 +39,7 @@ func TestInlineCollectionsLiveInTheEntry(t *testing.T) {
 	if z.Enc != compactBoxed || z.Len() != 4 || z.boxed().seed != 7 {
 		t.Fatalf("4 members: enc %d len %d", z.Enc, z.Len())
 	}
-	checkSkiplist(t, z)
+	checkTree(t, z)
 }
 
 // A count too large for Entry.c is taken by walking the listpack.

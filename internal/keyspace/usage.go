@@ -215,19 +215,17 @@ func (z *zsetObj) usage(samples int) int64 {
 		return n + allocSize(int64(cap(z.lp)))
 	}
 	b := z.big
-	n += allocSize(int64(unsafe.Sizeof(*b))) + allocSize(int64(unsafe.Sizeof(*b.zsl))) + dictTableBytes(&b.dict)
-	n += allocSize(int64(zslMaxLevel) * int64(unsafe.Sizeof(zslUpper{})))
-	entry := allocSize(int64(unsafe.Sizeof(dictEntry[zslNode]{})))
+	n += allocSize(int64(unsafe.Sizeof(*b))) + dictTableBytes(&b.dict)
+	n += int64(b.tree.leafCount)*allocSize(int64(unsafe.Sizeof(zbtLeaf{}))) +
+		int64(b.tree.innerCount)*allocSize(int64(unsafe.Sizeof(zbtInner{})))
+	entry := allocSize(int64(unsafe.Sizeof(dictEntry[float64]{})))
 	var sum int64
 	k := 0
-	b.dict.Range(func(m string, node *zslNode) bool {
+	b.dict.Range(func(m string, _ *float64) bool {
 		if k >= want(samples) {
 			return false
 		}
 		sum += entry + allocSize(int64(len(m)))
-		if node.more != nil {
-			sum += allocSize(int64(node.lvl0.aux) * int64(unsafe.Sizeof(zslUpper{})))
-		}
 		k++
 		return true
 	})

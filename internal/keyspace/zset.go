@@ -15,8 +15,9 @@ import (
 //     a zigzag varint when it is an integer of at most 53 bits, else
 //     eight bytes of IEEE 754. Lookups are linear; it holds at most
 //     zset-max-listpack-entries members of at most zset-max-listpack-value bytes.
-//   - big ("skiplist"): Redis's skiplist with spans (rank operations in O(log n))
-//     plus a Dict from member to node; the nodes live inside the dict's entries.
+//   - big (OBJECT ENCODING "skiplist", Redis's name): a Dict from member to
+//     score plus an order-statistic B+tree of (score, member) (zset_btree.go),
+//     where Redis has a skiplist with spans; ranks in O(log n) all the same.
 //
 // A set converts from compact to big when an insert crosses a limit and never
 // converts back, except where Redis does (the *STORE commands build their result
@@ -32,8 +33,8 @@ type zsetObj struct {
 }
 
 type zsetBig struct {
-	zsl  *zskiplist
-	dict Dict[zslNode]
+	tree zbtree
+	dict Dict[float64]
 }
 
 // ZLimits are the zset-max-listpack-entries and zset-max-listpack-value thresholds
@@ -96,18 +97,19 @@ func (ks *Keyspace) newZSetSorted(entries []ZEntry, lim ZLimits) *zsetObj {
 		z.n = len(entries)
 		return z
 	}
-	z.toBig(len(entries))
-	// Highest first: every insert then stops at the header.
-	for i := len(entries) - 1; i >= 0; i-- {
-		z.bigInsert(string(entries[i].Member), entries[i].Score)
-	}
+	i := 0
+	z.buildBig(len(entries), len(entries), func() ([]byte, float64) {
+		e := &entries[i]
+		i++
+		return e.Member, e.Score
+	})
 	return z
 }
 
 // Len is the number of members (ZCARD).
 func (z *zsetObj) Len() int {
 	if z.big != nil {
-		return z.big.zsl.length
+		return z.big.tree.length
 	}
 	return z.n
 }
@@ -127,10 +129,12 @@ func (z *zsetObj) Clone() *zsetObj {
 		c.lp = append([]byte(nil), z.lp...)
 		return c
 	}
-	c.toBig(z.Len())
-	for x := z.big.zsl.tail; x != nil; x = x.backward {
-		c.bigInsert(x.member(), x.score)
-	}
+	l, j := z.big.tree.head, 0
+	c.buildBig(z.Len(), z.Len(), func() ([]byte, float64) {
+		m, s := l.members[j], l.scores[j]
+		l, j = zbtNext(l, j)
+		return strBytes(m), s
+	})
 	return c
 }
 
@@ -275,38 +279,41 @@ func (z *zsetObj) toBig(capacity int) {
 	if z.big != nil {
 		return
 	}
-	b := &zsetBig{zsl: newZskiplist()}
-	b.zsl.rnd = z.seed
-	b.dict.seed = z.seed
-	b.dict.Expand(capacity)
-	lp := z.lp
-	z.big, z.lp, z.n = b, nil, 0
-	// Highest first: every insert then stops at the header.
-	var stack [128]int
-	offs := zlpOffsetsOf(lp, stack[:0])
-	for i := len(offs) - 1; i >= 0; i-- {
-		m, s, _ := zlpDecode(lp, offs[i])
-		z.bigInsert(string(m), s)
-	}
+	lp, off := z.lp, 0
+	z.buildBig(z.n, capacity, func() ([]byte, float64) {
+		m, s, next := zlpDecode(lp, off)
+		off = next
+		return m, s
+	})
 }
 
-func zlpOffsetsOf(lp []byte, buf []int) []int {
-	z := zsetObj{lp: lp}
-	return z.zlpOffsets(buf)
+// buildBig makes z big with the n members next returns in order (each
+// copied), its dict sized for capacity members.
+func (z *zsetObj) buildBig(n, capacity int, next func() ([]byte, float64)) {
+	b := &zsetBig{}
+	b.dict.seed = z.seed
+	b.dict.Expand(capacity)
+	b.tree = zbtBuild(n, func() (float64, string) {
+		m, s := next()
+		k := string(m)
+		v, _ := b.dict.UpsertString(k)
+		*v = s
+		return s, k
+	})
+	z.big, z.lp, z.n = b, nil, 0
 }
 
 // bigInsert adds a member that is not present; member is kept (not copied).
 func (z *zsetObj) bigInsert(member string, score float64) {
-	x, _ := z.big.dict.UpsertString(member)
-	x.score = score
-	x.setLevel(z.big.zsl.randomLevel())
-	z.big.zsl.insert(x)
+	v, _ := z.big.dict.UpsertString(member)
+	*v = score
+	z.big.tree.insert(score, member)
 }
 
-// bigDelete removes node x (found in the dict).
-func (z *zsetObj) bigDelete(x *zslNode) {
-	z.big.zsl.remove(x)
-	z.big.dict.DeleteString(x.member())
+// bigDelete removes member, of the given score.
+func (z *zsetObj) bigDelete(member string, score float64) {
+	z.big.tree.delete(score, member)
+	z.big.dict.DeleteString(member)
 }
 
 func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
@@ -316,11 +323,11 @@ func strBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s
 // Score returns member's score (ZSCORE).
 func (z *zsetObj) Score(member []byte) (float64, bool) {
 	if z.big != nil {
-		x, ok := z.big.dict.Get(member)
+		v, ok := z.big.dict.Get(member)
 		if !ok {
 			return 0, false
 		}
-		return x.score, true
+		return *v, true
 	}
 	_, _, s, ok := z.zlpFind(member)
 	return s, ok
@@ -383,11 +390,11 @@ func (z *zsetObj) Add(member []byte, score float64, flags int, lim ZLimits) (out
 			return ZAdded, score
 		}
 	}
-	if x, ok := z.big.dict.Get(member); ok {
+	if e := z.big.dict.findEntry(member); e != nil {
 		if nx {
 			return ZNop, 0
 		}
-		cur := x.score
+		cur := e.val
 		if incr {
 			score += cur
 			if math.IsNaN(score) {
@@ -398,7 +405,8 @@ func (z *zsetObj) Add(member []byte, score float64, flags int, lim ZLimits) (out
 			return ZNop, 0
 		}
 		if score != cur {
-			z.big.zsl.updateScore(x, score)
+			z.big.tree.move(cur, e.key, score)
+			e.val = score
 			return ZUpdated, score
 		}
 		return 0, score
@@ -421,11 +429,11 @@ func (z *zsetObj) MaybeConvert(sizeHint int, lim ZLimits) {
 // Delete removes member (zsetDel); it reports whether it was present.
 func (z *zsetObj) Delete(member []byte) bool {
 	if z.big != nil {
-		x, ok := z.big.dict.Get(member)
-		if !ok {
+		e := z.big.dict.findEntry(member)
+		if e == nil {
 			return false
 		}
-		z.bigDelete(x)
+		z.bigDelete(e.key, e.val)
 		return true
 	}
 	off, next, _, ok := z.zlpFind(member)
@@ -440,12 +448,12 @@ func (z *zsetObj) Delete(member []byte) bool {
 func (z *zsetObj) Rank(member []byte, rev bool) (rank int, score float64, ok bool) {
 	n := z.Len()
 	if z.big != nil {
-		x, found := z.big.dict.Get(member)
-		if !found {
+		e := z.big.dict.findEntry(member)
+		if e == nil {
 			return 0, 0, false
 		}
-		rank = z.big.zsl.rank(x) - 1
-		score = x.score
+		rank = z.big.tree.rank(e.val, e.key)
+		score = e.val
 	} else {
 		found := false
 		for off := 0; off < len(z.lp); rank++ {
@@ -471,9 +479,10 @@ func (z *zsetObj) Rank(member []byte, rev bool) (rank int, score float64, ok boo
 // Range calls fn for every member in order.
 func (z *zsetObj) Range(fn func(member []byte, score float64)) {
 	if z.big != nil {
-		for x := z.big.zsl.first(); x != nil; x = x.lvl0.forward {
-			fn(strBytes(x.member()), x.score)
-		}
+		z.big.tree.each(func(s float64, m string) bool {
+			fn(strBytes(m), s)
+			return true
+		})
 		return
 	}
 	for off := 0; off < len(z.lp); {
@@ -488,25 +497,16 @@ func (z *zsetObj) Range(fn func(member []byte, score float64)) {
 func (z *zsetObj) RangeByRank(start, end int, rev bool, fn func(member []byte, score float64)) {
 	n := end - start + 1
 	if z.big != nil {
-		zsl := z.big.zsl
-		var x *zslNode
+		t := &z.big.tree
 		if rev {
-			x = zsl.tail
-			if start > 0 {
-				x = zsl.byRank(zsl.length - start)
+			for l, j := t.at(t.length - 1 - start); n > 0 && l != nil; n-- {
+				fn(strBytes(l.members[j]), l.scores[j])
+				l, j = zbtPrev(l, j)
 			}
 		} else {
-			x = zsl.first()
-			if start > 0 {
-				x = zsl.byRank(start + 1)
-			}
-		}
-		for ; n > 0 && x != nil; n-- {
-			fn(strBytes(x.member()), x.score)
-			if rev {
-				x = x.backward
-			} else {
-				x = x.lvl0.forward
+			for l, j := t.at(start); n > 0 && l != nil; n-- {
+				fn(strBytes(l.members[j]), l.scores[j])
+				l, j = zbtNext(l, j)
 			}
 		}
 		return
@@ -538,7 +538,7 @@ func (z *zsetObj) Scan(cursor uint64, fn func(member []byte, score float64)) uin
 		z.Range(fn)
 		return 0
 	}
-	return z.big.dict.Scan(cursor, func(k string, x *zslNode) { fn(strBytes(k), x.score) })
+	return z.big.dict.Scan(cursor, func(k string, s *float64) { fn(strBytes(k), *s) })
 }
 
 // Entries appends every entry in order to buf (members alias the set).
@@ -551,8 +551,8 @@ func (z *zsetObj) Entries(buf []ZEntry) []ZEntry {
 // uniform pick for a compact one). The set must not be empty.
 func (z *zsetObj) RandomMember(rnd func() uint64) ([]byte, float64) {
 	if z.big != nil {
-		k, x, _ := z.big.dict.Random(rnd)
-		return strBytes(k), x.score
+		k, s, _ := z.big.dict.Random(rnd)
+		return strBytes(k), *s
 	}
 	i := int(rnd() % uint64(z.n))
 	off := 0
@@ -570,13 +570,14 @@ func (z *zsetObj) IsCompact() bool { return z.big == nil }
 // The set must not be empty.
 func (z *zsetObj) Pop(max bool, fn func(member []byte, score float64)) {
 	if z.big != nil {
-		zsl := z.big.zsl
-		x := zsl.first()
+		l, j := z.big.tree.head, 0
 		if max {
-			x = zsl.tail
+			l = z.big.tree.tail
+			j = l.n - 1
 		}
-		fn(strBytes(x.member()), x.score)
-		z.bigDelete(x)
+		m, s := l.members[j], l.scores[j]
+		fn(strBytes(m), s)
+		z.bigDelete(m, s)
 		return
 	}
 	off := 0

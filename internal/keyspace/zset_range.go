@@ -193,86 +193,70 @@ func (z *zsetObj) rangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte
 	return count
 }
 
-// nthInRange is zslNthInRange: the n-th (0-based) node of the range, or with a
-// negative n the -n-th from its end; the walk is Redis's, step for step, so that
-// lex ranges over members of different scores give Redis's answers too.
-func (zsl *zskiplist) nthInRange(r zpred, n int) *zslNode {
-	if r.empty || zsl.tail == nil {
-		return nil
+// nthInRange is zslNthInRange: the 0-based rank of the n-th item of the range,
+// or with a negative n of the -n-th from its end; -1 when there is none. The
+// range's ends are found by descents (countWhile) that assume the order the
+// range is in: for a lex range over members of different scores, which Redis
+// leaves unspecified, the answer depends on the tree's shape, as Redis's does
+// on its skiplist's.
+func (t *zbtree) nthInRange(r zpred, n int) int {
+	if r.empty || t.length == 0 {
+		return -1
 	}
-	if !r.gte(strBytes(zsl.tail.member()), zsl.tail.score) {
-		return nil
+	if l := t.tail; !r.gte(strBytes(l.members[l.n-1]), l.scores[l.n-1]) {
+		return -1
 	}
-	if f := zsl.first(); !r.lte(strBytes(f.member()), f.score) {
-		return nil
+	if l := t.head; !r.lte(strBytes(l.members[0]), l.scores[0]) {
+		return -1
 	}
-	out := func(x *zslNode) bool { return !r.gte(strBytes(x.member()), x.score) }
-	in := func(x *zslNode) bool { return r.lte(strBytes(x.member()), x.score) }
-	top := zsl.level - 1
-	x, edge := zsl.walk(&zsl.header, 0, top, top, out)
 	if n >= 0 {
-		x, edge = zsl.walk(x, edge, top-1, 0, out)
-		if edge+n >= zsl.length {
-			return nil
+		edge := t.countWhile(func(m string, s float64) bool { return !r.gte(strBytes(m), s) })
+		if edge+n >= t.length {
+			return -1
 		}
-		x = zsl.byRank(edge + 1 + n)
-		if x != nil && !r.lte(strBytes(x.member()), x.score) {
-			return nil
+		if l, j := t.at(edge + n); !r.lte(strBytes(l.members[j]), l.scores[j]) {
+			return -1
 		}
-		return x
+		return edge + n
 	}
-	_, edge = zsl.walk(x, edge, top, 0, in)
+	edge := t.countWhile(func(m string, s float64) bool { return r.lte(strBytes(m), s) })
 	if edge < -n {
-		return nil
+		return -1
 	}
-	x = zsl.byRank(edge + 1 + n)
-	if x != nil && !r.gte(strBytes(x.member()), x.score) {
-		return nil
+	if l, j := t.at(edge + n); !r.gte(strBytes(l.members[j]), l.scores[j]) {
+		return -1
 	}
-	return x
-}
-
-// walk advances from n (of rank r) on levels from..to (descending) while cond
-// holds for the next node, and returns the node reached and its rank.
-func (zsl *zskiplist) walk(n *zslNode, r, from, to int, cond func(*zslNode) bool) (*zslNode, int) {
-	for i := from; i >= to; i-- {
-		for {
-			l := n.lv(i)
-			if l.forward == nil || !cond(l.forward) {
-				break
-			}
-			r += int(l.span)
-			n = l.forward
-		}
-	}
-	return n, r
+	return edge + n
 }
 
 func (z *zsetObj) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
-	zsl := z.big.zsl
-	var x *zslNode
+	t := &z.big.tree
+	var rank int
 	if rev {
-		x = zsl.nthInRange(r, -offset-1)
+		rank = t.nthInRange(r, -offset-1)
 	} else {
-		x = zsl.nthInRange(r, offset)
+		rank = t.nthInRange(r, offset)
+	}
+	if rank < 0 {
+		return 0
 	}
 	count := 0
-	for x != nil && limit != 0 {
-		m := strBytes(x.member())
+	for l, j := t.at(rank); l != nil && limit != 0; {
+		m, s := strBytes(l.members[j]), l.scores[j]
 		if rev {
-			if !r.gte(m, x.score) {
+			if !r.gte(m, s) {
 				break
 			}
-		} else if !r.lte(m, x.score) {
+		} else if !r.lte(m, s) {
 			break
 		}
-		fn(m, x.score)
+		fn(m, s)
 		count++
 		limit--
 		if rev {
-			x = x.backward
+			l, j = zbtPrev(l, j)
 		} else {
-			x = x.lvl0.forward
+			l, j = zbtNext(l, j)
 		}
 	}
 	return count
@@ -280,15 +264,15 @@ func (z *zsetObj) bigRangeWalk(r zpred, offset, limit int, rev bool, fn func([]b
 
 func (z *zsetObj) rangeCount(r zpred) int {
 	if z.big != nil {
-		// ZCOUNT's skiplist path: ranks of the first and last nodes in range.
-		zsl := z.big.zsl
-		first := zsl.nthInRange(r, 0)
-		if first == nil {
+		// ZCOUNT's skiplist path: ranks of the first and last items in range.
+		t := &z.big.tree
+		first := t.nthInRange(r, 0)
+		if first < 0 {
 			return 0
 		}
-		count := zsl.length - (zsl.rank(first) - 1)
-		if last := zsl.nthInRange(r, -1); last != nil {
-			count -= zsl.length - zsl.rank(last)
+		count := t.length - first
+		if last := t.nthInRange(r, -1); last >= 0 {
+			count -= t.length - 1 - last
 		}
 		return count
 	}
@@ -323,17 +307,15 @@ func (z *zsetObj) zlpFirstInRange(r zpred) int {
 
 func (z *zsetObj) rangeDelete(r zpred) int {
 	if z.big != nil {
-		var update [zslMaxLevel]*zslNode
-		zsl := z.big.zsl
-		x := zsl.seekPrefix(func(x *zslNode) bool { return !r.gte(strBytes(x.member()), x.score) }, &update)
+		t := &z.big.tree
+		start := t.countWhile(func(m string, s float64) bool { return !r.gte(strBytes(m), s) })
 		removed := 0
-		for x != nil && r.lte(strBytes(x.member()), x.score) {
-			next := x.lvl0.forward
-			zsl.unlink(x, &update)
-			z.big.dict.DeleteString(x.member())
-			removed++
-			x = next
+		if start < t.length {
+			for l, j := t.at(start); l != nil && r.lte(strBytes(l.members[j]), l.scores[j]); l, j = zbtNext(l, j) {
+				removed++
+			}
 		}
+		t.deleteRange(start, removed, func(m string) { z.big.dict.DeleteString(m) })
 		return removed
 	}
 	start := z.zlpFirstInRange(r)
@@ -357,15 +339,7 @@ func (z *zsetObj) rangeDelete(r zpred) int {
 func (z *zsetObj) DeleteByRank(start, end int) int {
 	n := end - start + 1
 	if z.big != nil {
-		var update [zslMaxLevel]*zslNode
-		zsl := z.big.zsl
-		x := zsl.seekRank(start+1, &update)
-		for i := 0; i < n && x != nil; i++ {
-			next := x.lvl0.forward
-			zsl.unlink(x, &update)
-			z.big.dict.DeleteString(x.member())
-			x = next
-		}
+		z.big.tree.deleteRange(start, n, func(m string) { z.big.dict.DeleteString(m) })
 		return n
 	}
 	off := 0

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"sort"
 	"testing"
-	"unsafe"
 )
 
 // zmodel is a naive sorted set: the reference the ZSet is checked against.
@@ -38,7 +37,7 @@ func entriesString(es []ZEntry) string {
 // checkZSet compares every read path of z with the model.
 func checkZSet(t *testing.T, z *ZSet, m zmodel) {
 	t.Helper()
-	checkSkiplist(t, z)
+	checkTree(t, z)
 	want := m.sorted()
 	if z.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", z.Len(), len(want))
@@ -307,14 +306,6 @@ func TestZSetAllocs(t *testing.T) {
 	}
 }
 
-// A big set's member costs one 64-byte dict entry holding its skiplist node (plus
-// the member's bytes and, for one node in four, its upper levels).
-func TestZSetNodeSize(t *testing.T) {
-	if n := unsafe.Sizeof(dictEntry[zslNode]{}); n != 64 {
-		t.Errorf("dict entry with node is %d bytes, want 64", n)
-	}
-}
-
 // Reserve changes nothing but the allocation.
 func TestZSetReserveSameResult(t *testing.T) {
 	ks := New(1, 7)
@@ -368,90 +359,4 @@ func BenchmarkZSetAddBig(b *testing.B) {
 		j := i & (len(members) - 1)
 		z.Add(members[j], scores[j], 0, lim)
 	}
-}
-
-// checkSkiplist checks the big encoding's links: spans add up to ranks,
-// every link points forward in order, backward links mirror level 0.
-func checkSkiplist(t *testing.T, zh *ZSet) {
-	t.Helper()
-	z := zh.boxed()
-	if z == nil {
-		if n, ok := zh.e().compactCount(); ok && n != (&zsetObj{lp: zh.e().compactBytes()}).countLP() {
-			t.Fatalf("inline zset: count %d for %d members", n, (&zsetObj{lp: zh.e().compactBytes()}).countLP())
-		}
-		return
-	}
-	zsl := z.big.zsl
-	rank := map[*zslNode]int{&zsl.header: 0}
-	var prev *zslNode
-	r := 0
-	for x := zsl.first(); x != nil; x = x.lvl0.forward {
-		r++
-		rank[x] = r
-		if x.backward != prev {
-			t.Fatalf("backward link of rank %d", r)
-		}
-		prev = x
-	}
-	if zsl.tail != prev || zsl.length != r {
-		t.Fatalf("tail/length: %d nodes, length %d", r, zsl.length)
-	}
-	for n := range rank {
-		levels := n.levels()
-		if n != &zsl.header && levels > 1 && n.more.upperScore() != n.score {
-			t.Fatalf("score copy %v, score %v", n.more.upperScore(), n.score)
-		}
-		for i := 1; i < levels && i < zsl.level; i++ {
-			if u := n.more.up(i); u.forward != nil && u.fmore != u.forward.more || u.forward == nil && u.fmore != nil {
-				t.Fatalf("level %d link's fmore is not its forward node's levels", i)
-			}
-		}
-		for i := 0; i < levels && i < zsl.level; i++ {
-			l := n.lv(i)
-			if l.forward == nil {
-				if int(l.span) != zsl.length-rank[n] && !(n == &zsl.header && i >= zsl.level) {
-					t.Fatalf("nil link span at level %d: %d, want %d", i, l.span, zsl.length-rank[n])
-				}
-				continue
-			}
-			if int(l.span) != rank[l.forward]-rank[n] {
-				t.Fatalf("span at level %d: %d, want %d", i, l.span, rank[l.forward]-rank[n])
-			}
-			if n != &zsl.header && !n.before(l.forward.score, l.forward.member()) {
-				t.Fatalf("level %d link goes back in order", i)
-			}
-		}
-	}
-}
-
-// Score updates in place (the neighbours allow it), moves, increments and
-// deletions keep the skiplist's links consistent.
-func TestZSetSkiplistLinks(t *testing.T) {
-	ks := New(1, 11)
-	lim := ZLimits{} // skiplist from the first member
-	z := ks.NewZSet(1, 1, lim)
-	rng := rand.New(rand.NewPCG(11, 11))
-	for i := 0; i < 2000; i++ {
-		z.Add([]byte(fmt.Sprintf("m%05d", i)), float64(i*10), 0, lim)
-	}
-	checkSkiplist(t, z)
-	for step := 0; step < 20000; step++ {
-		i := rng.IntN(2000)
-		mem := []byte(fmt.Sprintf("m%05d", i))
-		cur, _ := z.Score(mem)
-		switch rng.IntN(4) {
-		case 0: // in place: stays between its neighbours' scores (steps of 10)
-			z.Add(mem, cur+float64(rng.IntN(9)-4)/10, 0, lim)
-		case 1: // moves
-			z.Add(mem, float64(rng.IntN(20000)), 0, lim)
-		case 2:
-			z.Delete(mem)
-		case 3:
-			z.Add(mem, float64(rng.IntN(20000))+0.5, ZAddIncr, lim)
-		}
-		if step%500 == 0 {
-			checkSkiplist(t, z)
-		}
-	}
-	checkSkiplist(t, z)
 }
