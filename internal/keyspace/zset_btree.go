@@ -425,7 +425,7 @@ func (t *zbtree) deleteAt(p *zbtPath, l *zbtLeaf, j int) {
 			t.unlinkLeaf(right)
 			parent.counts[0] += parent.counts[1]
 			parent.removeKid(1)
-			if wasEmpty {
+			if wasEmpty { // (only the tree's first leaf can empty: a no-op today)
 				t.fixSep(p, d-1, l.scores[0], l.members[0])
 			}
 		} else {
