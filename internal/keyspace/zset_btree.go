@@ -386,12 +386,23 @@ func (t *zbtree) delete(score float64, member string) {
 }
 
 // deleteAt removes the item at position j of leaf l, reached by path p.
-func (t *zbtree) deleteAt(p *zbtPath, l *zbtLeaf, j int) {
-	l.removeAt(j)
-	for d := 0; d < t.height; d++ {
-		p.node[d].counts[p.idx[d]]--
+func (t *zbtree) deleteAt(p *zbtPath, l *zbtLeaf, j int) { t.deleteRun(p, l, j, 1) }
+
+// deleteRun removes the c items from position j of leaf l (j+c <= l.n),
+// reached by path p.
+func (t *zbtree) deleteRun(p *zbtPath, l *zbtLeaf, j, c int) {
+	if c == 1 {
+		l.removeAt(j)
+	} else {
+		copy(l.scores[j:l.n-c], l.scores[j+c:l.n])
+		copy(l.members[j:l.n-c], l.members[j+c:l.n])
+		l.n -= c
+		clear(l.members[l.n : l.n+c])
 	}
-	t.length--
+	for d := 0; d < t.height; d++ {
+		p.node[d].counts[p.idx[d]] -= uint32(c)
+	}
+	t.length -= c
 	if t.height == 0 {
 		return
 	}
@@ -425,7 +436,7 @@ func (t *zbtree) deleteAt(p *zbtPath, l *zbtLeaf, j int) {
 			t.unlinkLeaf(right)
 			parent.counts[0] += parent.counts[1]
 			parent.removeKid(1)
-			if wasEmpty { // (only the tree's first leaf can empty: a no-op today)
+			if wasEmpty {
 				t.fixSep(p, d-1, l.scores[0], l.members[0])
 			}
 		} else {
@@ -628,7 +639,7 @@ func (t *zbtree) each(fn func(score float64, member string) bool) {
 
 // deleteRange removes k items from 0-based rank start on, calling gone for
 // each. A large range rebuilds the tree from the items kept (O(n)); a small
-// one deletes item by item (O(k log n)).
+// one deletes leaf by leaf (a descent for each leaf's run of items).
 func (t *zbtree) deleteRange(start, k int, gone func(member string)) {
 	if k <= 0 {
 		return
@@ -664,11 +675,15 @@ func (t *zbtree) deleteRange(start, k int, gone func(member string)) {
 		*t = nt
 		return
 	}
-	for ; k > 0; k-- {
+	for k > 0 {
 		var p zbtPath
 		l, j := t.findRank(start, &p)
-		gone(l.members[j])
-		t.deleteAt(&p, l, j)
+		c := min(k, l.n-j)
+		for _, m := range l.members[j : j+c] {
+			gone(m)
+		}
+		t.deleteRun(&p, l, j, c)
+		k -= c
 	}
 }
 

@@ -164,7 +164,7 @@ func checkModelQuick(t *testing.T, z *ZSet, m zmodel, rng *rand.Rand) {
 // it two and three levels: random inserts, moves (in place and across leaves),
 // increments, deletions down to a few members, pops at both ends, ascending
 // and descending loads (the split that starts a leaf of its own), score and
-// rank range deletions small (item by item) and large (a rebuild), scores
+// rank range deletions small (leaf by leaf, emptying some) and large (a rebuild), scores
 // with many ties (members then decide the order).
 func TestZSetTreeModel(t *testing.T) {
 	ks := New(1, 11)
@@ -247,16 +247,16 @@ func TestZSetTreeModel(t *testing.T) {
 		t.Fatalf("DeleteByRank = %d", n)
 	}
 	phase("a third deleted by rank")
-	for k := 0; k < 20; k++ {
+	for k := 0; k < 40; k++ { // runs within a leaf, and across whole leaves
 		w := m.sorted()
-		a := rng.IntN(len(w) - 40)
-		b := a + rng.IntN(40)
+		a := rng.IntN(len(w) - 300)
+		b := a + rng.IntN([]int{40, 300}[k%2])
 		for _, e := range w[a : b+1] {
 			delete(m, string(e.Member))
 		}
 		z.DeleteByRank(a, b)
 	}
-	phase("small rank range deletions")
+	phase("rank range deletions")
 	// Deletions at random down to a handful: merges and borrowing at every
 	// level, the root shrinking back to a leaf.
 	left := make([]int, 0, len(m))
@@ -397,4 +397,43 @@ func TestZSetTreeNodeSizes(t *testing.T) {
 	if n := unsafe.Sizeof(dictEntry[float64]{}); n != 32 {
 		t.Errorf("dict entry is %d bytes, want 32", n)
 	}
+}
+
+// A rank range deletion that empties the first leaf under an inner node (not
+// the tree's first leaf) merges it with its right sibling and renames the
+// separator above it, and one that ends inside a leaf renames that leaf's.
+func TestZSetTreeRunEmptiesFirstLeaf(t *testing.T) {
+	ks := New(1, 9)
+	entries := make([]ZEntry, 10000)
+	m := zmodel{}
+	for i := range entries {
+		entries[i] = ZEntry{fmt.Appendf(nil, "m%05d", i), float64(i)}
+		m[string(entries[i].Member)] = entries[i].Score
+	}
+	z := ks.NewZSetSorted(entries, ZLimits{})
+	tr := &z.boxed().big.tree
+	if tr.height != 2 {
+		t.Fatalf("height %d", tr.height)
+	}
+	if tr.root.n < 3 {
+		t.Fatalf("root with %d children", tr.root.n)
+	}
+	// Exactly the first leaf under the root's second child, then that leaf and
+	// five more items under its third child.
+	for c, extra := range []int{0, 5} {
+		start := 0
+		for i := 0; i <= c; i++ {
+			start += int(tr.root.counts[i])
+		}
+		k := tr.root.inner[c+1].leaves[0].n + extra
+		if n := z.DeleteByRank(start, start+k-1); n != k {
+			t.Fatalf("DeleteByRank = %d", n)
+		}
+		w := m.sorted()
+		for _, e := range w[start : start+k] {
+			delete(m, string(e.Member))
+		}
+		checkTree(t, z)
+	}
+	checkZSet(t, z, m)
 }
