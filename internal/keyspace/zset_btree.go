@@ -255,16 +255,7 @@ func (t *zbtree) countWhile(out func(member string, score float64) bool) int {
 	if t.height > 0 {
 		n := t.root
 		for d := 0; ; d++ {
-			lo, hi := 1, n.n
-			for lo < hi {
-				m := int(uint(lo+hi) >> 1)
-				if out(n.members[m], n.scores[m]) {
-					lo = m + 1
-				} else {
-					hi = m
-				}
-			}
-			i := lo - 1
+			i := firstFailing(1, n.n, func(m int) bool { return out(n.members[m], n.scores[m]) }) - 1
 			for k := 0; k < i; k++ {
 				before += int(n.counts[k])
 			}
@@ -275,16 +266,21 @@ func (t *zbtree) countWhile(out func(member string, score float64) bool) int {
 			n = n.inner[i]
 		}
 	}
-	lo, hi := 0, l.n
+	return before + firstFailing(0, l.n, func(m int) bool { return out(l.members[m], l.scores[m]) })
+}
+
+// firstFailing is the first i in [lo, hi) for which holds(i) is false, or hi;
+// holds must be true up to some i and false from there.
+func firstFailing(lo, hi int, holds func(int) bool) int {
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if out(l.members[m], l.scores[m]) {
+		if holds(m) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return before + lo
+	return lo
 }
 
 // --- insert -------------------------------------------------------------------
