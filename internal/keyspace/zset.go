@@ -479,10 +479,7 @@ func (z *zsetObj) Rank(member []byte, rev bool) (rank int, score float64, ok boo
 // Range calls fn for every member in order.
 func (z *zsetObj) Range(fn func(member []byte, score float64)) {
 	if z.big != nil {
-		z.big.tree.each(func(s float64, m string) bool {
-			fn(strBytes(m), s)
-			return true
-		})
+		z.big.tree.each(func(s float64, m string) { fn(strBytes(m), s) })
 		return
 	}
 	for off := 0; off < len(z.lp); {

@@ -12,9 +12,11 @@ package keyspace
 // keeps, per child, the number of items under it (ranks in O(log n)) and, for
 // every child but the first, a separator: a copy of the smallest item under
 // that child. Separators are exact (always a current item), so that a range
-// predicate evaluated on one means what it means on the items, and every node
-// but the root holds at least a quarter of its capacity. The member strings are
-// the set's dict keys (shared bytes, not copies).
+// predicate evaluated on one means what it means on the items. A node that a
+// deletion takes below a quarter of its capacity merges with a sibling or
+// takes items from one (only the splits at either end of the order make
+// smaller nodes: a leaf of one item, an inner node of two children). The
+// member strings are the set's dict keys (shared bytes, not copies).
 
 const (
 	zbtLeafMax   = 62 // a leaf is 1,512 bytes: the 1,536-byte size class
@@ -459,11 +461,7 @@ func (t *zbtree) fixSep(p *zbtPath, from int, score float64, member string) {
 }
 
 func (t *zbtree) unlinkLeaf(l *zbtLeaf) {
-	if l.prev != nil {
-		l.prev.next = l.next
-	} else {
-		t.head = l.next
-	}
+	l.prev.next = l.next // a merge unlinks the right leaf of two: never the head
 	if l.next != nil {
 		l.next.prev = l.prev
 	} else {
@@ -622,13 +620,11 @@ func zbtBuild(n int, next func() (float64, string)) zbtree {
 	}
 }
 
-// each calls fn for every item in order, until it returns false.
-func (t *zbtree) each(fn func(score float64, member string) bool) {
+// each calls fn for every item in order.
+func (t *zbtree) each(fn func(score float64, member string)) {
 	for l := t.head; l != nil; l = l.next {
 		for j := 0; j < l.n; j++ {
-			if !fn(l.scores[j], l.members[j]) {
-				return
-			}
+			fn(l.scores[j], l.members[j])
 		}
 	}
 }

@@ -106,7 +106,7 @@ func checkTree(t *testing.T, zh *ZSet) {
 	var ps float64
 	var pm string
 	first := true
-	tr.each(func(s float64, m string) bool {
+	tr.each(func(s float64, m string) {
 		if !first && !zbtLess(ps, pm, s, m) {
 			t.Fatalf("order: %v %q before %v %q", ps, pm, s, m)
 		}
@@ -114,7 +114,6 @@ func checkTree(t *testing.T, zh *ZSet) {
 			t.Fatalf("dict has %q as %v %v, tree %v", m, v, ok, s)
 		}
 		ps, pm, first = s, m, false
-		return true
 	})
 }
 
