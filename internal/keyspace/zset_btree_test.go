@@ -436,3 +436,87 @@ func TestZSetTreeRunEmptiesFirstLeaf(t *testing.T) {
 	}
 	checkZSet(t, z, m)
 }
+
+// FuzzZSetTree drives a big set with operations decoded from the input, three
+// bytes each (operation, a, b), in batches large enough to build trees of
+// several levels, and checks the tree's contract and every member, in order,
+// against a model after each operation.
+func FuzzZSetTree(f *testing.F) {
+	f.Add([]byte{0, 200, 50, 6, 100, 80, 2, 30, 90, 7, 100, 80, 1, 7, 3, 3, 100, 20, 5, 9, 9, 4, 1, 2})
+	f.Add([]byte{6, 255, 255, 6, 255, 255, 2, 0, 255, 7, 255, 255, 3, 0, 250})
+	f.Add([]byte{0, 255, 255, 0, 255, 255, 4, 9, 200, 1, 255, 255, 2, 100, 120})
+	f.Fuzz(func(t *testing.T, in []byte) {
+		if len(in) > 90 {
+			return
+		}
+		ks := New(1, 13)
+		lim := ZLimits{}
+		z := ks.NewZSet(1, 1, lim)
+		m := zmodel{}
+		next := 0 // member names: a counter
+		for i := 0; i+2 < len(in); i += 3 {
+			op, a, b := in[i]%8, int(in[i+1]), int(in[i+2])
+			w := m.sorted()
+			switch op {
+			case 0, 6, 7: // a batch of new members: tied, ascending or descending scores
+				for k := 0; k < 8*(b+1); k++ {
+					s := float64((a*k + b) % 37)
+					if op == 6 {
+						s = float64(next)
+					} else if op == 7 {
+						s = -float64(next)
+					}
+					mem := fmt.Appendf(nil, "k%05d", (next*7919)%100000)
+					next++
+					if _, dup := m[string(mem)]; !dup {
+						z.Add(mem, s, 0, lim)
+						m[string(mem)] = s
+					}
+				}
+			case 1: // delete every a-th member from b on
+				for k := b % max(1, len(w)); k < len(w); k += a%16 + 1 {
+					z.Delete(w[k].Member)
+					delete(m, string(w[k].Member))
+				}
+			case 2: // a rank range
+				if len(w) > 0 {
+					lo := a * len(w) / 256
+					hi := min(len(w)-1, lo+b*len(w)/256)
+					z.DeleteByRank(lo, hi)
+					for _, e := range w[lo : hi+1] {
+						delete(m, string(e.Member))
+					}
+				}
+			case 3: // a score range
+				r := &ScoreRange{Min: float64(a % 40), Max: float64(a%40 + b%5), MinEx: b&8 != 0}
+				want := 0
+				for k, s := range m {
+					if r.gteMin(s) && r.lteMax(s) {
+						delete(m, k)
+						want++
+					}
+				}
+				if n := z.DeleteByScore(r); n != want {
+					t.Fatalf("DeleteByScore = %d, want %d", n, want)
+				}
+			case 4: // moves: every a-th member to a new score
+				for k := b % max(1, len(w)); k < len(w); k += a%16 + 1 {
+					s := float64((k * b) % 41)
+					z.Add(w[k].Member, s, 0, lim)
+					m[string(w[k].Member)] = s
+				}
+			case 5: // pops at either end
+				for k := 0; k < a && z.Len() > 0; k++ {
+					z.Pop(k%2 == 0, func(mb []byte, _ float64) { delete(m, string(mb)) })
+				}
+			}
+			checkTree(t, z)
+			if a, b := entriesString(z.Entries(nil)), entriesString(m.sorted()); a != b {
+				t.Fatalf("after op %d (%d %d %d): entries differ", i/3, op, in[i+1], in[i+2])
+			}
+		}
+		if z.Len() < 300 {
+			checkZSet(t, z, m)
+		}
+	})
+}
