@@ -405,6 +405,23 @@ func newNode(v []byte, plain bool) qnode {
 	return n
 }
 
+// newNodeRoom is newNode (packed) in a buffer of room bytes (at least the
+// entry's), with the free space on the side the node grows from: in front of
+// the entry for pushes at the head, behind it for pushes at the tail.
+func newNodeRoom(v []byte, room int, front bool) qnode {
+	size := entrySize(len(v))
+	b := make([]byte, max(room, size))
+	n := qnode{sz: lpEmptyBytes + lpEntrySize(v), count: 1}
+	if front {
+		n.b, n.off = b, int32(len(b)-size)
+		putEntry(b[n.off:], v)
+	} else {
+		n.b = b[:size]
+		putEntry(n.b, v)
+	}
+	return n
+}
+
 // newHeaderNodeCap returns an empty packed node with hd reserved bytes and
 // room for need bytes of entries, in a buffer of its size class (an inline
 // list's node).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // listKS returns a keyspace whose list-max-listpack-size is fill.
@@ -392,5 +393,32 @@ func TestListPushPopAllocs(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Fatalf("push/pop allocates %v per op", allocs)
+	}
+}
+
+// The third and later end nodes of a list start at the size the full one
+// reached, with their room on the side the pushes come from, so they fill
+// without reallocating.
+func TestListNewEndNodeStartsAtSize(t *testing.T) {
+	v := [][]byte{[]byte("xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")}
+	for _, front := range []bool{false, true} {
+		ks := New(1, 1)
+		l := ks.DBs[0].SetObject([]byte("l"), KindList, (*List)(nil)).Obj().(*List)
+		for l.boxed() == nil || l.boxed().numNodes() < 3 {
+			l.PushAll(ks, v, front)
+		}
+		o := l.boxed()
+		end := 0
+		if !front {
+			end = 2
+		}
+		n := o.node(end)
+		buf := unsafe.SliceData(n.b[:cap(n.b)])
+		for o.numNodes() == 3 {
+			if unsafe.SliceData(o.node(end).b[:cap(o.node(end).b)]) != buf {
+				t.Fatalf("front=%v: the new end node reallocated at %d elements", front, o.node(end).count)
+			}
+			l.PushAll(ks, v, front)
+		}
 	}
 }
