@@ -224,17 +224,7 @@ func TestZSetTreeModel(t *testing.T) {
 	// Range deletions: small ones (item by item) and one of a third (rebuild).
 	for k := 0; k < 30; k++ {
 		lo := float64(rng.IntN(1000))
-		r := &ScoreRange{Min: lo, Max: lo + float64(rng.IntN(3))}
-		want := 0
-		for mem, s := range m {
-			if r.gteMin(s) && r.lteMax(s) {
-				delete(m, mem)
-				want++
-			}
-		}
-		if n := z.DeleteByScore(r); n != want {
-			t.Fatalf("DeleteByScore %+v = %d, want %d", r, n, want)
-		}
+		deleteScoreRange(t, z, m, &ScoreRange{Min: lo, Max: lo + float64(rng.IntN(3))})
 	}
 	phase("small score range deletions")
 	w := m.sorted()
@@ -312,6 +302,22 @@ func TestZSetTreeModel(t *testing.T) {
 	}
 	checkTree(t, z)
 	checkZSet(t, c, m)
+}
+
+// deleteScoreRange is ZREMRANGEBYSCORE on the set and the model; the counts
+// must agree.
+func deleteScoreRange(t *testing.T, z *ZSet, m zmodel, r *ScoreRange) {
+	t.Helper()
+	want := 0
+	for mem, s := range m {
+		if r.gteMin(s) && r.lteMax(s) {
+			delete(m, mem)
+			want++
+		}
+	}
+	if n := z.DeleteByScore(r); n != want {
+		t.Fatalf("DeleteByScore %+v = %d, want %d", r, n, want)
+	}
 }
 
 func atoiTest(s string) int {
@@ -488,17 +494,7 @@ func FuzzZSetTree(f *testing.F) {
 					}
 				}
 			case 3: // a score range
-				r := &ScoreRange{Min: float64(a % 40), Max: float64(a%40 + b%5), MinEx: b&8 != 0}
-				want := 0
-				for k, s := range m {
-					if r.gteMin(s) && r.lteMax(s) {
-						delete(m, k)
-						want++
-					}
-				}
-				if n := z.DeleteByScore(r); n != want {
-					t.Fatalf("DeleteByScore = %d, want %d", n, want)
-				}
+				deleteScoreRange(t, z, m, &ScoreRange{Min: float64(a % 40), Max: float64(a%40 + b%5), MinEx: b&8 != 0})
 			case 4: // moves: every a-th member to a new score
 				for k := b % max(1, len(w)); k < len(w); k += a%16 + 1 {
 					s := float64((k * b) % 41)
