@@ -393,15 +393,12 @@ func (n *qnode) clone() qnode {
 
 // newNode returns a node holding v: packed (a listpack of one) or plain.
 func newNode(v []byte, plain bool) qnode {
-	n := qnode{sz: lpEmptyBytes, plain: plain}
+	if !plain {
+		return newNodeRoom(v, 0, false)
+	}
+	n := qnode{sz: len(v), plain: true, count: 1}
 	n.b = make([]byte, entrySize(len(v)))
 	putEntry(n.b, v)
-	n.count = 1
-	if plain {
-		n.sz = len(v)
-	} else {
-		n.sz += lpEntrySize(v)
-	}
 	return n
 }
 

@@ -98,13 +98,6 @@ func (l *zbtLeaf) insertAt(j int, score float64, member string) {
 	l.n++
 }
 
-func (l *zbtLeaf) removeAt(j int) {
-	copy(l.scores[j:l.n-1], l.scores[j+1:l.n])
-	copy(l.members[j:l.n-1], l.members[j+1:l.n])
-	l.n--
-	l.members[l.n] = "" // drop the reference
-}
-
 // route is the child whose items (score, member) is among or would join: the
 // last child whose separator is <= it.
 func (n *zbtInner) route(score float64, member string) int {
@@ -120,13 +113,16 @@ func (n *zbtInner) route(score float64, member string) int {
 	return lo - 1
 }
 
-func (n *zbtInner) sum() int {
+// items is the number of items under children from..to-1.
+func (n *zbtInner) items(from, to int) int {
 	s := 0
-	for i := 0; i < n.n; i++ {
-		s += int(n.counts[i])
+	for _, c := range n.counts[from:to] {
+		s += int(c)
 	}
 	return s
 }
+
+func (n *zbtInner) sum() int { return n.items(0, n.n) }
 
 // insertKid puts a child of cnt items whose smallest item is (score, member)
 // at position i.
@@ -202,9 +198,7 @@ func (t *zbtree) find(score float64, member string, p *zbtPath, withRank bool) (
 		i := n.route(score, member)
 		p.node[d], p.idx[d] = n, i
 		if withRank {
-			for k := 0; k < i; k++ {
-				p.before += int(n.counts[k])
-			}
+			p.before += n.items(0, i)
 		}
 		if d == t.height-1 {
 			l := n.leaves[i]
@@ -258,9 +252,7 @@ func (t *zbtree) countWhile(out func(member string, score float64) bool) int {
 		n := t.root
 		for d := 0; ; d++ {
 			i := firstFailing(1, n.n, func(m int) bool { return out(n.members[m], n.scores[m]) }) - 1
-			for k := 0; k < i; k++ {
-				before += int(n.counts[k])
-			}
+			before += n.items(0, i)
 			if d == t.height-1 {
 				l = n.leaves[i]
 				break
@@ -389,14 +381,10 @@ func (t *zbtree) deleteAt(p *zbtPath, l *zbtLeaf, j int) { t.deleteRun(p, l, j, 
 // deleteRun removes the c items from position j of leaf l (j+c <= l.n),
 // reached by path p.
 func (t *zbtree) deleteRun(p *zbtPath, l *zbtLeaf, j, c int) {
-	if c == 1 {
-		l.removeAt(j)
-	} else {
-		copy(l.scores[j:l.n-c], l.scores[j+c:l.n])
-		copy(l.members[j:l.n-c], l.members[j+c:l.n])
-		l.n -= c
-		clear(l.members[l.n : l.n+c])
-	}
+	copy(l.scores[j:l.n-c], l.scores[j+c:l.n])
+	copy(l.members[j:l.n-c], l.members[j+c:l.n])
+	l.n -= c
+	clear(l.members[l.n : l.n+c]) // drop the references
 	for d := 0; d < t.height; d++ {
 		p.node[d].counts[p.idx[d]] -= uint32(c)
 	}
@@ -503,10 +491,7 @@ func (t *zbtree) fixInner(p *zbtPath, d int) {
 		}
 		k := (left.n - n.n) / 2
 		n.scores[0], n.members[0] = parent.scores[i], parent.members[i]
-		moved := 0
-		for e := left.n - k; e < left.n; e++ {
-			moved += int(left.counts[e])
-		}
+		moved := left.items(left.n-k, left.n)
 		moveKids(n, 0, left, left.n-k, k)
 		parent.scores[i], parent.members[i] = n.scores[0], n.members[0]
 		parent.counts[i-1] -= uint32(moved)
@@ -524,10 +509,7 @@ func (t *zbtree) fixInner(p *zbtPath, d int) {
 		return
 	}
 	k := (right.n - n.n) / 2
-	moved := 0
-	for e := 0; e < k; e++ {
-		moved += int(right.counts[e])
-	}
+	moved := right.items(0, k)
 	moveKids(n, n.n, right, 0, k)
 	parent.scores[1], parent.members[1] = right.scores[0], right.members[0]
 	parent.counts[0] += uint32(moved)
@@ -637,32 +619,25 @@ func (t *zbtree) deleteRange(start, k int, gone func(member string)) {
 		return
 	}
 	if k >= 64 && k*8 >= t.length {
-		keep := t.length - k
-		l, j, r := t.head, 0, 0
-		next := func() (float64, string) {
-			for {
-				for j == l.n {
-					l, j = l.next, 0
-				}
-				s, m := l.scores[j], l.members[j]
-				j++
-				r++
-				if r-1 >= start && r-1 < start+k {
-					gone(m)
-					continue
-				}
-				return s, m
+		l, j := t.head, 0
+		report := func() { // the k items from (l, j) on
+			for range k {
+				gone(l.members[j])
+				l, j = zbtNext(l, j)
 			}
 		}
-		nt := zbtBuild(keep, next)
-		// Items after the last kept one are still to report.
-		for ; l != nil; l, j = l.next, 0 {
-			for ; j < l.n; j++ {
-				if r >= start && r < start+k {
-					gone(l.members[j])
-				}
-				r++
+		kept := 0
+		nt := zbtBuild(t.length-k, func() (float64, string) {
+			if kept == start {
+				report()
 			}
+			s, m := l.scores[j], l.members[j]
+			l, j = zbtNext(l, j)
+			kept++
+			return s, m
+		})
+		if kept == start { // the range was the tail: never skipped
+			report()
 		}
 		*t = nt
 		return
