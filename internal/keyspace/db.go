@@ -308,7 +308,7 @@ func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) 
 	for ; sampled < n && db.expiring.len() > 0; sampled++ {
 		it := *db.expiring.at(int(rnd() % uint64(db.expiring.len())))
 		if it.at <= db.ks.now {
-			db.expireKeyString(it.de.key)
+			db.expireKeyString(it.de.key())
 			expired++
 		}
 	}

@@ -2,7 +2,6 @@ package keyspace
 
 import (
 	"math/bits"
-	"strings"
 	"unsafe"
 
 	"github.com/zeebo/xxh3"
@@ -48,12 +47,13 @@ type Dict[V any] struct {
 	acct allocCount
 }
 
-// dictEntry is one key and its value. The value is inline so that an entry costs
-// one allocation of 24 bytes plus the size of V.
+// dictEntry is one key and its value. The value is inline, and so is the key
+// (dict_entry.go): an entry is one allocation of 12 bytes plus the size of V
+// and the key's length, rounded up (dictEntrySize).
 type dictEntry[V any] struct {
-	key  string
 	next *dictEntry[V]
 	val  V
+	klen uint32 // the key's length, or keyExt; its bytes follow (key())
 }
 
 const (
@@ -89,7 +89,7 @@ func (d *Dict[V]) GetString(key string) (*V, bool) {
 // keep a canonical key without allocating their own copy.
 func (d *Dict[V]) KeyOf(key []byte) (string, bool) {
 	if e := d.find(dictView(key)); e != nil {
-		return e.key, true
+		return e.key(), true
 	}
 	return "", false
 }
@@ -111,7 +111,8 @@ func (d *Dict[V]) entryOf(key []byte) *dictEntry[V] {
 // it is absent. Updating an existing key does not allocate.
 func (d *Dict[V]) Upsert(key []byte) (v *V, existed bool) { return d.upsert(dictView(key), true) }
 
-// UpsertString is Upsert for a string key; a new entry keeps key itself (no copy).
+// UpsertString is Upsert for a string key. A new entry copies key into itself,
+// unless it is longer than an entry holds inline: then it keeps key (no copy).
 func (d *Dict[V]) UpsertString(key string) (v *V, existed bool) { return d.upsert(key, false) }
 
 // Delete removes key and returns its value. It does not allocate.
@@ -134,7 +135,7 @@ func (d *Dict[V]) DeleteString(key string) (old V, ok bool) {
 			continue // already migrated
 		}
 		for link := &tab[i]; *link != nil; link = &(*link).next {
-			if e := *link; e.key == key {
+			if e := *link; e.key() == key {
 				*link = e.next
 				e.next = nil
 				d.used[t]--
@@ -223,7 +224,7 @@ func (d *Dict[V]) lookup(key string, h uint64) *dictEntry[V] {
 			continue
 		}
 		for e := tab[i]; e != nil; e = e.next {
-			if e.key == key {
+			if e.key() == key {
 				return e
 			}
 		}
@@ -232,26 +233,30 @@ func (d *Dict[V]) lookup(key string, h uint64) *dictEntry[V] {
 }
 
 func (d *Dict[V]) upsert(key string, copyKey bool) (*V, bool) {
+	e, existed := d.upsertEntry(key, copyKey)
+	return &e.val, existed
+}
+
+// upsertEntry is upsert returning the entry, whose key() is the stored key.
+func (d *Dict[V]) upsertEntry(key string, copyKey bool) (*dictEntry[V], bool) {
 	h := d.hash(key)
 	d.rehashStepFor(h)
 	if e := d.lookup(key, h); e != nil {
-		return &e.val, true
+		return e, true
 	}
 	// Unlike dictAddRaw, grow only when actually inserting: updates never resize.
 	d.growIfNeeded()
-	if copyKey {
-		key = strings.Clone(key)
-	}
 	t := 0
 	if d.Rehashing() {
 		t = 1 // new keys go to the new table
 	}
 	tab := d.ht[t]
 	i := h & uint64(len(tab)-1)
-	e := &dictEntry[V]{key: key, next: tab[i]}
+	e := newDictEntry[V](key, copyKey)
+	e.next = tab[i]
 	tab[i] = e
 	d.used[t]++
-	return &e.val, false
+	return e, false
 }
 
 // rehashStepFor is _dictRehashStepIfNeeded: the per-operation rehash step for an
@@ -301,7 +306,7 @@ func (d *Dict[V]) moveBucket(i int) {
 		next := e.next
 		j := uint64(i) & mask // shrinking: the new index is the old one, masked
 		if grow {
-			j = d.hash(e.key) & mask
+			j = d.hash(e.key()) & mask
 		}
 		e.next = t1[j]
 		t1[j] = e

@@ -49,7 +49,7 @@ func (d *Dict[V]) Scan(cursor uint64, fn func(key string, v *V)) uint64 {
 func dictEmit[V any](e *dictEntry[V], fn func(key string, v *V)) {
 	for e != nil {
 		next := e.next
-		fn(e.key, &e.val)
+		fn(e.key(), &e.val)
 		e = next
 	}
 }
@@ -67,7 +67,7 @@ func (d *Dict[V]) Range(fn func(key string, v *V) bool) {
 		for ; i < len(tab); i++ {
 			for e := tab[i]; e != nil; {
 				next := e.next
-				if !fn(e.key, &e.val) {
+				if !fn(e.key(), &e.val) {
 					return
 				}
 				e = next
@@ -96,7 +96,7 @@ func (d *Dict[V]) Random(rnd func() uint64) (key string, v *V, ok bool) {
 	} else {
 		e = d.randomEntry(rnd)
 	}
-	return e.key, &e.val, true
+	return e.key(), &e.val, true
 }
 
 // dictSampleStack is how many samples Sample gathers without allocating; Redis caps
@@ -138,7 +138,7 @@ func (d *Dict[V]) Sample(n int, rnd func() uint64, fn func(key string, v *V)) in
 	d.pause()
 	defer d.resume()
 	for _, e := range des[:k] {
-		fn(e.key, &e.val)
+		fn(e.key(), &e.val)
 	}
 	return k
 }

@@ -33,13 +33,13 @@ func dictCheck[V any](t testing.TB, d *Dict[V]) {
 				t.Fatalf("migrated bucket %d of ht[0] is not empty (rehashIdx %d)", i, d.rehashIdx)
 			}
 			for ; e != nil; e = e.next {
-				if want := int(d.hash(e.key) & uint64(len(tab)-1)); want != i {
-					t.Fatalf("key %q in ht[%d] bucket %d, hashes to %d", e.key, ti, i, want)
+				if want := int(d.hash(e.key()) & uint64(len(tab)-1)); want != i {
+					t.Fatalf("key %q in ht[%d] bucket %d, hashes to %d", e.key(), ti, i, want)
 				}
-				if seen[e.key] {
-					t.Fatalf("key %q stored twice", e.key)
+				if seen[e.key()] {
+					t.Fatalf("key %q stored twice", e.key())
 				}
-				seen[e.key] = true
+				seen[e.key()] = true
 				count++
 			}
 		}

@@ -100,7 +100,7 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 					return db, k, true
 				}
 			} else if n := db.expiring.len(); n > 0 {
-				return db, db.expiring.at(int(rnd() % uint64(n))).de.key, true
+				return db, db.expiring.at(int(rnd() % uint64(n))).de.key(), true
 			}
 		}
 		return nil, "", false
@@ -159,7 +159,7 @@ func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, sample
 	n := db.expiring.len()
 	for i := 0; i < samples && i < n; i++ {
 		it := db.expiring.at(int(rnd() % uint64(n)))
-		add(it.de.key, &it.de.val)
+		add(it.de.key(), &it.de.val)
 	}
 }
 

@@ -67,7 +67,7 @@ func (db *DB) Prefetch(reqs []PrefetchReq) {
 		if e := *(**dictEntry[Entry])(slots[j]); e != nil {
 			first[j], ents[j] = e, e
 			prefetchEntry(unsafe.Pointer(e))
-			prefetch(unsafe.Pointer(&e.val)) // a 48-byte entry may span two lines
+			prefetch(unsafe.Pointer(&e.klen)) // a 48-byte entry may span two lines
 		}
 	}
 	for j := range n {
@@ -75,7 +75,7 @@ func (db *DB) Prefetch(reqs []PrefetchReq) {
 			prefetchKV(e)
 			ents[j] = e.next
 			if e.next != nil {
-				prefetch(unsafe.Pointer(&e.next.val))
+				prefetch(unsafe.Pointer(&e.next.klen))
 			}
 		}
 	}
@@ -91,10 +91,10 @@ func (db *DB) Prefetch(reqs []PrefetchReq) {
 	for j := range n {
 		slots[j] = nil
 		e := first[j]
-		if e != nil && e.key != dictView(reqs[j].Key) {
+		if e != nil && e.key() != dictView(reqs[j].Key) {
 			e = e.next
 		}
-		if e == nil || e.key != dictView(reqs[j].Key) || e.val.p == nil {
+		if e == nil || e.key() != dictView(reqs[j].Key) || e.val.p == nil {
 			continue
 		}
 		if s := memberSlot(&e.val, reqs[j]); s != nil {
@@ -114,9 +114,8 @@ func (db *DB) Prefetch(reqs []PrefetchReq) {
 	}
 	for j := range n {
 		if p := slots[j]; p != nil {
-			// every dictEntry starts with its key string, then next
+			// every dictEntry starts with next; its key is inline
 			e := (*dictEntry[struct{}])(p)
-			prefetch(unsafe.Pointer(unsafe.StringData(e.key)))
 			prefetchEntry(unsafe.Pointer(e.next))
 		}
 	}
@@ -149,9 +148,10 @@ func prefetchEntry(p unsafe.Pointer) {
 	}
 }
 
-// prefetchKV prefetches e's key bytes and value.
+// prefetchKV prefetches e's key bytes (inline: the line they start on may be
+// the entry's second) and value.
 func prefetchKV(e *dictEntry[Entry]) {
-	prefetch(unsafe.Pointer(unsafe.StringData(e.key)))
+	prefetch(unsafe.Pointer(unsafe.StringData(e.key())))
 	if e.val.p != nil {
 		prefetch(e.val.p)
 	}

@@ -109,7 +109,7 @@ func TestDictSlotMidRehash(t *testing.T) {
 		for _, k := range keys {
 			found := false
 			for e := *d.slot(d.hash(k)); e != nil; e = e.next {
-				found = found || e.key == k
+				found = found || e.key() == k
 			}
 			if !found {
 				t.Fatalf("step %d: %s not on its slot's chain", step, k)

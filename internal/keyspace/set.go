@@ -403,7 +403,7 @@ func (s *setObj) Clone() *setObj {
 	if s.enc == SetHashtable {
 		c.ht = s.ks.newSetDict(s.ht.Len())
 		s.ht.Range(func(k string, _ *struct{}) bool {
-			c.ht.UpsertString(k) // strings are immutable: share the bytes
+			c.ht.UpsertString(k)
 			return true
 		})
 		return c

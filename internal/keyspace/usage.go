@@ -83,13 +83,11 @@ func (a allocCount) free(n int64) {
 	}
 }
 
-// keyAllocs is what storing a key allocates beside its value: its dict entry
-// (which holds the Entry inline) and its bytes. Keyspace.Added and .Freed
+// keyAllocs is what storing a key allocates beside its value: its dict entry,
+// which holds the Entry and the key's bytes inline. Keyspace.Added and .Freed
 // count these; keyOverhead adds the key's share of the bucket array and of
 // the expiring set, which Added and Freed count by array and by chunk.
-func keyAllocs(key string) int64 {
-	return allocSize(int64(unsafe.Sizeof(dictEntry[Entry]{}))) + allocSize(int64(len(key)))
-}
+func keyAllocs(key string) int64 { return dictEntrySize[Entry](len(key)) }
 
 // keyOverhead is the part of a key's footprint that is not its value: the
 // dict entry (which holds the Entry inline), the key's bytes, its bucket
@@ -175,14 +173,13 @@ func (h *hashObj) usage(samples int) int64 {
 	t := h.t
 	n += allocSize(int64(unsafe.Sizeof(*t))) + dictTableBytes(&t.d)
 	n += allocSize(int64(cap(t.heap)) * int64(unsafe.Sizeof(ttlRef{})))
-	entry := allocSize(int64(unsafe.Sizeof(dictEntry[hval]{})))
 	var sum int64
 	k := 0
 	t.d.Range(func(f string, v *hval) bool {
 		if k >= want(samples) {
 			return false
 		}
-		sum += entry + allocSize(int64(len(f))) + allocSize(int64(cap(v.v)))
+		sum += dictEntrySize[hval](len(f)) + allocSize(int64(cap(v.v)))
 		k++
 		return true
 	})
@@ -195,14 +192,13 @@ func (s *setObj) usage(samples int) int64 {
 		return n + allocSize(int64(cap(s.buf)))
 	}
 	n += allocSize(int64(unsafe.Sizeof(*s.ht))) + dictTableBytes(s.ht)
-	entry := allocSize(int64(unsafe.Sizeof(dictEntry[struct{}]{})))
 	var sum int64
 	k := 0
 	s.ht.Range(func(m string, _ *struct{}) bool {
 		if k >= want(samples) {
 			return false
 		}
-		sum += entry + allocSize(int64(len(m)))
+		sum += dictEntrySize[struct{}](len(m))
 		k++
 		return true
 	})
@@ -218,14 +214,13 @@ func (z *zsetObj) usage(samples int) int64 {
 	n += allocSize(int64(unsafe.Sizeof(*b))) + dictTableBytes(&b.dict)
 	n += int64(b.tree.leafCount)*allocSize(int64(unsafe.Sizeof(zbtLeaf{}))) +
 		int64(b.tree.innerCount)*allocSize(int64(unsafe.Sizeof(zbtInner{})))
-	entry := allocSize(int64(unsafe.Sizeof(dictEntry[float64]{})))
 	var sum int64
 	k := 0
 	b.dict.Range(func(m string, _ *float64) bool {
 		if k >= want(samples) {
 			return false
 		}
-		sum += entry + allocSize(int64(len(m)))
+		sum += dictEntrySize[float64](len(m))
 		k++
 		return true
 	})

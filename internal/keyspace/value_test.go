@@ -12,8 +12,15 @@ func TestEntryLayoutSizes(t *testing.T) {
 	if got := unsafe.Sizeof(Entry{}); got != 24 {
 		t.Errorf("sizeof(Entry) = %d", got)
 	}
-	if got := unsafe.Sizeof(dictEntry[Entry]{}); got != 48 {
-		t.Errorf("sizeof(dictEntry[Entry]) = %d, want 48 (a Go size class)", got)
+	// a key of up to 12 bytes and its Entry in one 48-byte allocation
+	if got := unsafe.Sizeof(dictEntry[Entry]{}); got != 40 {
+		t.Errorf("sizeof(dictEntry[Entry]) = %d, want 40", got)
+	}
+	if got, want := dictEntrySize[Entry](12), int64(48); got != want {
+		t.Errorf("entry with a 12-byte key: %d bytes, want %d (a Go size class)", got, want)
+	}
+	if got, want := dictEntrySize[Entry](13), int64(64); got != want {
+		t.Errorf("entry with a 13-byte key: %d bytes, want %d", got, want)
 	}
 }
 

@@ -295,19 +295,19 @@ func (z *zsetObj) buildBig(n, capacity int, next func() ([]byte, float64)) {
 	b.dict.Expand(capacity)
 	b.tree = zbtBuild(n, func() (float64, string) {
 		m, s := next()
-		k := string(m)
-		v, _ := b.dict.UpsertString(k)
-		*v = s
-		return s, k
+		e, _ := b.dict.upsertEntry(dictView(m), true)
+		e.val = s
+		return s, e.key() // the tree shares the dict's copy
 	})
 	z.big, z.lp, z.n = b, nil, 0
 }
 
-// bigInsert adds a member that is not present; member is kept (not copied).
-func (z *zsetObj) bigInsert(member string, score float64) {
-	v, _ := z.big.dict.UpsertString(member)
-	*v = score
-	z.big.tree.insert(score, member)
+// bigInsert adds a member that is not present (copied: the dict and the tree
+// share the dict entry's copy).
+func (z *zsetObj) bigInsert(member []byte, score float64) {
+	e, _ := z.big.dict.upsertEntry(dictView(member), true)
+	e.val = score
+	z.big.tree.insert(score, e.key())
 }
 
 // bigDelete removes member, of the given score.
@@ -405,7 +405,7 @@ func (z *zsetObj) Add(member []byte, score float64, flags int, lim ZLimits) (out
 			return ZNop, 0
 		}
 		if score != cur {
-			z.big.tree.move(cur, e.key, score)
+			z.big.tree.move(cur, e.key(), score)
 			e.val = score
 			return ZUpdated, score
 		}
@@ -414,7 +414,7 @@ func (z *zsetObj) Add(member []byte, score float64, flags int, lim ZLimits) (out
 	if xx {
 		return ZNop, 0
 	}
-	z.bigInsert(string(member), score)
+	z.bigInsert(member, score)
 	return ZAdded, score
 }
 
@@ -433,7 +433,7 @@ func (z *zsetObj) Delete(member []byte) bool {
 		if e == nil {
 			return false
 		}
-		z.bigDelete(e.key, e.val)
+		z.bigDelete(e.key(), e.val)
 		return true
 	}
 	off, next, _, ok := z.zlpFind(member)
@@ -452,7 +452,7 @@ func (z *zsetObj) Rank(member []byte, rev bool) (rank int, score float64, ok boo
 		if e == nil {
 			return 0, 0, false
 		}
-		rank = z.big.tree.rank(e.val, e.key)
+		rank = z.big.tree.rank(e.val, e.key())
 		score = e.val
 	} else {
 		found := false

@@ -1,0 +1,283 @@
+package keyspace
+
+import (
+	"math"
+	"strings"
+	"unsafe"
+)
+
+// A dict entry and its key are one allocation (decision 0035): the key's
+// bytes follow the entry's klen field, in the padding at the end of
+// dictEntry[V] and in a tail array of whole words after it. Go cannot size a
+// typed allocation at run time, so there is one type per tail length,
+// dictEntryT<n> with n words (1..16, then even counts up to 32: keys of up to
+// dictInlineMax bytes beyond the padding), each a dictEntry[V] with a byte
+// array after it. The garbage collector knows each type's pointers (next and
+// those of V); the key's bytes are not scanned. A longer key is kept in its own
+// string (dictEntryExt, klen == keyExt).
+//
+// Entries are reached only as *dictEntry[V]; the key is read through key(),
+// which returns a string sharing the entry's memory: holding it keeps the
+// whole entry (and what its value points to) alive, as holding a key string
+// kept the key's bytes alive before.
+
+// dictInlineMax is the most key bytes an entry keeps in its tail array.
+const dictInlineMax = 32 * 8
+
+// keyExt in dictEntry.klen marks a key kept in its own string (dictEntryExt).
+const keyExt = math.MaxUint32
+
+// dictEntryExt is an entry whose key is longer than its padding and
+// dictInlineMax together.
+type dictEntryExt[V any] struct {
+	dictEntry[V]
+	ext string
+}
+
+type dictEntryT1[V any] struct {
+	dictEntry[V]
+	k [8]byte
+}
+
+type dictEntryT2[V any] struct {
+	dictEntry[V]
+	k [16]byte
+}
+
+type dictEntryT3[V any] struct {
+	dictEntry[V]
+	k [24]byte
+}
+
+type dictEntryT4[V any] struct {
+	dictEntry[V]
+	k [32]byte
+}
+
+type dictEntryT5[V any] struct {
+	dictEntry[V]
+	k [40]byte
+}
+
+type dictEntryT6[V any] struct {
+	dictEntry[V]
+	k [48]byte
+}
+
+type dictEntryT7[V any] struct {
+	dictEntry[V]
+	k [56]byte
+}
+
+type dictEntryT8[V any] struct {
+	dictEntry[V]
+	k [64]byte
+}
+
+type dictEntryT9[V any] struct {
+	dictEntry[V]
+	k [72]byte
+}
+
+type dictEntryT10[V any] struct {
+	dictEntry[V]
+	k [80]byte
+}
+
+type dictEntryT11[V any] struct {
+	dictEntry[V]
+	k [88]byte
+}
+
+type dictEntryT12[V any] struct {
+	dictEntry[V]
+	k [96]byte
+}
+
+type dictEntryT13[V any] struct {
+	dictEntry[V]
+	k [104]byte
+}
+
+type dictEntryT14[V any] struct {
+	dictEntry[V]
+	k [112]byte
+}
+
+type dictEntryT15[V any] struct {
+	dictEntry[V]
+	k [120]byte
+}
+
+type dictEntryT16[V any] struct {
+	dictEntry[V]
+	k [128]byte
+}
+
+type dictEntryT18[V any] struct {
+	dictEntry[V]
+	k [144]byte
+}
+
+type dictEntryT20[V any] struct {
+	dictEntry[V]
+	k [160]byte
+}
+
+type dictEntryT22[V any] struct {
+	dictEntry[V]
+	k [176]byte
+}
+
+type dictEntryT24[V any] struct {
+	dictEntry[V]
+	k [192]byte
+}
+
+type dictEntryT26[V any] struct {
+	dictEntry[V]
+	k [208]byte
+}
+
+type dictEntryT28[V any] struct {
+	dictEntry[V]
+	k [224]byte
+}
+
+type dictEntryT30[V any] struct {
+	dictEntry[V]
+	k [240]byte
+}
+
+type dictEntryT32[V any] struct {
+	dictEntry[V]
+	k [256]byte
+}
+
+// newDictEntry allocates an entry holding a copy of key (for a key longer than
+// the inline limit, key itself, copied first if copyKey).
+func newDictEntry[V any](key string, copyKey bool) *dictEntry[V] {
+	room := dictKeyPad[V]()
+	n := len(key)
+	var e *dictEntry[V]
+	switch {
+	case n <= room:
+		e = new(dictEntry[V])
+	case n-room <= dictInlineMax:
+		e = newDictEntryT[V](dictTailWords(n - room))
+	default:
+		if copyKey {
+			key = strings.Clone(key)
+		}
+		x := &dictEntryExt[V]{ext: key}
+		x.klen = keyExt
+		return &x.dictEntry
+	}
+	e.klen = uint32(n)
+	if n > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), n), key)
+	}
+	return e
+}
+
+// key returns e's key (see the contract above: it shares e's memory).
+func (e *dictEntry[V]) key() string {
+	switch e.klen {
+	case 0:
+		return ""
+	case keyExt:
+		return (*dictEntryExt[V])(unsafe.Pointer(e)).ext
+	}
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Offsetof(e.klen)+4)), int(e.klen))
+}
+
+// dictKeyOff is where an inline key starts in an entry: right after klen.
+func dictKeyOff[V any]() uintptr {
+	var e dictEntry[V]
+	return unsafe.Offsetof(e.klen) + 4
+}
+
+// dictKeyPad is how many key bytes fit in dictEntry[V]'s own end padding.
+func dictKeyPad[V any]() int {
+	return int(unsafe.Sizeof(dictEntry[V]{}) - dictKeyOff[V]())
+}
+
+// dictTailWords is the tail array, in words, of an entry whose key needs n
+// bytes beyond the padding (0 < n <= dictInlineMax): whole words up to 16,
+// then an even number of words.
+func dictTailWords(n int) int {
+	w := (n + 7) / 8
+	if w > 16 {
+		w += w & 1
+	}
+	return w
+}
+
+// dictEntrySize is the bytes the Go allocator uses for an entry of V with a
+// key of n bytes (its entry, and for a long key the key's own string).
+func dictEntrySize[V any](n int) int64 {
+	base := int64(unsafe.Sizeof(dictEntry[V]{}))
+	room := dictKeyPad[V]()
+	switch {
+	case n <= room:
+		return allocSize(base)
+	case n-room <= dictInlineMax:
+		return allocSize(base + 8*int64(dictTailWords(n-room)))
+	}
+	return allocSize(int64(unsafe.Sizeof(dictEntryExt[V]{}))) + allocSize(int64(n))
+}
+
+// newDictEntryT allocates an entry with a tail array of w words.
+func newDictEntryT[V any](w int) *dictEntry[V] {
+	switch w {
+	case 1:
+		return &new(dictEntryT1[V]).dictEntry
+	case 2:
+		return &new(dictEntryT2[V]).dictEntry
+	case 3:
+		return &new(dictEntryT3[V]).dictEntry
+	case 4:
+		return &new(dictEntryT4[V]).dictEntry
+	case 5:
+		return &new(dictEntryT5[V]).dictEntry
+	case 6:
+		return &new(dictEntryT6[V]).dictEntry
+	case 7:
+		return &new(dictEntryT7[V]).dictEntry
+	case 8:
+		return &new(dictEntryT8[V]).dictEntry
+	case 9:
+		return &new(dictEntryT9[V]).dictEntry
+	case 10:
+		return &new(dictEntryT10[V]).dictEntry
+	case 11:
+		return &new(dictEntryT11[V]).dictEntry
+	case 12:
+		return &new(dictEntryT12[V]).dictEntry
+	case 13:
+		return &new(dictEntryT13[V]).dictEntry
+	case 14:
+		return &new(dictEntryT14[V]).dictEntry
+	case 15:
+		return &new(dictEntryT15[V]).dictEntry
+	case 16:
+		return &new(dictEntryT16[V]).dictEntry
+	case 18:
+		return &new(dictEntryT18[V]).dictEntry
+	case 20:
+		return &new(dictEntryT20[V]).dictEntry
+	case 22:
+		return &new(dictEntryT22[V]).dictEntry
+	case 24:
+		return &new(dictEntryT24[V]).dictEntry
+	case 26:
+		return &new(dictEntryT26[V]).dictEntry
+	case 28:
+		return &new(dictEntryT28[V]).dictEntry
+	case 30:
+		return &new(dictEntryT30[V]).dictEntry
+	case 32:
+		return &new(dictEntryT32[V]).dictEntry
+	}
+	panic("keyspace: dict entry tail out of range")
+}

@@ -1,0 +1,149 @@
+package keyspace
+
+import (
+	"runtime"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// The tail types are the base entry and their array with nothing between or
+// after, so that dictEntrySize is the size of what newDictEntry allocates, and
+// the key starts in the base entry's end padding.
+func TestDictEntryTailTypes(t *testing.T) {
+	checkTails[Entry](t)
+	checkTails[float64](t)
+	checkTails[struct{}](t)
+	checkTails[hval](t)
+}
+
+func checkTails[V any](t *testing.T) {
+	t.Helper()
+	base := unsafe.Sizeof(dictEntry[V]{})
+	if off := dictKeyOff[V](); off > base || base-off >= 8 {
+		t.Errorf("%T: key at %d, entry of %d bytes", *new(V), off, base)
+	}
+	for _, c := range []struct{ got, words uintptr }{
+		{unsafe.Sizeof(dictEntryT1[V]{}), 1},
+		{unsafe.Sizeof(dictEntryT7[V]{}), 7},
+		{unsafe.Sizeof(dictEntryT16[V]{}), 16},
+		{unsafe.Sizeof(dictEntryT18[V]{}), 18},
+		{unsafe.Sizeof(dictEntryT32[V]{}), 32},
+	} {
+		if c.got != base+8*c.words {
+			t.Errorf("%T: a tail of %d words makes %d bytes, want %d", *new(V), c.words, c.got, base+8*c.words)
+		}
+	}
+	words := map[int]bool{}
+	for n := 1; n <= dictInlineMax; n++ {
+		w := dictTailWords(n)
+		if w*8 < n {
+			t.Fatalf("%d bytes in %d words", n, w)
+		}
+		words[w] = true
+		_ = newDictEntryT[V](w) // panics for a missing type
+	}
+	if len(words) != 24 {
+		t.Errorf("%d tail types in use, want 24", len(words))
+	}
+}
+
+func TestDictEntrySizes(t *testing.T) {
+	for _, c := range []struct {
+		n    int
+		want int64
+	}{
+		{0, 48}, {4, 48}, {10, 48}, {12, 48}, // key:000001 and its Entry: 48 bytes
+		{13, 64}, {28, 64}, {29, 80}, {44, 80}, {45, 96},
+		{4 + dictInlineMax, allocSize(40 + dictInlineMax)},
+		{5 + dictInlineMax, 64 + allocSize(5+dictInlineMax)}, // its own string
+	} {
+		if got := dictEntrySize[Entry](c.n); got != c.want {
+			t.Errorf("entry with a %d-byte key: %d bytes, want %d", c.n, got, c.want)
+		}
+	}
+	// a sorted set's member and score; a set's member
+	if got := dictEntrySize[float64](12); got != 32 {
+		t.Errorf("float64 entry, 12-byte key: %d", got)
+	}
+	if got := dictEntrySize[struct{}](4); got != 16 {
+		t.Errorf("struct{} entry, 4-byte key: %d", got)
+	}
+}
+
+// Keys of every length come back byte for byte, next to values that point
+// into the heap, after collections that would have reused the memory of
+// anything the collector did not see: the tail types' pointer maps are right.
+func TestDictEntryKeysAndValuesSurviveGC(t *testing.T) {
+	type val struct {
+		a   uint32
+		p   *[64]byte
+		tag byte
+	}
+	const n = 700
+	es := make([]*dictEntry[val], n)
+	keys := make([]string, n)
+	for i := range n {
+		keys[i] = strings.Repeat(string(rune('a'+i%26)), i)
+		b := []byte(keys[i]) // a view that is reused below, as a request's buffer is
+		e := newDictEntry[val](dictView(b), true)
+		for j := range b {
+			b[j] = '#'
+		}
+		v := new([64]byte)
+		for j := range v {
+			v[j] = byte(i)
+		}
+		e.val = val{a: uint32(i), p: v, tag: byte(i)}
+		es[i] = e
+	}
+	for range 3 {
+		runtime.GC()
+		junk := make([][]byte, 0, 4096)
+		for j := range 4096 {
+			junk = append(junk, make([]byte, 64+j%200))
+			for k := range junk[j] {
+				junk[j][k] = 0xEE
+			}
+		}
+		runtime.KeepAlive(junk)
+	}
+	for i, e := range es {
+		if got := e.key(); got != keys[i] {
+			t.Fatalf("key %d: %q", i, got)
+		}
+		if e.val.a != uint32(i) || e.val.tag != byte(i) || e.val.p[0] != byte(i) || e.val.p[63] != byte(i) {
+			t.Fatalf("value %d: %d %d %v", i, e.val.a, e.val.tag, e.val.p[:4])
+		}
+		if long := i > dictKeyPad[val]()+dictInlineMax; long != (e.klen == keyExt) {
+			t.Fatalf("key of %d bytes: klen %d", i, e.klen)
+		}
+	}
+}
+
+// A long key is kept, not copied, unless the caller asks for a copy; an
+// insert is one allocation (no resize): the entry with its key.
+func TestDictEntryLongKeyAndAllocs(t *testing.T) {
+	long := strings.Repeat("k", dictInlineMax+100)
+	if e := newDictEntry[Entry](long, false); unsafe.StringData(e.key()) != unsafe.StringData(long) {
+		t.Error("a long key was copied")
+	}
+	if e := newDictEntry[Entry](long, true); unsafe.StringData(e.key()) == unsafe.StringData(long) || e.key() != long {
+		t.Error("a long key was not copied")
+	}
+	d := NewDict[int](1)
+	d.Expand(1024)
+	for d.RehashStep(100) {
+	}
+	key := []byte("key:000000")
+	i := 0
+	if a := testing.AllocsPerRun(500, func() {
+		key[9] = byte('0' + i%10)
+		key[8] = byte('0' + i/10%10)
+		key[7] = byte('0' + i/100%10)
+		i++
+		d.Upsert(key)
+	}); a != 1 {
+		t.Errorf("Upsert of a new key: %v allocations, want 1", a)
+	}
+}
