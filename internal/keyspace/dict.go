@@ -29,8 +29,9 @@ import (
 // not be visited.
 //
 // Lookups, updates of existing keys and deletes do not allocate; an insert
-// allocates its entry (and, for a []byte key, the key string), and a resize
-// allocates the new bucket array. The zero Dict is an empty dict with seed 0.
+// allocates its entry, which holds the key's bytes (dict_entry.go; a key over
+// dictInlineMax bytes given as []byte is also copied into a string), and a
+// resize allocates the new bucket array. The zero Dict is an empty dict with seed 0.
 // A Dict is not safe for concurrent use.
 type Dict[V any] struct {
 	ht        [2][]*dictEntry[V] // ht[1] != nil while rehashing from ht[0] into it
