@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -666,6 +667,7 @@ func TestDictNoAlloc(t *testing.T) {
 func FuzzDict(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 2, 3, 1, 4, 0})
 	f.Add([]byte("\x00a\x00b\x00c\x00d\x00e\x00f\x01a\x02b\x03\x00\x05x\x06\x07"))
+	f.Add([]byte{2, 55, 5, 55, 0, 55, 2, 40, 5, 40, 1, 56, 6, 3, 3, 200, 5, 55}) // long keys
 	f.Fuzz(func(t *testing.T, ops []byte) {
 		d := NewDict[int](uint64(len(ops)))
 		m := map[string]int{}
@@ -675,7 +677,9 @@ func FuzzDict(f *testing.F) {
 		seen := map[string]bool{}
 		for i := 0; i+1 < len(ops); i += 2 {
 			op, arg := ops[i]%9, ops[i+1]
-			key := strconv.Itoa(int(arg))
+			// 0 to 299 bytes: entries of every tail length, and keys
+			// too long to be inline
+			key := strconv.Itoa(int(arg)) + strings.Repeat("k", int(arg)*5%300)
 			switch op {
 			case 0, 1: // insert a run of keys, to grow
 				for j := range int(arg%64) + 1 {
