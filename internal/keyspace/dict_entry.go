@@ -34,6 +34,9 @@ type dictEntryExt[V any] struct {
 	ext string
 }
 
+// dictEntryT1 .. dictEntryT32: a dictEntry[V] and a tail of 1..16, 18, 20 ..
+// 32 words, allocated by newDictEntryT only.
+
 type dictEntryT1[V any] struct {
 	dictEntry[V]
 	k [8]byte
