@@ -160,25 +160,23 @@ type dictEntryT32[V any] struct {
 // newDictEntry allocates an entry holding a copy of key (for a key longer than
 // the inline limit, key itself, copied first if copyKey).
 func newDictEntry[V any](key string, copyKey bool) *dictEntry[V] {
-	room := dictKeyPad[V]()
-	n := len(key)
 	var e *dictEntry[V]
-	switch {
-	case n <= room:
-		e = new(dictEntry[V])
-	case n-room <= dictInlineMax:
-		e = newDictEntryT[V](dictTailWords(n - room))
-	default:
+	switch w := dictTail[V](len(key)); {
+	case w < 0:
 		if copyKey {
 			key = strings.Clone(key)
 		}
 		x := &dictEntryExt[V]{ext: key}
 		x.klen = keyExt
 		return &x.dictEntry
+	case w == 0:
+		e = new(dictEntry[V])
+	default:
+		e = newDictEntryT[V](w)
 	}
-	e.klen = uint32(n)
-	if n > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), n), key)
+	e.klen = uint32(len(key))
+	if len(key) > 0 {
+		copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), len(key)), key)
 	}
 	return e
 }
@@ -191,7 +189,7 @@ func (e *dictEntry[V]) key() string {
 	case keyExt:
 		return (*dictEntryExt[V])(unsafe.Pointer(e)).ext
 	}
-	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), unsafe.Offsetof(e.klen)+4)), int(e.klen))
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), int(e.klen))
 }
 
 // dictKeyOff is where an inline key starts in an entry: right after klen.
@@ -205,10 +203,18 @@ func dictKeyPad[V any]() int {
 	return int(unsafe.Sizeof(dictEntry[V]{}) - dictKeyOff[V]())
 }
 
-// dictTailWords is the tail array, in words, of an entry whose key needs n
-// bytes beyond the padding (0 < n <= dictInlineMax): whole words up to 16,
-// then an even number of words.
-func dictTailWords(n int) int {
+// dictTail is the tail array, in words, of an entry whose key has n bytes: 0
+// when the key fits in the padding, whole words up to 16 past it, then an even
+// number of words; -1 for a key of more than dictInlineMax bytes past the
+// padding, which keeps its own string.
+func dictTail[V any](n int) int {
+	n -= dictKeyPad[V]()
+	switch {
+	case n <= 0:
+		return 0
+	case n > dictInlineMax:
+		return -1
+	}
 	w := (n + 7) / 8
 	if w > 16 {
 		w += w & 1
@@ -219,15 +225,11 @@ func dictTailWords(n int) int {
 // dictEntrySize is the bytes the Go allocator uses for an entry of V with a
 // key of n bytes (its entry, and for a long key the key's own string).
 func dictEntrySize[V any](n int) int64 {
-	base := int64(unsafe.Sizeof(dictEntry[V]{}))
-	room := dictKeyPad[V]()
-	switch {
-	case n <= room:
-		return allocSize(base)
-	case n-room <= dictInlineMax:
-		return allocSize(base + 8*int64(dictTailWords(n-room)))
+	w := dictTail[V](n)
+	if w < 0 {
+		return allocSize(int64(unsafe.Sizeof(dictEntryExt[V]{}))) + allocSize(int64(n))
 	}
-	return allocSize(int64(unsafe.Sizeof(dictEntryExt[V]{}))) + allocSize(int64(n))
+	return allocSize(int64(unsafe.Sizeof(dictEntry[V]{})) + 8*int64(w))
 }
 
 // newDictEntryT allocates an entry with a tail array of w words.

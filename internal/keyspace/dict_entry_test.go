@@ -35,10 +35,11 @@ func checkTails[V any](t *testing.T) {
 		}
 	}
 	words := map[int]bool{}
-	for n := 1; n <= dictInlineMax; n++ {
-		w := dictTailWords(n)
-		if w*8 < n {
-			t.Fatalf("%d bytes in %d words", n, w)
+	pad := dictKeyPad[V]()
+	for n := pad + 1; n <= pad+dictInlineMax; n++ {
+		w := dictTail[V](n)
+		if w*8 < n-pad {
+			t.Fatalf("%d bytes in %d words", n-pad, w)
 		}
 		words[w] = true
 		_ = newDictEntryT[V](w) // panics for a missing type

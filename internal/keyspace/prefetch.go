@@ -148,10 +148,12 @@ func prefetchEntry(p unsafe.Pointer) {
 	}
 }
 
-// prefetchKV prefetches e's key bytes (inline: the line they start on may be
-// the entry's second) and value.
+// prefetchKV prefetches e's value, and its key's bytes when they are not inline
+// (an inline key is on the entry's lines, which the caller prefetched).
 func prefetchKV(e *dictEntry[Entry]) {
-	prefetch(unsafe.Pointer(unsafe.StringData(e.key())))
+	if e.klen == keyExt {
+		prefetch(unsafe.Pointer(unsafe.StringData(e.key())))
+	}
 	if e.val.p != nil {
 		prefetch(e.val.p)
 	}

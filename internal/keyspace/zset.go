@@ -295,19 +295,22 @@ func (z *zsetObj) buildBig(n, capacity int, next func() ([]byte, float64)) {
 	b.dict.Expand(capacity)
 	b.tree = zbtBuild(n, func() (float64, string) {
 		m, s := next()
-		e, _ := b.dict.upsertEntry(dictView(m), true)
-		e.val = s
-		return s, e.key() // the tree shares the dict's copy
+		return s, b.put(m, s)
 	})
 	z.big, z.lp, z.n = b, nil, 0
 }
 
-// bigInsert adds a member that is not present (copied: the dict and the tree
-// share the dict entry's copy).
-func (z *zsetObj) bigInsert(member []byte, score float64) {
-	e, _ := z.big.dict.upsertEntry(dictView(member), true)
+// put stores a copy of member, not present, with its score in the dict and
+// returns that copy, for the tree to share.
+func (b *zsetBig) put(member []byte, score float64) string {
+	e, _ := b.dict.upsertEntry(dictView(member), true)
 	e.val = score
-	z.big.tree.insert(score, e.key())
+	return e.key()
+}
+
+// bigInsert adds a member that is not present.
+func (z *zsetObj) bigInsert(member []byte, score float64) {
+	z.big.tree.insert(score, z.big.put(member, score))
 }
 
 // bigDelete removes member, of the given score.
