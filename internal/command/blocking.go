@@ -1,6 +1,9 @@
 package command
 
-import "github.com/hotkv/hotkv/internal/resp"
+import (
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
 
 // bzpopGeneric: BZPOPMIN|BZPOPMAX key [key ...] timeout.
 func bzpopGeneric(c *Ctx, max bool) {
@@ -17,7 +20,7 @@ func bzpopGeneric(c *Ctx, max bool) {
 		zpopGeneric(c, keys, max, true, -1, false, true)
 		return
 	}
-	if c.Block(keys, timeout) {
+	if c.Block(keyspace.KindZSet, keys, timeout, false) {
 		return
 	}
 	c.W.NullArray()
@@ -44,7 +47,7 @@ func bzmpopCmd(c *Ctx) {
 		zpopGeneric(c, keys, max, true, count, true, true)
 		return
 	}
-	if c.Block(keys, timeout) {
+	if c.Block(keyspace.KindZSet, keys, timeout, false) {
 		return
 	}
 	c.W.NullArray()

@@ -9,7 +9,7 @@ import (
 // COMMAND and its subcommands, all derived from the table.
 
 func commandSubcommands() []*Spec {
-	f := Loading | Stale | Conn
+	f := Loading | Stale
 	return []*Spec{
 		{Name: "count", Arity: 2, Flags: f, Since: "2.8.13", Summary: "Returns a count of commands.", Run: commandCount},
 		{Name: "docs", Arity: -2, Flags: f, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocs},

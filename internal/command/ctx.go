@@ -27,9 +27,9 @@ type Ctx struct {
 	// ErrCode is set by Error to the first word of the error reply ("ERR",
 	// "WRONGTYPE"), for INFO errorstats and commandstats failed_calls.
 	ErrCode string
-	// Rejected is set by Error when the command failed before doing anything
-	// (commandstats rejected_calls): set by dispatch, not by handlers.
-	Rejected bool
+	// Parked is set by Block when the client was parked (or stays parked):
+	// the command has not replied, and is counted when it does.
+	Parked bool
 	// FailedNoStats marks a failed call whose error was already counted in the
 	// error stats (a script returning an error raised by redis.call).
 	FailedNoStats bool
@@ -166,8 +166,8 @@ type Server interface {
 	Unwatch(c *Client)
 	DiscardMulti(c *Client)
 	Exec(c *Ctx)
-	// Block parks the calling client (see Ctx.Block); deadline is absolute Unix ms.
-	Block(c *Ctx, keys [][]byte, deadline int64) bool
+	// Block parks the calling client (see Ctx.Block).
+	Block(c *Ctx, on BlockOn) bool
 	// UnblockClient is CLIENT UNBLOCK: 1 when the client was blocked.
 	UnblockClient(id int64, withError bool) int
 	// PubSub is the Pub/Sub registry.
@@ -183,6 +183,16 @@ type Server interface {
 	// SignalKeyReady wakes the clients blocked on key without touching it for
 	// WATCH (Redis's signalKeyAsReady: XGROUP DESTROY).
 	SignalKeyReady(db int, key []byte)
+}
+
+// BlockOn is what a blocked client waits for (Redis's blockForKeys arguments).
+type BlockOn struct {
+	Kind     keyspace.Kind // the type a key must hold to serve it (KindNone: no key, WAIT)
+	Keys     [][]byte
+	Deadline int64 // absolute Unix ms; 0: none
+	// UnblockOnNoKey: run again when a key is deleted or changes type too
+	// (XREADGROUP, which then fails)
+	UnblockOnNoKey bool
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).
@@ -206,7 +216,8 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 	}
 }
 
-// Block parks the client until one of keys is written, the deadline passes
+// Block parks the client until one of keys is written with a value of kind
+// (or, with unblockOnNoKey, deleted or replaced by another type), the deadline passes
 // (absolute Unix ms from parseTimeout; 0 = never) or CLIENT UNBLOCK: a blocking
 // command's handler calls it when it finds nothing to serve, and returns
 // without a reply. The handler then runs again, whole, with the same arguments
@@ -214,11 +225,11 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 // waiting keeps the client's place and deadline); after the deadline it runs
 // with NoBlock set. Block returns false when the client may not block
 // (MayBlock): the handler must then reply at once as it does on timeout.
-func (c *Ctx) Block(keys [][]byte, deadline int64) bool {
+func (c *Ctx) Block(kind keyspace.Kind, keys [][]byte, deadline int64, unblockOnNoKey bool) bool {
 	if !c.MayBlock() || c.Srv == nil {
 		return false
 	}
-	return c.Srv.Block(c, keys, deadline)
+	return c.Srv.Block(c, BlockOn{Kind: kind, Keys: keys, Deadline: deadline, UnblockOnNoKey: unblockOnNoKey})
 }
 
 // NotifyIn is Notify for a key of another database (MOVE, COPY ... DB).

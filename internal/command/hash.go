@@ -34,7 +34,7 @@ func hashCommands() []*Spec {
 		{Name: "hpexpireat", Arity: -6, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "7.4.0", Summary: "Set expiry for hash field using an absolute Unix timestamp (milliseconds)", Run: hpexpireatCmd},
 		{Name: "hpexpiretime", Arity: -5, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "7.4.0", Summary: "Returns the expiration time of a hash field as a Unix timestamp, in msec.", Run: hpexpiretimeCmd},
 		{Name: "hpttl", Arity: -5, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "7.4.0", Summary: "Returns the TTL in milliseconds of a hash field.", Run: hpttlCmd},
-		{Name: "hrandfield", Arity: -2, Flags: r | Random, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "6.2.0", Summary: "Returns one or more random fields from a hash.", Run: hrandfieldCmd},
+		{Name: "hrandfield", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "6.2.0", Summary: "Returns one or more random fields from a hash.", Run: hrandfieldCmd},
 		{Name: "hscan", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.8.0", Summary: "Iterates over fields and values of a hash.", Run: hscanCmd},
 		{Name: "hset", Arity: -4, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "2.0.0", Summary: "Creates or modifies the value of a field in a hash.", Run: hsetCmd},
 		{Name: "hsetex", Arity: -6, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "8.0.0", Summary: "Set the value of one or more fields of a given hash key, and optionally set their expiration.", Run: hsetexCmd},

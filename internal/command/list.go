@@ -686,7 +686,7 @@ func blockingPop(c *Ctx, keys [][]byte, front bool, count, timeout int64) {
 	if serveListPop(c, keys, front, count) {
 		return
 	}
-	if !c.Block(keys, timeout) {
+	if !c.Block(keyspace.KindList, keys, timeout, false) {
 		c.W.NullArray()
 	}
 }
@@ -766,7 +766,7 @@ func blmoveGeneric(c *Ctx, from, to bool, timeout int64) {
 		}
 		return
 	}
-	if !c.Block(c.Argv[1:2], timeout) {
+	if !c.Block(keyspace.KindList, c.Argv[1:2], timeout, false) {
 		if c.NoBlock {
 			c.W.NullArray() // the timeout reply of every blocked list command
 		} else {

@@ -38,7 +38,7 @@ type Scripting interface {
 }
 
 func scriptingCommands() []*Spec {
-	const evalFlags = NoScript | SkipMonitor | Stale | NoMandatoryKeys
+	const evalFlags = NoScript | SkipMonitor | Stale | NoMandatoryKeys | RunsCommands
 	evalKeys := []KeySpec{{Flags: "RW access update", Begin: 2, Step: 1, Keynum: true,
 		Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"}}
 	evalROKeys := []KeySpec{{Flags: "RO access", Begin: 2, Step: 1, Keynum: true,
@@ -50,10 +50,10 @@ func scriptingCommands() []*Spec {
 	return []*Spec{
 		{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: evalCmd},
 		{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: shaKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: evalshaCmd},
-		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: evalROCmd},
-		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys, Keys: shaROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: evalshaROCmd},
+		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: evalROCmd},
+		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: shaROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: evalshaROCmd},
 		{Name: "fcall", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Invokes a function.", Run: fcallCmd},
-		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Invokes a read-only function.", Run: fcallROCmd},
+		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Invokes a read-only function.", Run: fcallROCmd},
 		{Name: "function", Arity: -2, Since: "7.0.0", Summary: "A container for function commands.", Subs: []*Spec{
 			{Name: "delete", Arity: 3, Flags: Write | NoScript, Since: "7.0.0", Summary: "Deletes a library and its functions.", Tips: allShards, Run: functionDelete},
 			{Name: "dump", Arity: 2, Flags: NoScript, Since: "7.0.0", Summary: "Dumps all libraries into a serialized binary payload.", Run: functionDump},

@@ -27,10 +27,10 @@ func setCommands() []*Spec {
 		{Name: "smembers", Tips: order, Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Returns all members of a set.", Run: smembersCmd},
 		{Name: "smismember", Arity: -3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "6.2.0", Summary: "Determines whether multiple members belong to a set.", Run: smismemberCmd},
 		{Name: "smove", Arity: 4, Flags: w | f, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "RW insert", Begin: 2, Step: 1}}, Since: "1.0.0", Summary: "Moves a member from one set to another.", Run: smoveCmd},
-		{Name: "spop", Tips: random, Arity: -2, Flags: w | f | Random, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Since: "1.0.0", Summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", Run: spopCmd},
-		{Name: "srandmember", Tips: random, Arity: -2, Flags: r | Random, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Get one or multiple random members from a set", Run: srandmemberCmd},
+		{Name: "spop", Tips: random, Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Since: "1.0.0", Summary: "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.", Run: spopCmd},
+		{Name: "srandmember", Tips: random, Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Get one or multiple random members from a set", Run: srandmemberCmd},
 		{Name: "srem", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Since: "1.0.0", Summary: "Removes one or more members from a set. Deletes the set if the last member was removed.", Run: sremCmd},
-		{Name: "sscan", Tips: random, Arity: -3, Flags: r | Random, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.8.0", Summary: "Iterates over members of a set.", Run: sscanCmd},
+		{Name: "sscan", Tips: random, Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.8.0", Summary: "Iterates over members of a set.", Run: sscanCmd},
 		{Name: "sunion", Tips: order, Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Returns the union of multiple sets.", Run: sunionCmd},
 		{Name: "sunionstore", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 1, Keys: storeKeys("OW update"), Since: "1.0.0", Summary: "Stores the union of multiple sets in a key.", Run: sunionstoreCmd},
 	}

@@ -799,7 +799,9 @@ func xreadGeneric(c *Ctx, group bool) {
 		}
 		c.Argv = blockArgv
 		keys := argv[streamsArg : streamsArg+nstreams]
-		if c.Block(keys, timeout) {
+		// XREADGROUP runs again when a key is deleted too, and fails
+		// (Redis's unblock_on_nokey)
+		if c.Block(keyspace.KindStream, keys, timeout, group) {
 			return
 		}
 	}

@@ -38,10 +38,41 @@ const (
 	NoMulti
 	AllowBusy
 	NoAsyncLoading
-	Random // not a COMMAND INFO flag in Redis 7 (it became a tip); kept for determinism
-	// Conn marks commands that the server runs outside the engine's serialisation
-	// point because they touch only the connection or server plumbing.
-	Conn
+	// The flags below are HotKV's own: COMMAND INFO does not list them. They
+	// are the properties that Redis's processCommand, call() and friends test
+	// by comparing command procedures (c->cmd->proc == execCommand, ...): here
+	// the table states them, and the execution path asks the table.
+
+	// RunsInMulti: the command runs at once inside MULTI instead of being
+	// queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET).
+	RunsInMulti
+	// EndsMulti: the command ends a transaction or the connection (EXEC,
+	// DISCARD, QUIT, RESET); inside MULTI it is not refused when out of
+	// memory, as queuing is.
+	EndsMulti
+	// RunsCommands: the command is an execution unit of other commands (EXEC,
+	// the EVAL and FCALL families). It never propagates itself, only the
+	// effects of what it runs; whether it writes or may be refused when out
+	// of memory depends on what it runs; it is not a tracked read itself.
+	RunsCommands
+	// PushReply: the command's reply is the push confirmation of each channel
+	// ((P|S)SUBSCRIBE, (P|S)UNSUBSCRIBE: Redis's cmdHasPushAsReply); CLIENT
+	// REPLY OFF|SKIP does not drop it.
+	PushReply
+	// SubscribedOK: a RESP2 client with subscriptions may send the command.
+	SubscribedOK
+	// TouchesArbitraryKeys: the command may lazily expire keys it was not
+	// given (SCAN, RANDOMKEY: Redis's CMD_TOUCHES_ARBITRARY_KEYS).
+	TouchesArbitraryKeys
+	// Protected: the command is gated by enable-debug-command (Redis's
+	// CMD_PROTECTED: DEBUG).
+	Protected
+	// HealthCheck: refused with MISCONF while writes are, though it writes
+	// nothing (PING, as Redis's processCommand does).
+	HealthCheck
+	// KeepsCaching, on a container: its subcommands (CLIENT's) leave CLIENT
+	// CACHING's one-command yes in place for the next command.
+	KeepsCaching
 )
 
 var flagNames = []struct {
@@ -109,6 +140,11 @@ func (s *Spec) FullName() string {
 		return s.parent.Name + "|" + s.Name
 	}
 	return s.Name
+}
+
+// RunsQueue reports EXEC: the command that ends MULTI by running the queue.
+func (s *Spec) RunsQueue() bool {
+	return s.Flags&(EndsMulti|RunsCommands) == EndsMulti|RunsCommands
 }
 
 // Parent returns the container command of a subcommand, or nil.

@@ -62,7 +62,7 @@ func newBlocking() *blocking {
 }
 
 // Block implements command.Server's Block: see the file comment.
-func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
+func (s *Server) Block(c *command.Ctx, on command.BlockOn) bool {
 	if !c.MayBlock() {
 		return false
 	}
@@ -71,22 +71,13 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
 		return false
 	}
 	b := &cl.block
+	c.Parked = true
 	if b.on {
 		return true // its command ran again and still finds nothing: it keeps its place
 	}
 	b.on = true
 	cl.isBlocked.Store(true)
-	b.kind = keyspace.KindList
-	b.noKey = false
-	if c.Spec != nil {
-		switch c.Spec.Group {
-		case "sorted-set":
-			b.kind = keyspace.KindZSet
-		case "stream":
-			b.kind = keyspace.KindStream
-			b.noKey = c.Spec.Name == "xreadgroup"
-		}
-	}
+	b.kind, b.noKey = on.Kind, on.UnblockOnNoKey
 	b.db = cl.DB
 	b.started = c.Now
 	b.argv = b.argv[:0]
@@ -95,7 +86,7 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
 	}
 	b.keys = b.keys[:0]
 	seen := map[string]bool{}
-	for _, k := range keys {
+	for _, k := range on.Keys {
 		if seen[string(k)] {
 			continue
 		}
@@ -106,8 +97,8 @@ func (s *Server) Block(c *command.Ctx, keys [][]byte, deadline int64) bool {
 	}
 	s.blocked.count++
 	s.stats.blockedClients.Add(1)
-	if deadline > 0 {
-		wait := max(deadline-c.Now, 0)
+	if on.Deadline > 0 {
+		wait := max(on.Deadline-c.Now, 0)
 		b.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { s.blockTimeout(cl) })
 	}
 	return true
@@ -197,33 +188,15 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	w := &s.blocked.w
 	w.Buf = w.Buf[:0]
 	w.Proto = cl.Proto
-	now := s.clock.NowMs()
-	s.eng.BeginAt(now)
-	db := s.ks.DBs[b.db]
-	c := command.Ctx{Argv: b.argv, Spec: spec, W: w, Client: &cl.Client, KS: s.ks, DB: db,
-		Srv: s, Rand: s.eng.Rand, Now: now, NoBlock: noBlock}
 	start := s.clock.NowUs()
+	c := command.Ctx{Argv: b.argv, W: w, Client: &cl.Client, KS: s.ks, DB: s.ks.DBs[b.db],
+		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock}
 	prevCur, prevExec := s.trk.cur, s.trk.executing
 	s.trackBeforeExec(cl) // cl's own invalidations follow its reply, as for any command
-	s.trackBeginCommand()
-	s.propBegin(&c, spec)
-	s.run(&c, spec)
-	s.propEnd(&c, spec)
-	s.trackRemember(spec, b.argv)
-	if len(w.Buf) == 0 {
+	s.call(fromBlocked, &c, spec, start)
+	if c.Parked {
 		s.trk.cur, s.trk.executing = prevCur, prevExec
 		return false
-	}
-	end := s.clock.NowUs()
-	st := &s.cmdStats[spec.ID]
-	st.calls++
-	st.usec += end - start
-	s.recordLatency(spec.ID, end-start)
-	s.stats.commands++
-	s.stats.dirty += int64(c.Dirty)
-	if c.ErrCode != "" {
-		st.failed++
-		s.countError(c.ErrCode)
 	}
 	s.releaseBlocked(cl, append([]byte(nil), w.Buf...))
 	// then its own invalidations (queued after the reply, not in its buffer:

@@ -18,18 +18,20 @@ type pauseState struct {
 	mu        sync.Mutex // serialises PAUSE and UNPAUSE
 }
 
-// pausedFor reports whether CLIENT PAUSE currently holds back spec (nil: an
-// unknown command, never held).
-func (s *Server) pausedFor(spec *command.Spec) bool {
+// pausedFor reports whether CLIENT PAUSE currently holds back cl's command
+// spec (nil: an unknown command, never held). EXEC is judged by the commands
+// it queued; a replica's commands are never held.
+func (s *Server) pausedFor(cl *client, spec *command.Spec) bool {
 	until := s.pause.untilMs.Load()
-	if until == 0 || spec == nil || s.clock.NowMs() >= until {
+	if until == 0 || spec == nil || s.clock.NowMs() >= until || cl.replica != nil {
 		return false
 	}
-	if spec.Flags&command.AllowBusy != 0 && spec.Flags&command.Write == 0 {
+	flags := effectiveFlags(cl, spec)
+	if flags&command.AllowBusy != 0 && flags&command.Write == 0 {
 		return false
 	}
 	if s.pause.writeOnly.Load() {
-		return spec.Flags&(command.Write|command.MayReplicate) != 0
+		return flags&(command.Write|command.MayReplicate) != 0
 	}
 	return true
 }

@@ -147,7 +147,7 @@ func (s *Server) serve(cl *client) {
 		if st := s.lockOrBusy(); st != nil {
 			// a script is busy and lent the lock: answer this batch with BUSY
 			for {
-				s.dispatchBusy(cl, argv, st)
+				s.process(cl, argv, st)
 				var ok bool
 				if argv, ok, err = cl.rd.TryCommand(); !ok || err != nil || cl.CloseAfterReply {
 					break

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"fmt"
 	"net"
-	"runtime/debug"
 	"strings"
 	"time"
 
@@ -15,18 +13,38 @@ type cmdStat struct {
 	calls, usec, rejected, failed int64
 }
 
-// dispatch is the policy gate in front of every handler (Redis's processCommand):
-// command lookup, subcommand lookup, arity, authentication and client pause, in
-// Redis's order; then it runs the handler with a frozen now and records stats.
-// It is called with the engine lock held. It returns false, having done nothing,
-// when CLIENT PAUSE holds the command back and the caller must not block
-// (event-loop mode): the caller keeps argv and calls again later.
-func (s *Server) dispatch(cl *client, argv [][]byte) bool {
-	if !s.blockOnPause && s.pauseActive() && s.pausedFor(s.pauseSpec(cl, argv)) {
+// dispatch serves one command of a client: process, with no script busy.
+func (s *Server) dispatch(cl *client, argv [][]byte) bool { return s.process(cl, argv, nil) }
+
+// process serves one command of a client as its own execution unit (Redis's
+// processCommand and what follows call): the messages queued for the client
+// first, then admission (admit), then the command itself through call, or its
+// error, or QUEUED; its reply kept or dropped as CLIENT REPLY says; then what
+// follows the unit: eviction after a command that changed maxmemory, the
+// client's own invalidations and messages after its reply, and the blocked
+// clients its writes serve. busy is the running script while a script is busy
+// (only allow-busy commands run then, and nothing that follows a unit).
+// It is called with the engine lock held. It returns false, having done
+// nothing, when CLIENT PAUSE holds the command back and the caller must not
+// block (event-loop mode): the caller keeps argv and calls again later.
+func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
+	cl.drainPush() // messages published before this command come before its reply
+	o := fromClient
+	if busy != nil {
+		o = fromBusy
+	}
+	spec, v, refusal := s.admit(o, cl, argv, busy)
+	for v == held && s.blockOnPause {
+		s.waitWhilePaused(cl, spec) // goroutine mode: the connection sleeps
+		spec, v, refusal = s.admit(o, cl, argv, busy)
+	}
+	switch v {
+	case held:
 		return false
+	case dropped:
+		return true // client eviction took cl itself: its command does not run
 	}
 	c := &cl.ctx
-	cl.drainPush() // messages published before this command come before its reply
 	mark := len(cl.w.Buf)
 	skipReply := cl.Reply == command.ReplySkip
 	if skipReply {
@@ -34,19 +52,14 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	}
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
 	cl.cmds++
-
-	// a command that is refused inside MULTI makes EXEC abort (flagTransaction)
-	reject := func(spec *command.Spec) bool {
-		if spec != nil {
-			s.cmdStats[spec.ID].rejected++
-		}
-		s.countError(c.ErrCode)
+	switch v {
+	case refused:
+		c.Error(refusal) // counted by admit
 		if cl.InMulti() {
-			cl.multi.dirty = true
-			if spec != nil && spec.Name == "exec" {
+			cl.multi.dirty = true // a refused command makes EXEC abort (flagTransaction)
+			if spec != nil && spec.RunsQueue() {
 				// a refused EXEC ends the transaction (Redis's execCommandAbort)
-				msg := string(cl.w.Buf[mark+1 : len(cl.w.Buf)-2])
-				msg = strings.TrimPrefix(msg, "ERR ")
+				msg := strings.TrimPrefix(refusal, "ERR ")
 				cl.w.Buf = cl.w.Buf[:mark]
 				c.Error("EXECABORT Transaction discarded because of: " + msg)
 				discardQueue(cl)
@@ -54,67 +67,34 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 			}
 		}
 		s.finishReply(cl, mark, skipReply)
-		s.trackAfterCommand(cl, spec)
-		return true
-	}
-	spec := s.table.Lookup(argv[0])
-	switch {
-	case spec == nil:
-		c.Error(command.ErrUnknownCommand(argv))
-		return reject(nil)
-	case len(spec.Subs) > 0 && len(argv) >= 2:
-		sub := spec.Sub(argv[1])
-		if sub == nil {
-			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
-			return reject(nil)
+		if o == fromClient {
+			s.trackAfterCommand(cl, spec)
 		}
-		spec = sub
-	}
-	cl.lastCmd.Store(spec)
-	switch {
-	case !command.CheckArity(spec.Arity, len(argv)) || (spec.Run == nil):
-		c.Error(command.ErrArity(spec.FullName()))
-	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
-		c.Err(command.ErrNoAuth)
-	case spec.Name == "debug" && !s.debugAllowed(cl):
-		c.Error("ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
-			"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
-			"and then restart the server.")
-	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
-		c.Error("ERR Command not allowed inside a transaction")
-	case s.evictClientsFirst(cl):
-		return true // client eviction took cl itself: its command does not run
-	case s.rejectOnOOM(cl, spec, &mark):
-		c.Error(errOOM)
-	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0) || spec.Name == "ping") &&
-		s.writesDeniedByDiskError():
-		c.Error(errMisconf)
-	case (spec.Flags&command.Write != 0 || (spec.Name == "exec" && cl.multi.flags&command.Write != 0)) && !s.goodReplicas():
-		c.Error(errNoReplicas)
-	case cl.Subscribed && cl.Proto == 2 && !allowedWhileSubscribed(spec):
-		c.Error("ERR Can't execute '" + spec.FullName() + "': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
-	}
-	if c.ErrCode != "" {
-		return reject(spec)
-	}
-	if cl.InMulti() && !runsInMulti(spec) {
+		return true
+	case queued:
 		cl.queue(spec, argv)
 		c.W.SimpleString("QUEUED")
 		s.finishReply(cl, mark, skipReply)
 		s.trackAfterCommand(cl, spec)
 		return true
 	}
-	if s.blockOnPause {
-		s.waitIfPaused(cl, spec)
+	if o == fromBusy {
+		c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
+		cl.clockUs = s.call(fromBusy, c, spec, cl.clockUs)
+		s.finishReply(cl, mark, skipReply)
+		return true
 	}
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
 	s.trackBeforeExec(cl)
-	s.execute(cl, spec, argv, cl.clockUs/1000)
+	cl.push.running = true // messages for cl from its own command follow its reply
+	c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
+	cl.clockUs = s.call(fromClient, c, spec, cl.clockUs)
+	cl.push.running = false
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}
-	if !hasPushAsReply(spec) {
+	if spec.Flags&command.PushReply == 0 {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
 		// keeps them, as Redis sends them with CLIENT_PUSHING set
 		s.finishReply(cl, mark, skipReply)
@@ -126,78 +106,9 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool {
 	if len(s.blocked.ready) > 0 { // the unit's writes may serve blocked clients
 		s.serveReady()
 	}
-	if !cl.Authenticated {
-		// still unauthenticated after this command: keep the reader's strict limits
-		cl.rd.SetUnauthenticated(true)
-	} else {
-		cl.rd.SetUnauthenticated(false)
-	}
+	// still unauthenticated after this command: keep the reader's strict limits
+	cl.rd.SetUnauthenticated(!cl.Authenticated)
 	return true
-}
-
-// runsInMulti: the commands that run at once inside MULTI instead of being
-// queued (Redis's processCommand list).
-func runsInMulti(spec *command.Spec) bool {
-	switch spec.Name {
-	case "exec", "discard", "multi", "watch", "quit", "reset":
-		return spec.Parent() == nil
-	}
-	return false
-}
-
-// pauseSpec is the spec CLIENT PAUSE judges: for EXEC, a write if the queue
-// holds one (Redis pauses such an EXEC in WRITE mode).
-func (s *Server) pauseSpec(cl *client, argv [][]byte) *command.Spec {
-	spec := s.specFor(argv)
-	if spec != nil && spec.Name == "exec" && cl.multi.flags&command.Write != 0 {
-		return s.table.Lookup([]byte("set"))
-	}
-	return spec
-}
-
-// execute runs one command with the frozen time nowMs and records its stats.
-// Called with the engine lock held.
-func (s *Server) execute(cl *client, spec *command.Spec, argv [][]byte, nowMs int64) {
-	c := &cl.ctx
-	c.Spec, c.Argv, c.ErrCode, c.Dirty, c.FailedNoStats = spec, argv, "", 0, false
-	start := cl.clockUs
-	c.Now = nowMs
-	s.eng.BeginAt(c.Now)
-	c.DB = s.ks.DBs[cl.DB]
-	outer := !cl.push.running // EXEC runs its commands through execute too
-	cl.push.running = true
-	s.trackBeginCommand()
-	off := s.repl.offset
-	s.propBegin(c, spec)
-	s.run(c, spec)
-	s.propEnd(c, spec)
-	if s.repl.offset != off && spec.Name != "wait" {
-		cl.woff = s.repl.offset // what a WAIT of this client waits for (Redis's c->woff)
-	}
-	s.trackRemember(spec, argv)
-	if outer {
-		cl.push.running = false
-	}
-	end := s.clock.NowUs()
-	cl.clockUs = end
-	if cl.isBlocked.Load() {
-		// a parked blocking command is counted once, when it is served or times
-		// out (rerunBlocked), as Redis accounts it
-		s.stats.dirty += int64(c.Dirty)
-		return
-	}
-	st := &s.cmdStats[spec.ID]
-	st.calls++
-	st.usec += end - start
-	s.recordLatency(spec.ID, end-start)
-	s.stats.commands++
-	s.stats.dirty += int64(c.Dirty)
-	if c.ErrCode != "" {
-		st.failed++
-		s.countError(c.ErrCode)
-	} else if c.FailedNoStats {
-		st.failed++
-	}
 }
 
 // specFor resolves the command (and subcommand) argv names, or nil.
@@ -209,16 +120,6 @@ func (s *Server) specFor(argv [][]byte) *command.Spec {
 	return spec
 }
 
-// hasPushAsReply reports the commands whose reply is the push confirmation of
-// each channel (Redis's cmdHasPushAsReply).
-func hasPushAsReply(spec *command.Spec) bool {
-	switch spec.FullName() {
-	case "subscribe", "unsubscribe", "psubscribe", "punsubscribe", "ssubscribe", "sunsubscribe":
-		return true
-	}
-	return false
-}
-
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.
 func (s *Server) finishReply(cl *client, mark int, skip bool) {
 	if skip || cl.Reply == command.ReplyOff {
@@ -226,37 +127,15 @@ func (s *Server) finishReply(cl *client, mark int, skip bool) {
 	}
 }
 
-func (s *Server) countError(code string) {
-	s.stats.errorReplies++
-	if len(s.errStats) < 128 || s.errStats[code] > 0 { // Redis caps errorstats at 128 kinds
-		s.errStats[code]++
-	}
-}
-
-// waitIfPaused blocks a paused client before it runs spec (CLIENT PAUSE), with the
-// engine lock released while it waits.
-func (s *Server) waitIfPaused(cl *client, spec *command.Spec) {
-	waited := false
-	for s.pausedFor(spec) {
+// waitWhilePaused sleeps while CLIENT PAUSE holds back cl's command spec
+// (goroutine mode), with the engine lock released.
+func (s *Server) waitWhilePaused(cl *client, spec *command.Spec) {
+	for s.pausedFor(cl, spec) {
 		s.eng.Unlock()
 		time.Sleep(5 * time.Millisecond)
 		s.eng.Lock()
-		waited = true
 	}
-	if waited {
-		cl.clockUs = s.clock.NowUs() // the command starts now, not before the pause
-	}
-}
-
-// debugAllowed applies enable-debug-command: "yes", or "local" for a loopback client.
-func (s *Server) debugAllowed(cl *client) bool {
-	switch s.cfg.String("enable-debug-command") {
-	case "yes":
-		return true
-	case "local":
-		return isLocal(cl.raddr)
-	}
-	return false
+	cl.clockUs = s.clock.NowUs() // the command starts now, not before the pause
 }
 
 // isLocal reports whether a client connects from this machine (loopback or a unix socket).
@@ -265,31 +144,4 @@ func isLocal(a net.Addr) bool {
 		return tcp.IP.IsLoopback()
 	}
 	return true
-}
-
-// run calls the handler. A panic in a handler is a HotKV bug: it is logged with its
-// stack, the client gets an error in place of the partial reply, and the server
-// and every other client go on (the engine lock stays held by the caller).
-func (s *Server) run(c *command.Ctx, spec *command.Spec) {
-	mark := len(c.W.Buf)
-	defer func() {
-		if r := recover(); r != nil {
-			s.log.Error("command panicked: this is a HotKV bug, please report it",
-				"command", spec.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			c.W.Buf = c.W.Buf[:mark]
-			c.Error("ERR internal error in '" + spec.FullName() + "': the command was aborted")
-		}
-	}()
-	spec.Run(c)
-	if s.mem.settled { // the command reported used memory: its text is garbage
-		s.forgetReportGarbage()
-	}
-}
-
-const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
-
-// goodReplicas is Redis's checkGoodReplicasStatus: with min-replicas-to-write
-// set, writes need that many replicas; HotKV has none yet.
-func (s *Server) goodReplicas() bool {
-	return s.minReplicasToWrite() == 0 || s.minReplicasMaxLag() == 0
 }

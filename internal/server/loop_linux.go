@@ -682,7 +682,7 @@ func (l *eventLoop) retry() {
 			continue
 		}
 		argv := cl.held
-		if l.s.pausedFor(l.s.specFor(argv)) {
+		if l.s.pausedFor(cl, l.s.specFor(argv)) {
 			l.held = append(l.held, cl)
 			continue
 		}
@@ -736,12 +736,12 @@ func (l *eventLoop) close(cl *client) {
 }
 
 // serveBusy answers a client's buffered commands while a script is busy (see
-// dispatchBusy). The engine lock is held (by the script's loop, or lent), so a
+// process, given the script). The engine lock is held (by the script's loop, or lent), so a
 // connection that failed is not closed here: closeNow asks the caller to.
 func (l *eventLoop) serveBusy(cl *client, argv [][]byte, st *scriptState) (closeNow bool) {
 	var err error
 	for {
-		l.s.dispatchBusy(cl, argv, st)
+		l.s.process(cl, argv, st)
 		var ok bool
 		if argv, ok, err = cl.rd.TryCommand(); !ok || err != nil || cl.CloseAfterReply {
 			break
@@ -761,7 +761,7 @@ func (l *eventLoop) serveBusy(cl *client, argv [][]byte, st *scriptState) (close
 
 // whileBlocked serves the other clients of the loop a timed-out script runs on
 // (Redis's processEventsWhileBlocked): it polls the loop's sockets without
-// waiting and answers their commands with dispatchBusy. It runs on the loop's
+// waiting and answers their commands with dispatch. It runs on the loop's
 // goroutine, inside the script, with the engine lock held; the script's caller
 // is left alone until its script ends.
 func (s *Server) whileBlocked(st *scriptState) {

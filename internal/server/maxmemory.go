@@ -408,13 +408,13 @@ func (s *Server) startEvictionProc() {
 }
 
 // rejectOnOOM is processCommand's maxmemory step: run performEvictions (any
-// command, when maxmemory is set), then refuse denyoom commands (and, inside
-// MULTI, every command but EXEC, DISCARD, QUIT and RESET, since queuing grows
-// memory) when out of memory. It records the state for scripts
-// (pre_command_oom_state). The eviction's own messages (tracking
-// invalidations, keyspace events) to cl go before its reply: mark, the start
-// of the reply, moves past them.
-func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, mark *int) bool {
+// command, when maxmemory is set), then refuse denyoom commands (flags are
+// admit's, EXEC's with its queue's) and, inside MULTI, every command but those
+// that end it (queuing grows memory) when out of memory. It records the state
+// for scripts (pre_command_oom_state). The eviction's own messages (tracking
+// invalidations, keyspace events) to cl go before its reply: they are drained
+// into its buffer here, and dispatch marks the reply's start after them.
+func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, flags command.Flag) bool {
 	s.preCommandOOM = false
 	if s.maxmemory() == 0 {
 		return false
@@ -423,30 +423,14 @@ func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, mark *int) bool {
 	oom := s.performEvictions() == evictFail
 	if s.ks.Stats.EvictedKeys != evicted {
 		cl.drainPush()
-		*mark = len(cl.w.Buf)
 	}
-	deny := spec.Flags&command.DenyOOM != 0 || (spec.Name == "exec" && cl.multi.flags&command.DenyOOM != 0)
-	if cl.InMulti() {
-		switch spec.Name {
-		case "exec", "discard", "quit", "reset":
-		default:
-			deny = true
-		}
-	}
-	if scriptMayDenyOOM(spec) {
+	deny := flags&command.DenyOOM != 0 || (cl.InMulti() && flags&command.EndsMulti == 0)
+	if flags&command.RunsCommands != 0 {
+		// EVAL and FCALL check the state as they start (their flags depend
+		// on the script's shebang), EXEC's queued scripts too
 		s.preCommandOOM = oom
 	}
 	return oom && deny
-}
-
-// scriptMayDenyOOM: EVAL and FCALL check the state at start (their flags
-// depend on the script's shebang).
-func scriptMayDenyOOM(spec *command.Spec) bool {
-	switch spec.Name {
-	case "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro", "exec":
-		return true
-	}
-	return false
 }
 
 // applyMaxmemory follows maxmemory: the Go memory limit, and (as Redis 7.2+'s

@@ -243,7 +243,7 @@ func discardQueue(cl *client) {
 }
 
 // queue appends a copy of argv to the transaction (dispatch calls it for a
-// command sent inside MULTI).
+// command admit queued inside MULTI).
 func (cl *client) queue(spec *command.Spec, argv [][]byte) {
 	cl.multi.queue = append(cl.multi.queue, queuedCmd{spec, cl.multi.queueArgv(argv)})
 	cl.multi.flags |= spec.Flags
@@ -320,7 +320,8 @@ func (s *Server) Exec(c *command.Ctx) {
 	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
 	c.Client.DenyBlocking = true // blocking commands answer at once inside EXEC
 	for _, q := range queue {
-		s.execute(cl, q.spec, q.argv, now) // one frozen now for the whole EXEC
+		c.Argv, c.DB, c.Now = q.argv, s.ks.DBs[cl.DB], now // one frozen now for the whole EXEC
+		cl.clockUs = s.call(fromExec, c, q.spec, cl.clockUs)
 	}
 	c.Client.DenyBlocking = false
 	clear(queue)
@@ -332,7 +333,7 @@ func (s *Server) Exec(c *command.Ctx) {
 		cl.multi.argHdrs = hdrs[:0]
 	}
 	// back to EXEC's own context: it succeeded, its commands' errors were counted
-	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty = execSpec, execArgv, "", now, 0
+	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty, c.FailedNoStats = execSpec, execArgv, "", now, 0, false
 	s.eng.BeginAt(now)
 }
 

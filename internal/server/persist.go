@@ -422,10 +422,17 @@ func (s *Server) Shutdown(f command.ShutdownFlags) error {
 	if f.Abort {
 		return errors.New("ERR No shutdown in progress.")
 	}
-	s.log.Warn("User requested shutdown...")
-	if s.eng.Lent() { // SHUTDOWN NOSAVE while a script is busy
-		f.Save, f.NoSave = false, true
+	if st := s.busyScript(); st != nil {
+		// while a script is busy only SHUTDOWN NOSAVE is allowed (Redis's
+		// shutdownCommand): it kills the script, the dataset in the middle
+		// of the script's changes is not saved
+		if !f.NoSave {
+			return errors.New(busyError(st))
+		}
+		st.killReq.Store(true)
+		f.Save = false
 	}
+	s.log.Warn("User requested shutdown...")
 	if err := s.finishShutdown(f); err != nil {
 		return errors.New(errShutdown)
 	}

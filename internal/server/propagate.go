@@ -81,10 +81,11 @@ func (s *Server) propBuf() *command.Propagation {
 // propBegin enters a command (nested or not). Engine lock held.
 func (s *Server) propBegin(c *command.Ctx, spec *command.Spec) {
 	c.Prop = s.propBuf()
+	arbitrary := spec.Flags&command.TouchesArbitraryKeys != 0
 	if s.prop.nesting == 0 && c.Prop != nil {
-		s.prop.arbitrary = touchesArbitraryKeys(spec)
+		s.prop.arbitrary = arbitrary
 	}
-	if s.prop.nesting > 0 && touchesArbitraryKeys(spec) && !s.cfg.Bool("lazyexpire-nested-arbitrary-keys") {
+	if s.prop.nesting > 0 && arbitrary && !s.cfg.Bool("lazyexpire-nested-arbitrary-keys") {
 		s.ks.KeepExpired = true // confAllowsExpireDel: no lazy-expire DELs from here
 	}
 	s.prop.nesting++
@@ -97,7 +98,10 @@ func (s *Server) propBegin(c *command.Ctx, spec *command.Spec) {
 // for) joins the unit, and the outermost command hands the unit over.
 func (s *Server) propEnd(c *command.Ctx, spec *command.Spec) {
 	if p := c.Prop; p != nil && p == s.propBuf() {
-		if propagatesItself(spec) {
+		// EXEC and the script commands propagate the effects of the
+		// commands they run, never themselves (Redis's call() skips
+		// execCommand; evalGenericCommand calls preventCommandPropagation)
+		if spec.Flags&command.RunsCommands == 0 {
 			p.EndCall(c.DB.ID, c.Argv, c.Dirty)
 		} else {
 			p.BeginCall()
@@ -108,26 +112,6 @@ func (s *Server) propEnd(c *command.Ctx, spec *command.Spec) {
 	if s.prop.nesting == 0 {
 		s.propFlush()
 	}
-}
-
-// propagatesItself: EXEC and the script commands propagate the effects of the
-// commands they run, never themselves (Redis's call() skips execCommand;
-// evalGenericCommand calls preventCommandPropagation).
-func propagatesItself(spec *command.Spec) bool {
-	switch spec.Name {
-	case "exec", "eval", "evalsha", "eval_ro", "evalsha_ro", "fcall", "fcall_ro":
-		return false
-	}
-	return true
-}
-
-// touchesArbitraryKeys is Redis's CMD_TOUCHES_ARBITRARY_KEYS (SCAN, RANDOMKEY):
-// commands that may lazily expire keys they were not given.
-func touchesArbitraryKeys(spec *command.Spec) bool {
-	if spec == nil || spec.Parent() != nil {
-		return false
-	}
-	return spec.Name == "scan" || spec.Name == "randomkey"
 }
 
 // propDeletion adds the implicit deletion of key (expiry, eviction) to the

@@ -271,13 +271,3 @@ func (api *pubsubAPI) UnsubscribeAll(c *command.Ctx) {
 		s.unsubscribeAll(cl)
 	}
 }
-
-// allowedWhileSubscribed: the commands a RESP2 client may send while it has
-// subscriptions (Redis's processCommand).
-func allowedWhileSubscribed(spec *command.Spec) bool {
-	switch spec.FullName() {
-	case "ping", "subscribe", "ssubscribe", "unsubscribe", "sunsubscribe", "psubscribe", "punsubscribe", "quit", "reset":
-		return true
-	}
-	return false
-}

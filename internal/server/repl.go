@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -30,6 +31,7 @@ type replState struct {
 	replicas []*client
 	feed     *replFeed
 	offset   int64 // master_repl_offset: bytes of stream produced
+	unitEnd  int64 // offset at the end of the last execution unit handed over (WAIT's c->woff)
 	lastPing int64 // when the last PING went to the replicas (ms since procStart)
 	waiters  []*client
 }
@@ -58,6 +60,7 @@ func (f *replFeed) Propagate(db int, argv [][]byte) {
 func (f *replFeed) UnitDone() {
 	r := &f.s.repl
 	r.offset += int64(len(f.out))
+	r.unitEnd = r.offset
 	for _, cl := range r.replicas {
 		cl.pushMsg(f.out)
 	}
@@ -264,7 +267,7 @@ func (s *Server) Wait(c *command.Ctx, numReplicas, timeoutMs int64) {
 	if timeoutMs > 0 {
 		deadline = c.Now + timeoutMs
 	}
-	if !c.Block(nil, deadline) {
+	if !c.Block(keyspace.KindNone, nil, deadline, false) {
 		c.W.Int(acked)
 		return
 	}

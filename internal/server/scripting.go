@@ -245,39 +245,18 @@ func (sc *scripting) poll(st *scriptState) {
 	}
 }
 
-// Call runs a command for the script (Redis's scriptCall): the script policy
-// checks, then the handler as the script client, with the script's frozen time.
+// Call runs a command for the script (Redis's scriptCall): admitted by admit,
+// run by call as the script client, with the script's frozen time. It returns
+// the reply, or the refusal's text.
 func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	s := sc.s
 	st := sc.cur.Load()
 	if st != nil {
 		sc.poll(st)
 	}
-	spec := s.specFor(argv)
-	if spec == nil || spec.Run == nil {
-		return nil, s.scriptRefusal(nil, "Unknown Redis command called from script")
-	}
-	if !command.CheckArity(spec.Arity, len(argv)) {
-		return nil, s.scriptRefusal(spec, "Wrong number of args calling Redis command from script")
-	}
-	if spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load() {
-		return nil, s.scriptRefusal(spec, "This Redis command is not allowed from script")
-	}
-	if spec.Flags&command.Write != 0 {
-		if st != nil && st.readOnly {
-			return nil, s.scriptRefusal(spec, "Write commands are not allowed from read-only scripts.")
-		}
-		if s.writesDeniedByDiskError() {
-			return nil, s.scriptRefusal(spec, "-"+errMisconf)
-		}
-		if !s.goodReplicas() {
-			return nil, s.scriptRefusal(spec, "-"+errNoReplicas)
-		}
-	}
-	// scriptVerifyOOM: a denyoom command is refused while the script has not
-	// written yet, when the server was out of memory as the script started
-	if spec.Flags&command.DenyOOM != 0 && st != nil && !st.allowOOM && !st.wrote.Load() && s.preCommandOOM && s.maxmemory() > 0 {
-		return nil, s.scriptRefusal(spec, "-"+errOOM)
+	spec, v, refusal := s.admit(fromScript, nil, argv, nil)
+	if v != admitted {
+		return nil, refusal
 	}
 	if spec.Flags&command.Write != 0 && st != nil {
 		st.wrote.Store(true)
@@ -286,46 +265,14 @@ func (sc *scripting) Call(run *script.Run, argv [][]byte) ([]byte, string) {
 	sc.w.Buf = sc.w.Buf[:0]
 	sc.w.Proto = run.Resp
 	sc.client.Proto = run.Resp
-	c.Spec, c.Argv, c.ErrCode, c.Dirty = spec, argv, "", 0
+	c.Argv = argv
 	if st != nil {
 		c.Now = st.nowMs
 		c.FrozenUs = st.startUs
 	}
 	c.DB = s.ks.DBs[sc.client.DB]
-	start := s.clock.NowUs()
-	s.trackBeginCommand()
-	s.propBegin(c, spec)
-	s.run(c, spec)
-	s.propEnd(c, spec)
-	s.trackRemember(spec, argv)
-	end := s.clock.NowUs()
-	stat := &s.cmdStats[spec.ID]
-	stat.calls++
-	stat.usec += end - start
-	s.stats.commands++
-	s.stats.dirty += int64(c.Dirty)
-	if c.ErrCode != "" {
-		stat.failed++
-		s.countError(c.ErrCode)
-	}
+	s.call(fromScript, c, spec, s.clock.NowUs())
 	return sc.w.Buf, ""
-}
-
-// scriptRefusal counts a command a script may not run as Redis does (the
-// error in errorstats, a rejected call of the command) and returns the text.
-func (s *Server) scriptRefusal(spec *command.Spec, text string) string {
-	code := "ERR"
-	if strings.HasPrefix(text, "-") {
-		code = text[1:]
-		if i := strings.IndexByte(code, ' '); i >= 0 {
-			code = code[:i]
-		}
-	}
-	s.countError(code)
-	if spec != nil {
-		s.cmdStats[spec.ID].rejected++
-	}
-	return text
 }
 
 // SetDisableDenyScripts is DEBUG SET-DISABLE-DENY-SCRIPTS.
@@ -343,6 +290,15 @@ func (sc *scripting) Log(level int, msg string) {
 	sc.s.log.Log(nil, l, msg)
 }
 
+// busyScript is the running script when it is busy (past
+// busy-reply-threshold: other clients get BUSY), else nil.
+func (s *Server) busyScript() *scriptState {
+	if st := s.scripts.cur.Load(); st != nil && st.timedOut.Load() {
+		return st
+	}
+	return nil
+}
+
 // busyError is the reply to a command refused while a script is busy.
 func busyError(st *scriptState) string {
 	if st.eval {
@@ -354,76 +310,14 @@ func busyError(st *scriptState) string {
 // lockOrBusy takes the engine lock for a batch of commands. It returns the
 // running script when the lock was only lent by a script past
 // busy-reply-threshold (see engine.Lend): the caller then answers the batch
-// with dispatchBusy, still under the lock, and must not touch the keyspace.
+// with process given that script, still under the lock, and must not touch
+// the keyspace.
 func (s *Server) lockOrBusy() *scriptState {
 	s.eng.Lock()
 	if s.eng.Lent() {
 		return s.scripts.cur.Load()
 	}
 	return nil
-}
-
-// dispatchBusy answers one command of a client while a script is busy (Redis's
-// processCommand with isInsideYieldingLongCommand): lookup, arity and auth as
-// usual, then only the commands flagged allow-busy run; the rest get BUSY.
-// It runs with the engine lock held, either by the script's own event loop
-// (whileBlocked) or lent by the script (lockOrBusy), so it must not touch the
-// keyspace: only connection and transaction state.
-func (s *Server) dispatchBusy(cl *client, argv [][]byte, st *scriptState) {
-	c := &cl.ctx
-	mark := len(cl.w.Buf)
-	c.ErrCode, c.Argv = "", argv
-	spec := s.specFor(argv)
-	switch {
-	case spec == nil:
-		if s.table.Lookup(argv[0]) == nil {
-			c.Error(command.ErrUnknownCommand(argv))
-		} else {
-			c.Error(command.ErrUnknownSubcommand(argv[1], string(argv[0])))
-		}
-	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
-		c.Error(command.ErrArity(spec.FullName()))
-	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
-		c.Err(command.ErrNoAuth)
-	case spec.Flags&command.AllowBusy == 0 && spec.Name == "exec" && cl.InMulti():
-		// a refused EXEC ends the transaction (execCommandAbort)
-		c.Error("EXECABORT Transaction discarded because of: " + busyError(st))
-		discardQueue(cl)
-		s.unwatchAll(cl)
-	case spec.Flags&command.AllowBusy == 0:
-		c.Error(busyError(st))
-	}
-	if c.ErrCode == "" {
-		switch spec.FullName() {
-		case "script|kill", "function|kill", "function|stats", "auth", "hello", "quit":
-			c.Spec = spec
-			s.run(c, spec)
-		case "shutdown":
-			nosave := false
-			for _, a := range argv[1:] {
-				if strings.EqualFold(string(a), "nosave") {
-					nosave = true
-				}
-			}
-			if !nosave {
-				c.Error(busyError(st))
-				break
-			}
-			st.killReq.Store(true)
-			c.Spec = spec
-			s.run(c, spec)
-		default: // multi, discard, watch, unwatch, reset
-			c.Spec = spec
-			s.run(c, spec)
-		}
-	}
-	if c.ErrCode != "" {
-		s.countError(c.ErrCode)
-		if cl.InMulti() {
-			cl.multi.dirty = true
-		}
-	}
-	s.finishReply(cl, mark, false)
 }
 
 // FCall runs FCALL / FCALL_RO (fcallCommandGeneric).

@@ -216,9 +216,8 @@ func (s *Server) trackRemember(spec *command.Spec, argv [][]byte) {
 	if (t.OptIn && !t.Caching) || (t.OptOut && t.Caching) {
 		return
 	}
-	switch spec.Name {
-	case "eval_ro", "evalsha_ro", "fcall_ro":
-		return
+	if spec.Flags&command.RunsCommands != 0 {
+		return // EVAL_RO and friends: the commands they run are remembered
 	}
 	for _, i := range spec.KeyIndexes(argv) {
 		e, _ := s.trk.keys.Upsert(argv[i])
@@ -408,7 +407,7 @@ func (s *Server) trackAfterCommand(cl *client, spec *command.Spec) {
 		cl.push.running = false
 	}
 	s.trk.cur = nil
-	if cl.Tracking.Caching && !cl.InMulti() && (spec == nil || spec.Parent() == nil || spec.Parent().Name != "client") {
+	if cl.Tracking.Caching && !cl.InMulti() && (spec == nil || spec.Parent() == nil || spec.Parent().Flags&command.KeepsCaching == 0) {
 		cl.Tracking.Caching = false
 	}
 }

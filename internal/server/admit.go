@@ -1,0 +1,185 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// verdict is admit's answer.
+type verdict uint8
+
+const (
+	admitted verdict = iota // run it now (call)
+	refused                 // refused, with the error text admit returns
+	queued                  // inside MULTI: queue it for EXEC
+	held                    // CLIENT PAUSE holds it back: run it when the pause ends
+	dropped                 // client eviction took the client itself: nothing runs
+)
+
+// admit is the one admission gate: everything Redis's processCommand decides
+// for a client's command (fromClient, fromBusy) and scriptCall for a script's
+// (fromScript), in their order. It looks argv up and returns the command (nil
+// when unknown), the verdict and, when refused, the error text: a client's
+// error reply ("ERR unknown command ..."), or for a script the text scriptCall
+// raises ("-" and a whole error, or a message the script API prefixes). A
+// refusal is counted here as Redis's rejectCommand counts it (the command's
+// rejected_calls, the error in errorstats); a refused command in MULTI flags
+// the transaction in dispatch. busy is the running script when a script is
+// busy (fromBusy). Engine lock held (lent, when busy).
+//
+// The commands of EXEC's queue and a blocked client's command run again are
+// not admitted again (Redis's execCommand and blocked-client replies neither).
+func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (*command.Spec, verdict, string) {
+	if o == fromScript {
+		return s.admitScript(argv)
+	}
+	spec := s.table.Lookup(argv[0])
+	if spec == nil {
+		return nil, refused, s.refuse(nil, command.ErrUnknownCommand(argv))
+	}
+	if len(spec.Subs) > 0 && len(argv) >= 2 {
+		sub := spec.Sub(argv[1])
+		if sub == nil {
+			return nil, refused, s.refuse(nil, command.ErrUnknownSubcommand(argv[1], string(argv[0])))
+		}
+		spec = sub
+	}
+	cl.lastCmd.Store(spec)
+	flags := effectiveFlags(cl, spec)
+	switch {
+	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
+		return spec, refused, s.refuse(spec, command.ErrArity(spec.FullName()))
+	case s.protected(cl, spec):
+		return spec, refused, s.refuse(spec, errProtectedDebug)
+	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
+		return spec, refused, s.refuse(spec, command.ErrNoAuth.Text())
+	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
+		return spec, refused, s.refuse(spec, "ERR Command not allowed inside a transaction")
+	}
+	if o == fromClient {
+		if s.evictClientsFirst(cl) {
+			return spec, dropped, ""
+		}
+		if s.rejectOnOOM(cl, spec, flags) {
+			return spec, refused, s.refuse(spec, errOOM)
+		}
+	}
+	switch {
+	case flags&(command.Write|command.HealthCheck) != 0 && s.writesDeniedByDiskError():
+		return spec, refused, s.refuse(spec, errMisconf)
+	case flags&command.Write != 0 && !s.goodReplicas():
+		return spec, refused, s.refuse(spec, errNoReplicas)
+	case cl.Subscribed && cl.Proto == 2 && flags&command.SubscribedOK == 0:
+		return spec, refused, s.refuse(spec, "ERR Can't execute '"+spec.FullName()+
+			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case busy != nil && flags&command.AllowBusy == 0:
+		return spec, refused, s.refuse(spec, busyError(busy))
+	case o == fromClient && s.pauseActive() && s.pausedFor(cl, spec):
+		return spec, held, ""
+	case cl.InMulti() && flags&command.RunsInMulti == 0:
+		return spec, queued, ""
+	}
+	return spec, admitted, ""
+}
+
+// admitScript is Redis's scriptCall checks for a command a script calls.
+func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
+	sc := s.scripts
+	st := sc.cur.Load()
+	spec := s.specFor(argv)
+	switch {
+	case spec == nil || spec.Run == nil:
+		return nil, refused, s.refuse(nil, "Unknown Redis command called from script")
+	case !command.CheckArity(spec.Arity, len(argv)):
+		return spec, refused, s.refuse(spec, "Wrong number of args calling Redis command from script")
+	case spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load():
+		return spec, refused, s.refuse(spec, "This Redis command is not allowed from script")
+	}
+	if spec.Flags&command.Write != 0 {
+		switch {
+		case st != nil && st.readOnly:
+			return spec, refused, s.refuse(spec, "Write commands are not allowed from read-only scripts.")
+		case s.writesDeniedByDiskError():
+			return spec, refused, s.refuse(spec, "-"+errMisconf)
+		case !s.goodReplicas():
+			return spec, refused, s.refuse(spec, "-"+errNoReplicas)
+		}
+	}
+	// scriptVerifyOOM: a denyoom command is refused while the script has not
+	// written yet, when the server was out of memory as the script started
+	if spec.Flags&command.DenyOOM != 0 && st != nil && !st.allowOOM && !st.wrote.Load() && s.preCommandOOM && s.maxmemory() > 0 {
+		return spec, refused, s.refuse(spec, "-"+errOOM)
+	}
+	return spec, admitted, ""
+}
+
+// effectiveFlags are the flags admission judges: EXEC's include those of the
+// commands it queued (Redis's c->mstate.cmd_flags).
+func effectiveFlags(cl *client, spec *command.Spec) command.Flag {
+	if spec.RunsQueue() {
+		return spec.Flags | cl.multi.flags&(command.Write|command.DenyOOM|command.MayReplicate)
+	}
+	return spec.Flags
+}
+
+// refuse counts a refusal as Redis's rejectCommand does (rejected_calls of
+// the command, when known; the error in errorstats) and returns text. A
+// script's refusal text without "-" counts as ERR.
+func (s *Server) refuse(spec *command.Spec, text string) string {
+	code := text
+	if strings.HasPrefix(code, "-") {
+		code = code[1:]
+	} else if o := strings.IndexByte(code, ' '); o < 0 || strings.ToUpper(code[:o]) != code[:o] {
+		code = "ERR"
+	}
+	if i := strings.IndexByte(code, ' '); i >= 0 {
+		code = code[:i]
+	}
+	s.countError(code)
+	if spec != nil {
+		s.cmdStats[spec.ID].rejected++
+	}
+	return text
+}
+
+const errProtectedDebug = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
+	"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+	"and then restart the server."
+
+// protected applies enable-debug-command to a protected command (DEBUG):
+// "yes", or "local" for a loopback client.
+func (s *Server) protected(cl *client, spec *command.Spec) bool {
+	if spec.Flags&command.Protected == 0 {
+		return false
+	}
+	switch s.cfg.String("enable-debug-command") {
+	case "yes":
+		return false
+	case "local":
+		return !isLocal(cl.raddr)
+	}
+	return true
+}
+
+const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
+
+// goodReplicas is Redis's checkGoodReplicasStatus: with min-replicas-to-write
+// and min-replicas-max-lag set, writes need that many replicas whose last
+// acknowledgement (or attachment) is at most max-lag seconds old. Redis
+// counts them once a second (refreshGoodSlavesCount); HotKV counts them when
+// a write asks, which is the same rule without the second's delay.
+func (s *Server) goodReplicas() bool {
+	need, maxLag := s.minReplicasToWrite(), s.minReplicasMaxLag()
+	if need == 0 || maxLag == 0 {
+		return true
+	}
+	now := s.clock.NowMs() / 1000
+	good := int64(0)
+	for _, r := range s.repl.replicas {
+		if now-r.replica.ackMs/1000 <= maxLag {
+			good++
+		}
+	}
+	return good >= need
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// Where a command runs. Every command, whoever issues it, is admitted by admit
+// (admit.go) and runs through call, here: a client's command (dispatch), each
+// command of an EXEC, each redis.call of a script or function, a blocked
+// client's command when its keys are ready or its timeout passes, and a
+// command allowed while a script is busy. call is the only place that invokes
+// a handler (Spec.Run); internal/archtest fails if another appears.
+
+// origin says who issues a command: the one thing admit and call are told
+// about their caller.
+type origin uint8
+
+const (
+	// fromClient: a client's command (Redis's processCommand, then call).
+	fromClient origin = iota
+	// fromBusy: a client's command while a script is busy (past
+	// busy-reply-threshold): only allow-busy commands are admitted, and they
+	// touch no key; the script's execution unit is still open.
+	fromBusy
+	// fromExec: a command of EXEC's queue, inside EXEC's unit.
+	fromExec
+	// fromScript: redis.call or redis.pcall of a script or function, inside
+	// the script's unit (Redis's scriptCall).
+	fromScript
+	// fromBlocked: a blocked client's command run again, a unit of its own.
+	fromBlocked
+)
+
+// call runs one admitted command, in Redis's call() order: the handler with the
+// frozen time c.Now, then the command's propagation (it joins the unit of the
+// outermost command, handed to the targets when that one ends), the keys it
+// read remembered for client-side caching, and its statistics. The caller has
+// set c's Argv, Client, W, DB and Now (and NoBlock, FrozenUs); startUs is when
+// the command started (the batch clock of a client, so that the clock is read
+// once per command). It returns the time the command ended. Nesting (EXEC's
+// commands and a script's run inside their unit) is call's own: the first call
+// of a unit opens it and the same call closes it.
+//
+// A command that parks its client (c.Parked) is counted once, when it is
+// served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
+func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
+	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked = spec, "", 0, false, false
+	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
+		s.eng.BeginAt(c.Now)
+		s.trackBeginCommand()
+	}
+	unitEnd := s.repl.unitEnd
+	s.propBegin(c, spec)
+	s.run(c, spec)
+	s.propEnd(c, spec)
+	if o == fromClient && s.repl.unitEnd != unitEnd {
+		// what a WAIT of this client waits for (Redis's c->woff): the stream
+		// up to the end of its own command's unit
+		if cl := s.clientOf(c.Client); cl != nil {
+			cl.woff = s.repl.unitEnd
+		}
+	}
+	s.trackRemember(spec, c.Argv)
+	endUs = s.clock.NowUs()
+	s.stats.dirty += int64(c.Dirty)
+	if c.Parked {
+		return endUs
+	}
+	st := &s.cmdStats[spec.ID]
+	st.calls++
+	st.usec += endUs - startUs
+	s.recordLatency(spec.ID, endUs-startUs)
+	s.stats.commands++
+	if c.ErrCode != "" {
+		st.failed++
+		s.countError(c.ErrCode)
+	} else if c.FailedNoStats {
+		st.failed++
+	}
+	return endUs
+}
+
+// run calls the handler. A panic in a handler is a HotKV bug: it is logged with its
+// stack, the client gets an error in place of the partial reply, and the server
+// and every other client go on (the engine lock stays held by the caller).
+func (s *Server) run(c *command.Ctx, spec *command.Spec) {
+	mark := len(c.W.Buf)
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("command panicked: this is a HotKV bug, please report it",
+				"command", spec.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			c.W.Buf = c.W.Buf[:mark]
+			c.Error("ERR internal error in '" + spec.FullName() + "': the command was aborted")
+		}
+	}()
+	spec.Run(c)
+	if s.mem.settled { // the command reported used memory: its text is garbage
+		s.forgetReportGarbage()
+	}
+}
+
+// countError counts an error reply in INFO errorstats.
+func (s *Server) countError(code string) {
+	s.stats.errorReplies++
+	if len(s.errStats) < 128 || s.errStats[code] > 0 { // Redis caps errorstats at 128 kinds
+		s.errStats[code]++
+	}
+}
