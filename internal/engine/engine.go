@@ -37,7 +37,8 @@ type Engine struct {
 // New returns an engine over ks that reads time from clk and draws random numbers
 // from a source seeded with seed.
 func New(ks *keyspace.Keyspace, clk clock.Clock, seed uint64) *Engine {
-	e := &Engine{ks: ks, clock: clk, rng: rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)}
+	e := &Engine{ks: ks, clock: clk, rng: new(rand.PCG)}
+	e.Reseed(seed)
 	e.activeExpire.Store(true)
 	return e
 }
@@ -82,6 +83,11 @@ func (e *Engine) Keyspace() *keyspace.Keyspace { return e.ks }
 
 // Rand draws from the engine's seeded source; call with the lock held.
 func (e *Engine) Rand() uint64 { return e.rng.Uint64() }
+
+// Reseed restarts the engine's random source from seed, as New seeds it: an
+// execution unit applied with the seed it first ran with draws the same
+// numbers (server.Apply). Call with the lock held.
+func (e *Engine) Reseed(seed uint64) { e.rng.Seed(seed, seed^0x9e3779b97f4a7c15) }
 
 // SetActiveExpire turns the active expiry cycle on or off.
 func (e *Engine) SetActiveExpire(on bool) { e.activeExpire.Store(on) }

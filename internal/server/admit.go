@@ -31,8 +31,11 @@ const (
 // The commands of EXEC's queue and a blocked client's command run again are
 // not admitted again (Redis's execCommand and blocked-client replies neither).
 func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (*command.Spec, verdict, string) {
-	if o == fromScript {
+	switch o {
+	case fromScript:
 		return s.admitScript(argv)
+	case fromApply:
+		return s.admitApply(argv)
 	}
 	spec := s.table.Lookup(argv[0])
 	if spec == nil {

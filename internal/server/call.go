@@ -10,8 +10,9 @@ import (
 // Where a command runs. Every command, whoever issues it, is admitted by admit
 // (admit.go) and runs through call, here: a client's command (dispatch), each
 // command of an EXEC, each redis.call of a script or function, a blocked
-// client's command when its keys are ready or its timeout passes, and a
-// command allowed while a script is busy. call is the only place that invokes
+// client's command when its keys are ready or its timeout passes, a command
+// allowed while a script is busy, and a command of a unit applied without a
+// connection (apply.go). call is the only place that invokes
 // a handler (Spec.Run); internal/archtest fails if another appears.
 
 // origin says who issues a command: the one thing admit and call are told
@@ -32,6 +33,9 @@ const (
 	fromScript
 	// fromBlocked: a blocked client's command run again, a unit of its own.
 	fromBlocked
+	// fromApply: a command of a unit applied without a connection (Apply:
+	// a replica's stream, the AOF, a Raft log), inside the applied unit.
+	fromApply
 )
 
 // call runs one admitted command, in Redis's call() order: the handler with the

@@ -114,6 +114,19 @@ func (s *Server) propEnd(c *command.Ctx, spec *command.Spec) {
 	}
 }
 
+// unitBegin opens an execution unit that is not itself a command (Apply's):
+// the commands called until unitEnd join it. Engine lock held.
+func (s *Server) unitBegin() { s.prop.nesting++ }
+
+// unitEnd closes the unit unitBegin opened and, the outermost, hands its
+// propagation over.
+func (s *Server) unitEnd() {
+	s.prop.nesting--
+	if s.prop.nesting == 0 {
+		s.propFlush()
+	}
+}
+
 // propDeletion adds the implicit deletion of key (expiry, eviction) to the
 // running unit, or hands it over at once outside any unit (Redis's
 // propagateDeletion + postExecutionUnitOperations).

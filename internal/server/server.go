@@ -119,6 +119,8 @@ type Server struct {
 	lnFDs    sync.Map // listener fds the loops accept on
 	stopping atomic.Bool
 
+	applier *client // the connection-less client of Apply (apply.go); engine lock
+
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
 }
