@@ -49,6 +49,9 @@ type client struct {
 	replica           *replicaState
 	pendingListenPort int64 // REPLCONF listening-port before SYNC
 	woff              int64 // the stream offset a WAIT waits for
+	// replySeq is the unit the client's output waits for when a reply
+	// barrier is set (barrier.go); 0: none
+	replySeq atomic.Uint64
 }
 
 // maxBatch bounds how many pipelined commands one connection runs per hold of the
@@ -258,6 +261,12 @@ func (s *Server) readFailed(cl *client, err error) {
 // connection failed.
 func (s *Server) flush(cl *client) bool {
 	cl.drainPush()
+	if s.replyHeld(cl) {
+		if !s.waitForBarrier(cl) {
+			return false
+		}
+		cl.drainPush()
+	}
 	if len(cl.w.Buf) == 0 {
 		return true
 	}

@@ -91,6 +91,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
 	cl.clockUs = s.call(fromClient, c, spec, cl.clockUs)
 	cl.push.running = false
+	s.noteReplySeq(cl)
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}

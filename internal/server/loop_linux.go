@@ -596,6 +596,9 @@ func (l *eventLoop) prefetchKeys(cl *client, argv [][]byte) {
 // the rest waits for EPOLLOUT.
 func (l *eventLoop) flush(cl *client) {
 	cl.drainPush()
+	if l.s.replyHeld(cl) && l.s.holdForBarrier(cl) {
+		return // ReleaseReplies wakes the loop for it
+	}
 	if len(cl.w.Buf) > cl.sent && l.s.overOutputLimit(cl, len(cl.w.Buf)-cl.sent) {
 		l.close(cl)
 		return

@@ -110,7 +110,7 @@ func (s *Server) propEnd(c *command.Ctx, spec *command.Spec) {
 	s.ks.KeepExpired = false
 	s.prop.nesting--
 	if s.prop.nesting == 0 {
-		s.propFlush()
+		s.closeUnit()
 	}
 }
 
@@ -123,8 +123,15 @@ func (s *Server) unitBegin() { s.prop.nesting++ }
 func (s *Server) unitEnd() {
 	s.prop.nesting--
 	if s.prop.nesting == 0 {
-		s.propFlush()
+		s.closeUnit()
 	}
+}
+
+// closeUnit ends the outermost unit: its propagation is handed over, then
+// the clients it pushed messages to carry its number (barrier.go).
+func (s *Server) closeUnit() {
+	s.propFlush()
+	s.unitEnded()
 }
 
 // propDeletion adds the implicit deletion of key (expiry, eviction) to the
@@ -142,7 +149,7 @@ func (s *Server) propDeletion(db int, key []byte, lazyParam string) {
 	s.prop.buf.Add(db, command.PropAll, verb, key)
 	if s.prop.nesting == 0 {
 		s.prop.arbitrary = false
-		s.propFlush()
+		s.closeUnit()
 	}
 }
 
@@ -159,6 +166,7 @@ func (s *Server) propFlush() {
 		return
 	}
 	wrap := n > 1 && !s.prop.arbitrary
+	s.noteUnitHanded()
 	for _, t := range s.prop.targets {
 		sent := false
 		for i := 0; i < n; i++ {

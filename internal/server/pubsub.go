@@ -52,6 +52,9 @@ func (cl *client) pushMsg(b []byte) {
 		cl.push.self = append(cl.push.self, b...)
 		return
 	}
+	if cl.srv != nil {
+		cl.srv.notePushed(cl)
+	}
 	cl.push.mu.Lock()
 	cl.push.buf = append(cl.push.buf, b...)
 	n, c := len(cl.push.buf), cap(cl.push.buf)

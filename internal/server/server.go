@@ -119,7 +119,8 @@ type Server struct {
 	lnFDs    sync.Map // listener fds the loops accept on
 	stopping atomic.Bool
 
-	applier *client // the connection-less client of Apply (apply.go); engine lock
+	applier *client      // the connection-less client of Apply (apply.go); engine lock
+	barrier barrierState // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
@@ -410,6 +411,7 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-ctx.Done():
 	case <-s.shutdown:
 	}
+	s.Close() // whatever stopped it: what waits on shutdown stops too (replies held by a barrier)
 	s.log.Info("shutting down")
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
