@@ -53,7 +53,7 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	switch {
 	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
 		return spec, refused, s.refuse(spec, command.ErrArity(spec.FullName()))
-	case s.protected(cl, spec):
+	case spec.Flags&command.Protected != 0 && s.protectedDenied(cl):
 		return spec, refused, s.refuse(spec, errProtectedDebug)
 	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
 		return spec, refused, s.refuse(spec, command.ErrNoAuth.Text())
@@ -150,12 +150,9 @@ const errProtectedDebug = "ERR DEBUG command not allowed. If the enable-debug-co
 	"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
 	"and then restart the server."
 
-// protected applies enable-debug-command to a protected command (DEBUG):
-// "yes", or "local" for a loopback client.
-func (s *Server) protected(cl *client, spec *command.Spec) bool {
-	if spec.Flags&command.Protected == 0 {
-		return false
-	}
+// protectedDenied applies enable-debug-command to a protected command
+// (DEBUG): "yes", or "local" for a loopback client.
+func (s *Server) protectedDenied(cl *client) bool {
 	switch s.cfg.String("enable-debug-command") {
 	case "yes":
 		return false
@@ -173,6 +170,12 @@ const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 // counts them once a second (refreshGoodSlavesCount); HotKV counts them when
 // a write asks, which is the same rule without the second's delay.
 func (s *Server) goodReplicas() bool {
+	return s.minReplicasToWrite() == 0 || s.enoughGoodReplicas()
+}
+
+// enoughGoodReplicas counts the good replicas (goodReplicas, when
+// min-replicas-to-write is set).
+func (s *Server) enoughGoodReplicas() bool {
 	need, maxLag := s.minReplicasToWrite(), s.minReplicasMaxLag()
 	if need == 0 || maxLag == 0 {
 		return true
