@@ -1,5 +1,6 @@
-// Package archtest keeps the project rules of DESIGN.md as tests: the layer
-// import directions, and no wall-clock reads in the core packages.
+// Package archtest keeps the project rules of docs/ARCHITECTURE.md as tests: the layer
+// import directions, no wall-clock reads in the core packages, and the one
+// execution path (exec_test.go).
 package archtest
 
 import (
@@ -14,7 +15,7 @@ import (
 
 const module = "github.com/hotkv/hotkv/"
 
-// allowed lists, per package, the HotKV packages it may import (DESIGN.md §2).
+// allowed lists, per package, the HotKV packages it may import (docs/ARCHITECTURE.md §2).
 var allowed = map[string][]string{
 	"internal/resp":          {},
 	"internal/glob":          {},
@@ -87,7 +88,7 @@ func TestLayerImports(t *testing.T) {
 				}
 				dep := strings.TrimPrefix(path, module)
 				if !okSet[dep] {
-					t.Errorf("%s imports %s: not allowed by DESIGN.md §2", pkg, dep)
+					t.Errorf("%s imports %s: not allowed by docs/ARCHITECTURE.md §2", pkg, dep)
 				}
 			}
 		}
@@ -133,7 +134,7 @@ func TestNoWallClockInCore(t *testing.T) {
 					return true
 				}
 				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "time" && (sel.Sel.Name == "Now" || sel.Sel.Name == "Since") {
-					t.Errorf("%s/%s:%d: time.%s in a core package (time is an input, DESIGN.md §4)",
+					t.Errorf("%s/%s:%d: time.%s in a core package (time is an input, docs/ARCHITECTURE.md §4)",
 						pkg, n, fs.Position(sel.Pos()).Line, sel.Sel.Name)
 				}
 				return true

@@ -1,6 +1,6 @@
 // Package clock is HotKV's server clock: Unix milliseconds that advance on the
 // monotonic clock, so a step of the system's wall clock (NTP, an operator) neither
-// expires nor extends any TTL (DESIGN.md §4.2).
+// expires nor extends any TTL (docs/ARCHITECTURE.md §4.2).
 //
 // Core packages never call time.Now: they receive a Clock (or a frozen now) as input.
 package clock

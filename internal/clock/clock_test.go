@@ -6,7 +6,7 @@ import (
 )
 
 // A wall-clock step after start must not move the server clock: only monotonic
-// elapsed time does (DESIGN.md §4.2).
+// elapsed time does (docs/ARCHITECTURE.md §4.2).
 func TestMonotonicIgnoresWallSteps(t *testing.T) {
 	wall := time.UnixMilli(1_700_000_000_000)
 	var elapsed time.Duration

@@ -15,7 +15,7 @@ type Ctx struct {
 	KS     *keyspace.Keyspace
 	DB     *keyspace.DB // the client's selected database
 	Srv    Server
-	Rand   func() uint64 // the execution unit's seeded source (DESIGN.md §4.4)
+	Rand   func() uint64 // the execution unit's seeded source (docs/ARCHITECTURE.md §4.4)
 	Now    int64         // frozen Unix ms for the execution unit (equals KS.Now())
 	// NoBlock makes Block refuse: the command runs again after its timeout (or
 	// CLIENT UNBLOCK) and must reply as for an empty result.

@@ -3,7 +3,7 @@ package command
 import "strconv"
 
 // Err is a typed error inside HotKV; Text gives Redis's exact reply text, from the
-// one table below (DESIGN.md §5).
+// one table below (docs/ARCHITECTURE.md §5).
 type Err uint8
 
 // The common errors. Errors that embed a name are built by the helpers below.

@@ -4,7 +4,7 @@ import "strconv"
 
 // Command propagation: the write effects of an execution unit, as commands whose
 // replay on another server (a replica, the AOF, a Raft log) gives the same data
-// (Redis's call() + alsoPropagate + propagatePendingCommands; DESIGN.md §4).
+// (Redis's call() + alsoPropagate + propagatePendingCommands; docs/ARCHITECTURE.md §4).
 //
 // The server owns one Propagation and points Ctx.Prop at it only while something
 // listens (a replica is attached, later the AOF): with nobody listening Ctx.Prop is

@@ -1,11 +1,13 @@
 // Package command declares every HotKV command once, in one table, and implements
 // each Redis command group in its own file (string.go, generic.go, ...).
 // Everything else — arity and unknown-command errors, COMMAND and its subcommands,
-// key extraction, readonly routing — is derived from the table (DESIGN.md §3).
+// key extraction, readonly routing — is derived from the table (docs/ARCHITECTURE.md §3).
 //
-// Handlers contain mechanics only: dispatch (internal/server) has already checked
-// arity, auth, MULTI state and pub/sub mode before Run is called, and the engine
-// holds its serialisation point and has frozen now for the execution unit.
+// Handlers contain mechanics only: the server's admission gate (admit) has
+// already checked arity, auth, MULTI state, pub/sub mode and every other policy
+// before Run is called (by the server's call, the one place handlers run), and
+// the engine holds its serialisation point and has frozen now for the execution
+// unit.
 package command
 
 import (
@@ -172,7 +174,7 @@ func (t *Table) NumIDs() int { return len(t.byID) }
 func (t *Table) ByID(id int) *Spec { return t.byID[id] }
 
 // NewTable builds the table from every command family. The families are listed
-// explicitly: there is no init() registration (DESIGN.md §8.9).
+// explicitly: there is no init() registration (docs/ARCHITECTURE.md §8.9).
 func NewTable() *Table {
 	t, err := buildTable(
 		family{"string", stringCommands()},

@@ -1,8 +1,9 @@
 package command
 
-// transactionCommands is redis.io's "transactions" group. Queuing is policy and
-// lives in dispatch (a command sent inside MULTI is checked and queued there);
-// the handlers here manage the state, and EXEC runs the queue through the server.
+// transactionCommands is redis.io's "transactions" group. Queuing is policy: a
+// command sent inside MULTI is admitted and queued by the server's admission
+// gate (RunsInMulti marks the commands that run at once instead); the handlers
+// here manage the state, and EXEC runs the queue through the server.
 func transactionCommands() []*Spec {
 	f := NoScript | Loading | Stale
 	return []*Spec{

@@ -1,6 +1,6 @@
 // Package engine is HotKV's one serialisation point: it owns the keyspace, freezes
 // the time for each execution unit, supplies the seeded random source, and runs
-// the active expiry cycle (DESIGN.md §1, §4).
+// the active expiry cycle (docs/ARCHITECTURE.md §1, §4).
 //
 // Lock order: Engine.mu is taken before any server-level lock (clients registry);
 // never the other way round.

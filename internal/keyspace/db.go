@@ -11,7 +11,7 @@ type expItem struct {
 
 // DB is one numbered Redis database. It is not safe for concurrent use: every call
 // happens under the engine's serialisation point, and time comes from the owning
-// Keyspace's frozen now (DESIGN.md §4).
+// Keyspace's frozen now (docs/ARCHITECTURE.md §4).
 type DB struct {
 	ID       int
 	ks       *Keyspace

@@ -1,7 +1,7 @@
 // Package keyspace holds HotKV's data: numbered databases of keys, their values,
 // TTLs and the expiry index. It does no I/O, reads no clock and starts no
 // goroutines: the engine sets the frozen now before each execution unit and
-// serialises every call (DESIGN.md §4).
+// serialises every call (docs/ARCHITECTURE.md §4).
 package keyspace
 
 import "unsafe"

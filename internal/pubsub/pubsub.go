@@ -1,6 +1,6 @@
 // Package pubsub is the registry of Pub/Sub subscriptions: channels, patterns
 // and shard channels, and the fan-out of a published message to the
-// subscribers (DESIGN.md §2). It is not part of the replicated state.
+// subscribers (docs/ARCHITECTURE.md §2). It is not part of the replicated state.
 //
 // A Hub is not safe for concurrent use: the server calls it under the engine's
 // serialisation point (SUBSCRIBE, PUBLISH, keyspace events, disconnects are all

@@ -12,7 +12,7 @@ import (
 // congruential generator of drand48, so that math.random gives the same
 // sequence as on Redis. Its state lives in the VM and advances only with the
 // scripts that draw from it, so a replay of the same scripts draws the same
-// numbers (DESIGN.md §4.4).
+// numbers (docs/ARCHITECTURE.md §4.4).
 type lrand48 struct{ x uint64 }
 
 const (

@@ -25,7 +25,7 @@ const (
 // raises ("-" and a whole error, or a message the script API prefixes). A
 // refusal is counted here as Redis's rejectCommand counts it (the command's
 // rejected_calls, the error in errorstats); a refused command in MULTI flags
-// the transaction in dispatch. busy is the running script when a script is
+// the transaction in process. busy is the running script when a script is
 // busy (fromBusy). Engine lock held (lent, when busy).
 //
 // The commands of EXEC's queue and a blocked client's command run again are

@@ -10,7 +10,7 @@ import (
 )
 
 // Blocking commands (BLPOP, BLMOVE, BZPOPMIN, BLMPOP...) park the connection,
-// never the engine (DESIGN.md §1), as Redis 7 does:
+// never the engine (docs/ARCHITECTURE.md §1), as Redis 7 does:
 //
 //   - A handler that finds nothing to serve calls Ctx.Block(keys, timeout). The
 //     client is recorded, in arrival order, under each key, and its connection

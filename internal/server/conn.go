@@ -111,7 +111,7 @@ func (cl *client) kill() {
 
 // serve runs one connection in goroutine mode: read a command (blocking), then run it and every
 // further command already buffered under one hold of the engine lock, appending
-// the replies into one buffer, and flush once (DESIGN.md §1).
+// the replies into one buffer, and flush once (docs/ARCHITECTURE.md §1).
 func (s *Server) serve(cl *client) {
 	defer s.wg.Done()
 	defer s.dropClient(cl)

@@ -64,7 +64,7 @@ func startRaw(t *testing.T, clk clock.Clock, ln net.Listener, cfgPairs ...[2]str
 	return ln.Addr().String()
 }
 
-// DESIGN.md §1: a client that pipelines 100 commands gets one write.
+// docs/ARCHITECTURE.md §1: a client that pipelines 100 commands gets one write.
 func TestOneFlushPerPipelinedBatch(t *testing.T) {
 	ln0, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,7 +96,7 @@ func itoa(i int) string {
 	return itoa(i/10) + string(rune('0'+i%10))
 }
 
-// DESIGN.md §4.2: the server clock advances on the monotonic clock, so stepping
+// docs/ARCHITECTURE.md §4.2: the server clock advances on the monotonic clock, so stepping
 // the wall clock forward or back neither expires nor extends a TTL.
 func TestWallClockStepDoesNotMoveTTLs(t *testing.T) {
 	var mu sync.Mutex

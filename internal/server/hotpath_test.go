@@ -82,7 +82,7 @@ func listOf(cmd string, n int) []string {
 	return a
 }
 
-// DESIGN.md §6: zero allocations per command on the hot path.
+// docs/ARCHITECTURE.md §6: zero allocations per command on the hot path.
 func TestHotPathAllocs(t *testing.T) {
 	for _, hc := range hotCases {
 		s, cl := newBenchServer(t)

@@ -9,7 +9,7 @@ import (
 	"github.com/hotkv/hotkv/internal/keyspace"
 )
 
-// Transactions: MULTI queues (in dispatch), EXEC runs the queue as one execution
+// Transactions: MULTI queues (admit and process), EXEC runs the queue as one execution
 // unit, WATCH is optimistic locking on keys. Everything here runs under the
 // engine lock.
 
@@ -242,7 +242,7 @@ func discardQueue(cl *client) {
 	cl.Multi = -1
 }
 
-// queue appends a copy of argv to the transaction (dispatch calls it for a
+// queue appends a copy of argv to the transaction (process calls it for a
 // command admit queued inside MULTI).
 func (cl *client) queue(spec *command.Spec, argv [][]byte) {
 	cl.multi.queue = append(cl.multi.queue, queuedCmd{spec, cl.multi.queueArgv(argv)})

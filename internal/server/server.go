@@ -1,6 +1,9 @@
-// Package server is HotKV's network front: the listener, one goroutine per
-// connection, and dispatch — the one policy gate (arity, auth, pause) in front of
-// the command handlers, which run under the engine's serialisation point.
+// Package server runs HotKV: its network side (listeners, epoll event loops or
+// a goroutine per connection, buffers), the one execution path every command
+// takes (process, admit, call: dispatch.go, admit.go, call.go; Apply and the
+// reply barrier), and the features that hang off it (replicas, persistence,
+// client-side caching, keyspace notifications, Pub/Sub delivery, scripting
+// runs, maxmemory). Where a command runs: call.go. docs/ARCHITECTURE.md §1.
 package server
 
 import (
@@ -106,7 +109,7 @@ type Server struct {
 	closeOnce       sync.Once
 	cancel          context.CancelFunc
 
-	// blockOnPause: goroutine mode, where a paused client sleeps in dispatch;
+	// blockOnPause: goroutine mode, where a paused client sleeps in process;
 	// the event loops hold its command back instead.
 	blockOnPause bool
 	busyPoll     time.Duration // Options.BusyPoll

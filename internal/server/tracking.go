@@ -375,7 +375,7 @@ func (s *Server) trackFlushing() {
 // and scripts).
 func (s *Server) trackBeginCommand() { s.trk.flushed = false }
 
-// trackBeforeExec is called by dispatch before cl's command runs (Redis's
+// trackBeforeExec is called by process before cl's command runs (Redis's
 // processCommand): it keeps the table within tracking-table-max-keys.
 func (s *Server) trackBeforeExec(cl *client) {
 	s.trk.cur = cl
@@ -385,7 +385,7 @@ func (s *Server) trackBeforeExec(cl *client) {
 	s.trk.executing = true
 }
 
-// trackAfterCommand is called by dispatch after cl's command, its reply
+// trackAfterCommand is called by process after cl's command, its reply
 // written (also when the command was refused or queued by MULTI): cl's own
 // invalidations follow its reply (trackingHandlePendingKeyInvalidations),
 // then the BCAST keys of the execution unit go out; CLIENT CACHING lasts
