@@ -15,13 +15,13 @@ import (
 func bitmapCommands() []*Spec {
 	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
 	return []*Spec{
-		{Name: "bitcount", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.6.0", Summary: "Counts the number of set bits (population counting) in a string.", Run: bitcountCmd},
-		{Name: "bitfield", Arity: -2, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update variable_flags", Begin: 1, Step: 1, Notes: "This command allows both access and modification of the key"}}, Since: "3.2.0", Summary: "Performs arbitrary bitfield integer operations on strings.", Run: bitfieldCmd},
-		{Name: "bitfield_ro", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "6.0.0", Summary: "Performs arbitrary read-only bitfield integer operations on strings.", Run: bitfieldROCmd},
-		{Name: "bitop", Arity: -4, Flags: w | d, FirstKey: 2, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "OW update", Begin: 2, Step: 1}, {Flags: "RO access", Begin: 3, Last: -1, Step: 1}}, Since: "2.6.0", Summary: "Performs bitwise operations on multiple strings, and stores the result.", Run: bitopCmd},
-		{Name: "bitpos", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.8.7", Summary: "Finds the first set (1) or clear (0) bit in a string.", Run: bitposCmd},
-		{Name: "getbit", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.2.0", Summary: "Returns a bit value by offset.", Run: getbitCmd},
-		{Name: "setbit", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Since: "2.2.0", Summary: "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", Run: setbitCmd},
+		{Name: "bitcount", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitcountCmd},
+		{Name: "bitfield", Arity: -2, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update variable_flags", Begin: 1, Step: 1, Notes: "This command allows both access and modification of the key"}}, Run: bitfieldCmd},
+		{Name: "bitfield_ro", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitfieldROCmd},
+		{Name: "bitop", Arity: -4, Flags: w | d, FirstKey: 2, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "OW update", Begin: 2, Step: 1}, {Flags: "RO access", Begin: 3, Last: -1, Step: 1}}, Run: bitopCmd},
+		{Name: "bitpos", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitposCmd},
+		{Name: "getbit", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: getbitCmd},
+		{Name: "setbit", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: setbitCmd},
 	}
 }
 

@@ -11,13 +11,13 @@ import (
 func commandSubcommands() []*Spec {
 	f := Loading | Stale
 	return []*Spec{
-		{Name: "count", Arity: 2, Flags: f, Since: "2.8.13", Summary: "Returns a count of commands.", Run: commandCount},
-		{Name: "docs", Arity: -2, Flags: f, Since: "7.0.0", Summary: "Returns documentary information about one, multiple or all commands.", Run: commandDocs},
-		{Name: "getkeys", Arity: -4, Flags: f, Since: "2.8.13", Summary: "Extracts the key names from an arbitrary command.", Run: commandGetkeys},
-		{Name: "getkeysandflags", Arity: -4, Flags: f, Since: "7.0.0", Summary: "Extracts the key names and access flags for an arbitrary command.", Run: commandGetkeysAndFlags},
-		{Name: "help", Arity: 2, Flags: f, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: commandHelp},
-		{Name: "info", Arity: -2, Flags: f, Since: "2.8.13", Summary: "Returns information about one, multiple or all commands.", Run: commandInfo},
-		{Name: "list", Arity: -2, Flags: f, Since: "7.0.0", Summary: "Returns a list of command names.", Run: commandList},
+		{Name: "count", Arity: 2, Flags: f, Run: commandCount},
+		{Name: "docs", Arity: -2, Flags: f, Run: commandDocs},
+		{Name: "getkeys", Arity: -4, Flags: f, Run: commandGetkeys},
+		{Name: "getkeysandflags", Arity: -4, Flags: f, Run: commandGetkeysAndFlags},
+		{Name: "help", Arity: 2, Flags: f, Run: commandHelp},
+		{Name: "info", Arity: -2, Flags: f, Run: commandInfo},
+		{Name: "list", Arity: -2, Flags: f, Run: commandList},
 	}
 }
 

@@ -13,14 +13,14 @@ const Version = "8.4.0"
 // connectionCommands is redis.io's "connection" group.
 func connectionCommands() []*Spec {
 	return []*Spec{
-		{Name: "auth", Arity: -2, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Since: "1.0.0", Summary: "Authenticates the connection.", Run: authCmd},
-		{Name: "client", Arity: -2, Flags: KeepsCaching, Since: "2.4.0", Summary: "A container for client connection commands.", Subs: clientSubcommands()},
-		{Name: "echo", Arity: 2, Flags: Fast, Since: "1.0.0", Summary: "Returns the given string.", Run: echoCmd},
-		{Name: "hello", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Since: "6.0.0", Summary: "Handshakes with the Redis server.", Run: helloCmd},
-		{Name: "ping", Arity: -1, Flags: Fast | SubscribedOK | HealthCheck, Since: "1.0.0", Summary: "Returns the server's liveliness response.", Run: pingCmd},
-		{Name: "quit", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy | RunsInMulti | EndsMulti | SubscribedOK, Since: "1.0.0", Summary: "Closes the connection.", Run: quitCmd},
-		{Name: "reset", Arity: 1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy | RunsInMulti | EndsMulti | SubscribedOK, Since: "6.2.0", Summary: "Resets the connection.", Run: resetCmd},
-		{Name: "select", Arity: 2, Flags: Loading | Stale | Fast, Since: "1.0.0", Summary: "Changes the selected database.", Run: selectCmd},
+		{Name: "auth", Arity: -2, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Run: authCmd},
+		{Name: "client", Arity: -2, Flags: KeepsCaching, Subs: clientSubcommands()},
+		{Name: "echo", Arity: 2, Flags: Fast, Run: echoCmd},
+		{Name: "hello", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Run: helloCmd},
+		{Name: "ping", Arity: -1, Flags: Fast | SubscribedOK | HealthCheck, Run: pingCmd},
+		{Name: "quit", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy | RunsInMulti | EndsMulti | SubscribedOK, Run: quitCmd},
+		{Name: "reset", Arity: 1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy | RunsInMulti | EndsMulti | SubscribedOK, Run: resetCmd},
+		{Name: "select", Arity: 2, Flags: Loading | Stale | Fast, Run: selectCmd},
 	}
 }
 
@@ -208,24 +208,24 @@ func validClientName(b []byte) bool {
 func clientSubcommands() []*Spec {
 	adm := Admin | NoScript | Loading | Stale
 	return []*Spec{
-		{Name: "caching", Arity: 3, Flags: NoScript | Loading | Stale, Since: "6.0.0", Summary: "Instructs the server whether to track the keys in the next request.", Run: clientCaching},
-		{Name: "getname", Arity: 2, Flags: NoScript | Loading | Stale, Since: "2.6.9", Summary: "Returns the name of the connection.", Run: clientGetname},
-		{Name: "getredir", Arity: 2, Flags: NoScript | Loading | Stale, Since: "6.0.0", Summary: "Returns the client ID to which the connection's tracking notifications are redirected.", Run: clientGetredir},
-		{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: clientHelp},
-		{Name: "id", Arity: 2, Flags: NoScript | Loading | Stale, Since: "5.0.0", Summary: "Returns the unique client ID of the connection.", Run: clientID},
-		{Name: "info", Arity: 2, Flags: NoScript | Loading | Stale, Since: "6.2.0", Summary: "Returns information about the connection.", Run: clientInfo},
-		{Name: "kill", Arity: -3, Flags: adm, Since: "2.4.0", Summary: "Terminates open connections.", Run: clientKill},
-		{Name: "list", Arity: -2, Flags: adm, Since: "2.4.0", Summary: "Lists open connections.", Run: clientList},
-		{Name: "no-evict", Arity: 3, Flags: adm, Since: "7.0.0", Summary: "Sets the client eviction mode of the connection.", Run: clientNoEvict},
-		{Name: "no-touch", Arity: 3, Flags: NoScript | Loading | Stale, Since: "7.2.0", Summary: "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.", Run: clientNoTouch},
-		{Name: "pause", Arity: -3, Flags: adm, Since: "3.0.0", Summary: "Suspends commands processing.", Run: clientPause},
-		{Name: "reply", Arity: 3, Flags: NoScript | Loading | Stale, Since: "3.2.0", Summary: "Instructs the server whether to reply to commands.", Run: clientReply},
-		{Name: "setinfo", Arity: 4, Flags: NoScript | Loading | Stale, Since: "7.2.0", Summary: "Sets information specific to the client or connection.", Run: clientSetinfo},
-		{Name: "setname", Arity: 3, Flags: NoScript | Loading | Stale, Since: "2.6.9", Summary: "Sets the connection name.", Run: clientSetname},
-		{Name: "unblock", Arity: -3, Flags: adm | NoScript | Loading | Stale, Since: "5.0.0", Summary: "Unblocks a client blocked by a blocking command from a different connection.", Run: clientUnblock},
-		{Name: "tracking", Arity: -3, Flags: NoScript | Loading | Stale, Since: "6.0.0", Summary: "Controls server-assisted client-side caching for the connection.", Run: clientTracking},
-		{Name: "trackinginfo", Arity: 2, Flags: NoScript | Loading | Stale, Since: "6.2.0", Summary: "Returns information about server-assisted client-side caching for the connection.", Run: clientTrackingInfo},
-		{Name: "unpause", Arity: 2, Flags: adm, Since: "6.2.0", Summary: "Resumes processing commands from paused clients.", Run: clientUnpause},
+		{Name: "caching", Arity: 3, Flags: NoScript | Loading | Stale, Run: clientCaching},
+		{Name: "getname", Arity: 2, Flags: NoScript | Loading | Stale, Run: clientGetname},
+		{Name: "getredir", Arity: 2, Flags: NoScript | Loading | Stale, Run: clientGetredir},
+		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: clientHelp},
+		{Name: "id", Arity: 2, Flags: NoScript | Loading | Stale, Run: clientID},
+		{Name: "info", Arity: 2, Flags: NoScript | Loading | Stale, Run: clientInfo},
+		{Name: "kill", Arity: -3, Flags: adm, Run: clientKill},
+		{Name: "list", Arity: -2, Flags: adm, Run: clientList},
+		{Name: "no-evict", Arity: 3, Flags: adm, Run: clientNoEvict},
+		{Name: "no-touch", Arity: 3, Flags: NoScript | Loading | Stale, Run: clientNoTouch},
+		{Name: "pause", Arity: -3, Flags: adm, Run: clientPause},
+		{Name: "reply", Arity: 3, Flags: NoScript | Loading | Stale, Run: clientReply},
+		{Name: "setinfo", Arity: 4, Flags: NoScript | Loading | Stale, Run: clientSetinfo},
+		{Name: "setname", Arity: 3, Flags: NoScript | Loading | Stale, Run: clientSetname},
+		{Name: "unblock", Arity: -3, Flags: adm | NoScript | Loading | Stale, Run: clientUnblock},
+		{Name: "tracking", Arity: -3, Flags: NoScript | Loading | Stale, Run: clientTracking},
+		{Name: "trackinginfo", Arity: 2, Flags: NoScript | Loading | Stale, Run: clientTrackingInfo},
+		{Name: "unpause", Arity: 2, Flags: adm, Run: clientUnpause},
 	}
 }
 

@@ -2,8 +2,13 @@ package command
 
 import (
 	"flag"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -79,5 +84,61 @@ func TestDocsAgreeWithSpecs(t *testing.T) {
 	}
 	if len(lines) > 0 {
 		t.Logf("%d Spec fields disagree with COMMAND DOCS (listed in %s)", len(lines), path)
+	}
+}
+
+// TestSummaryAndSinceDeclaredOnce: a Spec literal does not repeat the summary
+// or since of its COMMAND DOCS entry (the table takes them from it,
+// fillFromDocs); it states them only where HotKV's differ.
+func TestSummaryAndSinceDeclaredOnce(t *testing.T) {
+	byName := map[string][]*CommandDoc{} // last name component -> entries
+	for _, full := range DocNames() {
+		n := full[strings.LastIndexByte(full, '|')+1:]
+		byName[n] = append(byName[n], DocFor(full))
+	}
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") || f == "docs_data.go" {
+			continue
+		}
+		file, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(file, func(n ast.Node) bool {
+			lit, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			fields := map[string]string{}
+			for _, e := range lit.Elts {
+				kv, ok := e.(*ast.KeyValueExpr)
+				if !ok {
+					continue
+				}
+				k, ok1 := kv.Key.(*ast.Ident)
+				v, ok2 := kv.Value.(*ast.BasicLit)
+				if ok1 && ok2 && v.Kind == token.STRING {
+					fields[k.Name], _ = strconv.Unquote(v.Value)
+				}
+			}
+			name, ok := fields["Name"]
+			if !ok {
+				return true
+			}
+			for _, d := range byName[name] {
+				if s, ok := fields["Summary"]; ok && s == d.Summary {
+					t.Errorf("%s: %s declares the summary COMMAND DOCS already has", fset.Position(lit.Pos()), name)
+				}
+				if s, ok := fields["Since"]; ok && s == d.Since {
+					t.Errorf("%s: %s declares the since COMMAND DOCS already has", fset.Position(lit.Pos()), name)
+				}
+			}
+			return true
+		})
 	}
 }

@@ -12,28 +12,28 @@ import (
 func genericCommands() []*Spec {
 	const w, r, f = Write, ReadOnly, Fast
 	return []*Spec{
-		{Name: "copy", Arity: -3, Flags: w | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RO access", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Since: "6.2.0", Summary: "Copies the value of a key to a new key.", Run: copyCmd},
-		{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Since: "1.0.0", Summary: "Deletes one or more keys.", Run: delCmd},
-		{Name: "exists", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Since: "1.0.0", Summary: "Determines whether one or more keys exist.", Run: existsCmd},
-		{Name: "expire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "1.0.0", Summary: "Sets the expiration time of a key in seconds.", Run: expireCmd},
-		{Name: "expireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "1.2.0", Summary: "Sets the expiration time of a key to a Unix timestamp.", Run: expireatCmd},
-		{Name: "expiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix timestamp.", Run: expiretimeCmd},
-		{Name: "keys", Arity: 2, Flags: r, Since: "1.0.0", Summary: "Returns all key names that match a pattern.", Run: keysCmd},
-		{Name: "move", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Since: "1.0.0", Summary: "Moves a key to another database.", Run: moveCmd},
-		{Name: "object", Arity: -2, Since: "2.2.3", Summary: "A container for object introspection commands.", Subs: objectSubcommands()},
-		{Name: "persist", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "2.2.0", Summary: "Removes the expiration time of a key.", Run: persistCmd},
-		{Name: "pexpire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "2.6.0", Summary: "Sets the expiration time of a key in milliseconds.", Run: pexpireCmd},
-		{Name: "pexpireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "2.6.0", Summary: "Sets the expiration time of a key to a Unix milliseconds timestamp.", Run: pexpireatCmd},
-		{Name: "pexpiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "7.0.0", Summary: "Returns the expiration time of a key as a Unix milliseconds timestamp.", Run: pexpiretimeCmd},
-		{Name: "pttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "2.6.0", Summary: "Returns the expiration time in milliseconds of a key.", Run: pttlCmd},
-		{Name: "randomkey", Arity: 1, Flags: r | TouchesArbitraryKeys, Since: "1.0.0", Summary: "Returns a random key name from the database.", Run: randomkeyCmd},
-		{Name: "rename", Arity: 3, Flags: w, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Since: "1.0.0", Summary: "Renames a key and overwrites the destination.", Run: renameCmd},
-		{Name: "renamenx", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW insert", Begin: 2, Step: 1}}, Since: "1.0.0", Summary: "Renames a key only when the target key name doesn't exist.", Run: renamenxCmd},
-		{Name: "scan", Arity: -2, Flags: r | TouchesArbitraryKeys, Since: "2.8.0", Summary: "Iterates over the key names in the database.", Run: scanCmd},
-		{Name: "touch", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Since: "3.2.1", Summary: "Returns the number of existing keys out of those specified after updating the time they were last accessed.", Run: touchCmd},
-		{Name: "ttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "1.0.0", Summary: "Returns the expiration time in seconds of a key.", Run: ttlCmd},
-		{Name: "type", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Since: "1.0.0", Summary: "Determines the type of value stored at a key.", Run: typeCmd},
-		{Name: "unlink", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Since: "4.0.0", Summary: "Asynchronously deletes one or more keys.", Run: delCmd},
+		{Name: "copy", Arity: -3, Flags: w | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RO access", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Run: copyCmd},
+		{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Run: delCmd},
+		{Name: "exists", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Run: existsCmd},
+		{Name: "expire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: expireCmd},
+		{Name: "expireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: expireatCmd},
+		{Name: "expiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: expiretimeCmd},
+		{Name: "keys", Arity: 2, Flags: r, Run: keysCmd},
+		{Name: "move", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: moveCmd},
+		{Name: "object", Arity: -2, Subs: objectSubcommands()},
+		{Name: "persist", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: persistCmd},
+		{Name: "pexpire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: pexpireCmd},
+		{Name: "pexpireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: pexpireatCmd},
+		{Name: "pexpiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: pexpiretimeCmd},
+		{Name: "pttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: pttlCmd},
+		{Name: "randomkey", Arity: 1, Flags: r | TouchesArbitraryKeys, Run: randomkeyCmd},
+		{Name: "rename", Arity: 3, Flags: w, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Run: renameCmd},
+		{Name: "renamenx", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW insert", Begin: 2, Step: 1}}, Run: renamenxCmd},
+		{Name: "scan", Arity: -2, Flags: r | TouchesArbitraryKeys, Run: scanCmd},
+		{Name: "touch", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Run: touchCmd},
+		{Name: "ttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: ttlCmd},
+		{Name: "type", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Run: typeCmd},
+		{Name: "unlink", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Run: delCmd},
 	}
 }
 
@@ -556,11 +556,11 @@ func copyCmd(c *Ctx) {
 
 func objectSubcommands() []*Spec {
 	return []*Spec{
-		{Name: "encoding", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Since: "2.2.3", Summary: "Returns the internal encoding of a Redis object.", Run: objectEncoding},
-		{Name: "freq", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Since: "4.0.0", Summary: "Returns the logarithmic access frequency counter of a Redis object.", Run: objectFreq},
-		{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Run: objectHelp},
-		{Name: "idletime", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Since: "2.2.3", Summary: "Returns the time since the last access to a Redis object.", Run: objectIdletime},
-		{Name: "refcount", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Since: "2.2.3", Summary: "Returns the reference count of a value of a key.", Run: objectRefcount},
+		{Name: "encoding", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectEncoding},
+		{Name: "freq", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectFreq},
+		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: objectHelp},
+		{Name: "idletime", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectIdletime},
+		{Name: "refcount", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectRefcount},
 	}
 }
 

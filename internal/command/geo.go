@@ -25,16 +25,16 @@ func geoCommands() []*Spec {
 		}
 	}
 	return []*Spec{
-		{Name: "geoadd", Arity: -5, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Since: "3.2.0", Summary: "Adds one or more members to a geospatial index. The key is created if it doesn't exist.", Run: geoaddCmd},
-		{Name: "geodist", Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "3.2.0", Summary: "Returns the distance between two members of a geospatial index.", Run: geodistCmd},
-		{Name: "geohash", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "3.2.0", Summary: "Returns members from a geospatial index as geohash strings.", Run: geohashCmd},
-		{Name: "geopos", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "3.2.0", Summary: "Returns the longitude and latitude of members from a geospatial index.", Run: geoposCmd},
-		{Name: "georadius", Arity: -6, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: radiusKeys(6), KeysFn: georadiusKeys(6), Since: "3.2.0", Summary: "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.", Run: georadiusCmd},
-		{Name: "georadiusbymember", Arity: -5, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: radiusKeys(5), KeysFn: georadiusKeys(5), Since: "3.2.0", Summary: "Queries a geospatial index for members within a distance from a member, optionally stores the result.", Run: georadiusbymemberCmd},
-		{Name: "georadiusbymember_ro", Arity: -5, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "3.2.10", Summary: "Returns members from a geospatial index that are within a distance from a member.", Run: georadiusbymemberROCmd},
-		{Name: "georadius_ro", Arity: -6, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "3.2.10", Summary: "Returns members from a geospatial index that are within a distance from a coordinate.", Run: georadiusROCmd},
-		{Name: "geosearch", Arity: -7, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Since: "6.2.0", Summary: "Queries a geospatial index for members inside an area of a box or a circle.", Run: geosearchCmd},
-		{Name: "geosearchstore", Arity: -8, Flags: w | d, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "OW update", Begin: 1, Step: 1}, {Flags: "RO access", Begin: 2, Step: 1}}, Since: "6.2.0", Summary: "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.", Run: geosearchstoreCmd},
+		{Name: "geoadd", Arity: -5, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: geoaddCmd},
+		{Name: "geodist", Arity: -4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: geodistCmd},
+		{Name: "geohash", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: geohashCmd},
+		{Name: "geopos", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: geoposCmd},
+		{Name: "georadius", Arity: -6, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: radiusKeys(6), KeysFn: georadiusKeys(6), Run: georadiusCmd},
+		{Name: "georadiusbymember", Arity: -5, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: radiusKeys(5), KeysFn: georadiusKeys(5), Run: georadiusbymemberCmd},
+		{Name: "georadiusbymember_ro", Arity: -5, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: georadiusbymemberROCmd},
+		{Name: "georadius_ro", Arity: -6, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: georadiusROCmd},
+		{Name: "geosearch", Arity: -7, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: geosearchCmd},
+		{Name: "geosearchstore", Arity: -8, Flags: w | d, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "OW update", Begin: 1, Step: 1}, {Flags: "RO access", Begin: 2, Step: 1}}, Run: geosearchstoreCmd},
 	}
 }
 

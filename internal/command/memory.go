@@ -12,13 +12,13 @@ import (
 func memoryCommands() []*Spec {
 	special := []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
 	return []*Spec{
-		{Name: "memory", Arity: -2, Since: "4.0.0", Summary: "A container for memory diagnostics commands.", Subs: []*Spec{
-			{Name: "doctor", Arity: 2, Since: "4.0.0", Summary: "Outputs a memory problems report.", Tips: special, Run: memoryDoctor},
-			{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "4.0.0", Summary: "Returns helpful text about the different subcommands.", Run: memoryHelp},
-			{Name: "malloc-stats", Arity: 2, Since: "4.0.0", Summary: "Returns the allocator statistics.", Tips: special, Run: memoryMallocStats},
-			{Name: "purge", Arity: 2, Since: "4.0.0", Summary: "Asks the allocator to release memory.", Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: memoryPurge},
-			{Name: "stats", Arity: 2, Since: "4.0.0", Summary: "Returns details about memory usage.", Tips: special, Run: memoryStats},
-			{Name: "usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Since: "4.0.0", Summary: "Estimates the memory usage of a key.", Run: memoryUsage},
+		{Name: "memory", Arity: -2, Subs: []*Spec{
+			{Name: "doctor", Arity: 2, Tips: special, Run: memoryDoctor},
+			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: memoryHelp},
+			{Name: "malloc-stats", Arity: 2, Tips: special, Run: memoryMallocStats},
+			{Name: "purge", Arity: 2, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: memoryPurge},
+			{Name: "stats", Arity: 2, Tips: special, Run: memoryStats},
+			{Name: "usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: memoryUsage},
 		}},
 	}
 }

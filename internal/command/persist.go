@@ -5,8 +5,8 @@ package command
 
 func persistCommands() []*Spec {
 	return []*Spec{
-		{Name: "bgsave", Arity: -1, Flags: Admin | NoScript | NoAsyncLoading, Since: "1.0.0", Summary: "Asynchronously saves the database(s) to disk.", Run: bgsaveCmd},
-		{Name: "save", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk.", Run: saveCmd},
+		{Name: "bgsave", Arity: -1, Flags: Admin | NoScript | NoAsyncLoading, Run: bgsaveCmd},
+		{Name: "save", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Run: saveCmd},
 	}
 }
 

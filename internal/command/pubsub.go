@@ -35,22 +35,22 @@ func pubsubCommands() []*Spec {
 	const ps = PubSub | Loading | Stale
 	shardKeys := []KeySpec{{Flags: "not_key", Begin: 1, Last: -1, Step: 1}}
 	return []*Spec{
-		{Name: "psubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Since: "2.0.0", Summary: "Listens for messages published to channels that match one or more patterns.", Run: psubscribeCmd},
-		{Name: "publish", Arity: 3, Flags: ps | Fast, Since: "2.0.0", Summary: "Posts a message to a channel.", Run: publishCmd},
-		{Name: "pubsub", Arity: -2, Since: "2.8.0", Summary: "A container for Pub/Sub commands.", Subs: []*Spec{
-			{Name: "channels", Arity: -2, Flags: ps, Since: "2.8.0", Summary: "Returns the active channels.", Run: pubsubChannels},
-			{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "6.2.0", Summary: "Returns helpful text about the different subcommands.", Run: pubsubHelp},
-			{Name: "numpat", Arity: 2, Flags: ps, Since: "2.8.0", Summary: "Returns a count of unique pattern subscriptions.", Run: pubsubNumpat},
-			{Name: "numsub", Arity: -2, Flags: ps, Since: "2.8.0", Summary: "Returns a count of subscribers to channels.", Run: pubsubNumsub},
-			{Name: "shardchannels", Arity: -2, Flags: ps, Since: "7.0.0", Summary: "Returns the active shard channels.", Run: pubsubShardChannels},
-			{Name: "shardnumsub", Arity: -2, Flags: ps, Since: "7.0.0", Summary: "Returns the count of subscribers of shard channels.", Run: pubsubShardNumsub},
+		{Name: "psubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: psubscribeCmd},
+		{Name: "publish", Arity: 3, Flags: ps | Fast, Run: publishCmd},
+		{Name: "pubsub", Arity: -2, Subs: []*Spec{
+			{Name: "channels", Arity: -2, Flags: ps, Run: pubsubChannels},
+			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: pubsubHelp},
+			{Name: "numpat", Arity: 2, Flags: ps, Run: pubsubNumpat},
+			{Name: "numsub", Arity: -2, Flags: ps, Run: pubsubNumsub},
+			{Name: "shardchannels", Arity: -2, Flags: ps, Run: pubsubShardChannels},
+			{Name: "shardnumsub", Arity: -2, Flags: ps, Run: pubsubShardNumsub},
 		}},
-		{Name: "punsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Since: "2.0.0", Summary: "Stops listening to messages published to channels that match one or more patterns.", Run: punsubscribeCmd},
-		{Name: "spublish", Arity: 3, Flags: ps | Fast, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "not_key", Begin: 1, Step: 1}}, Since: "7.0.0", Summary: "Post a message to a shard channel", Run: spublishCmd},
-		{Name: "ssubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Since: "7.0.0", Summary: "Listens for messages published to shard channels.", Run: ssubscribeCmd},
-		{Name: "subscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Since: "2.0.0", Summary: "Listens for messages published to channels.", Run: subscribeCmd},
-		{Name: "sunsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Since: "7.0.0", Summary: "Stops listening to messages posted to shard channels.", Run: sunsubscribeCmd},
-		{Name: "unsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Since: "2.0.0", Summary: "Stops listening to messages posted to channels.", Run: unsubscribeCmd},
+		{Name: "punsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Run: punsubscribeCmd},
+		{Name: "spublish", Arity: 3, Flags: ps | Fast, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "not_key", Begin: 1, Step: 1}}, Run: spublishCmd},
+		{Name: "ssubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: ssubscribeCmd},
+		{Name: "subscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: subscribeCmd},
+		{Name: "sunsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: sunsubscribeCmd},
+		{Name: "unsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Run: unsubscribeCmd},
 	}
 }
 

@@ -7,10 +7,10 @@ import "github.com/hotkv/hotkv/internal/resp"
 // specs follow Redis 8.4's src/commands/{sync,psync,replconf,role}.json.
 func replicationCommands() []*Spec {
 	return []*Spec{
-		{Name: "sync", Arity: 1, Flags: Admin | NoScript | NoMulti, Since: "1.0.0", Summary: "An internal command used in replication.", Run: syncCmd},
-		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoMulti, Since: "2.8.0", Summary: "An internal command used in replication.", Run: psyncCmd},
-		{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Since: "3.0.0", Summary: "An internal command for configuring the replication stream.", Run: replconfCmd},
-		{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, Since: "2.8.12", Summary: "Returns the replication role.", ACL: []string{"@admin", "@fast", "@dangerous"}, Run: roleCmd},
+		{Name: "sync", Arity: 1, Flags: Admin | NoScript | NoMulti, Run: syncCmd},
+		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoMulti, Run: psyncCmd},
+		{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Run: replconfCmd},
+		{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Run: roleCmd},
 	}
 }
 

@@ -48,30 +48,30 @@ func scriptingCommands() []*Spec {
 	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 	allShards := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	return []*Spec{
-		{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script.", Run: evalCmd},
-		{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: shaKeys, KeysFn: evalKeysFn, Since: "2.6.0", Summary: "Executes a server-side Lua script by SHA1 digest.", Run: evalshaCmd},
-		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script.", Run: evalROCmd},
-		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: shaROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Executes a read-only server-side Lua script by SHA1 digest.", Run: evalshaROCmd},
-		{Name: "fcall", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Invokes a function.", Run: fcallCmd},
-		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Since: "7.0.0", Summary: "Invokes a read-only function.", Run: fcallROCmd},
-		{Name: "function", Arity: -2, Since: "7.0.0", Summary: "A container for function commands.", Subs: []*Spec{
-			{Name: "delete", Arity: 3, Flags: Write | NoScript, Since: "7.0.0", Summary: "Deletes a library and its functions.", Tips: allShards, Run: functionDelete},
-			{Name: "dump", Arity: 2, Flags: NoScript, Since: "7.0.0", Summary: "Dumps all libraries into a serialized binary payload.", Run: functionDump},
-			{Name: "flush", Arity: -2, Flags: Write | NoScript, Since: "7.0.0", Summary: "Deletes all libraries and functions.", Tips: allShards, Run: functionFlush},
-			{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "7.0.0", Summary: "Returns helpful text about the different subcommands.", Run: functionHelp},
-			{Name: "kill", Arity: 2, Flags: NoScript | AllowBusy, Since: "7.0.0", Summary: "Terminates a function during execution.", Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Run: functionKill},
-			{Name: "list", Arity: -2, Flags: NoScript, Since: "7.0.0", Summary: "Returns information about all libraries.", Tips: []string{"nondeterministic_output_order"}, Run: functionList},
-			{Name: "load", Arity: -3, Flags: Write | DenyOOM | NoScript, Since: "7.0.0", Summary: "Creates a library.", Tips: allShards, Run: functionLoad},
-			{Name: "restore", Arity: -3, Flags: Write | DenyOOM | NoScript, Since: "7.0.0", Summary: "Restores all libraries from a payload.", Tips: allShards, Run: functionRestore},
-			{Name: "stats", Arity: 2, Flags: NoScript | AllowBusy, Since: "7.0.0", Summary: "Returns information about a function during execution.", Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: functionStats},
+		{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Run: evalCmd},
+		{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: shaKeys, KeysFn: evalKeysFn, Run: evalshaCmd},
+		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Run: evalROCmd},
+		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: shaROKeys, KeysFn: evalKeysFn, Run: evalshaROCmd},
+		{Name: "fcall", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Run: fcallCmd},
+		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Run: fcallROCmd},
+		{Name: "function", Arity: -2, Subs: []*Spec{
+			{Name: "delete", Arity: 3, Flags: Write | NoScript, Tips: allShards, Run: functionDelete},
+			{Name: "dump", Arity: 2, Flags: NoScript, Run: functionDump},
+			{Name: "flush", Arity: -2, Flags: Write | NoScript, Tips: allShards, Run: functionFlush},
+			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: functionHelp},
+			{Name: "kill", Arity: 2, Flags: NoScript | AllowBusy, Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Run: functionKill},
+			{Name: "list", Arity: -2, Flags: NoScript, Tips: []string{"nondeterministic_output_order"}, Run: functionList},
+			{Name: "load", Arity: -3, Flags: Write | DenyOOM | NoScript, Tips: allShards, Run: functionLoad},
+			{Name: "restore", Arity: -3, Flags: Write | DenyOOM | NoScript, Tips: allShards, Run: functionRestore},
+			{Name: "stats", Arity: 2, Flags: NoScript | AllowBusy, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: functionStats},
 		}},
-		{Name: "script", Arity: -2, Since: "2.6.0", Summary: "A container for Lua scripts management commands.", Subs: []*Spec{
-			{Name: "debug", Arity: 3, Flags: NoScript, Since: "3.2.0", Summary: "Sets the debug mode of server-side Lua scripts.", Run: scriptDebug},
-			{Name: "exists", Arity: -3, Flags: NoScript, Since: "2.6.0", Summary: "Determines whether server-side Lua scripts exist in the script cache.", Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"}, Run: scriptExists},
-			{Name: "flush", Arity: -2, Flags: NoScript, Since: "2.6.0", Summary: "Removes all server-side Lua scripts from the script cache.", Tips: allNodes, Run: scriptFlush},
-			{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: scriptHelp},
-			{Name: "kill", Arity: 2, Flags: NoScript | AllowBusy, Since: "2.6.0", Summary: "Terminates a server-side Lua script during execution.", Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Run: scriptKill},
-			{Name: "load", Arity: 3, Flags: NoScript | Stale, Since: "2.6.0", Summary: "Loads a server-side Lua script to the script cache.", Tips: allNodes, Run: scriptLoad},
+		{Name: "script", Arity: -2, Subs: []*Spec{
+			{Name: "debug", Arity: 3, Flags: NoScript, Run: scriptDebug},
+			{Name: "exists", Arity: -3, Flags: NoScript, Tips: []string{"request_policy:all_shards", "response_policy:agg_logical_and"}, Run: scriptExists},
+			{Name: "flush", Arity: -2, Flags: NoScript, Tips: allNodes, Run: scriptFlush},
+			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: scriptHelp},
+			{Name: "kill", Arity: 2, Flags: NoScript | AllowBusy, Tips: []string{"request_policy:all_shards", "response_policy:one_succeeded"}, Run: scriptKill},
+			{Name: "load", Arity: 3, Flags: NoScript | Stale, Tips: allNodes, Run: scriptLoad},
 		}},
 	}
 }

@@ -34,8 +34,8 @@ type Persistence interface {
 
 func serializeCommands() []*Spec {
 	return []*Spec{
-		{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Since: "2.6.0", Summary: "Returns a serialized representation of the value stored at a key.", Run: dumpCmd},
-		{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "OW update", Since: "2.6.0", Summary: "Creates a key from the serialized representation of a value.", Run: restoreCmd},
+		{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Run: dumpCmd},
+		{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "OW update", Run: restoreCmd},
 	}
 }
 

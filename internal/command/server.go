@@ -11,18 +11,18 @@ import (
 func serverCommands() []*Spec {
 	const adm = Admin | NoScript | Loading | Stale
 	return []*Spec{
-		{Name: "command", Arity: -1, Flags: Loading | Stale, Since: "2.8.13", Summary: "Returns detailed information about all commands.", Run: commandCmd, Subs: commandSubcommands()},
-		{Name: "config", Arity: -2, Since: "2.0.0", Summary: "A container for server configuration commands.", Subs: configSubcommands()},
-		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Since: "1.0.0", Summary: "Returns the number of keys in the database.", Run: dbsizeCmd},
-		{Name: "debug", Arity: -2, Flags: adm | Protected, Since: "1.0.0", Summary: "A container for debugging commands.", Run: debugCmd},
-		{Name: "flushall", Arity: -1, Flags: Write, Since: "1.0.0", Summary: "Removes all keys from all databases.", Run: flushallCmd},
-		{Name: "flushdb", Arity: -1, Flags: Write, Since: "1.0.0", Summary: "Remove all keys from the current database.", Run: flushdbCmd},
-		{Name: "info", Arity: -1, Flags: Loading | Stale, Since: "1.0.0", Summary: "Returns information and statistics about the server.", Run: infoCmd},
-		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Since: "1.0.0", Summary: "Returns the Unix timestamp of the last successful save to disk.", Run: lastsaveCmd},
-		{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Since: "1.0.0", Summary: "Synchronously saves the database(s) to disk and shuts down the Redis server.", Run: shutdownCmd},
-		{Name: "swapdb", Arity: 3, Flags: Write | Fast, Since: "4.0.0", Summary: "Swaps two Redis databases.", Run: swapdbCmd},
-		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Since: "2.6.0", Summary: "Returns the server time.", Run: timeCmd},
-		{Name: "wait", Arity: 3, Since: "3.0.0", Summary: "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", Run: waitCmd},
+		{Name: "command", Arity: -1, Flags: Loading | Stale, Run: commandCmd, Subs: commandSubcommands()},
+		{Name: "config", Arity: -2, Subs: configSubcommands()},
+		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Run: dbsizeCmd},
+		{Name: "debug", Arity: -2, Flags: adm | Protected, Run: debugCmd},
+		{Name: "flushall", Arity: -1, Flags: Write, Run: flushallCmd},
+		{Name: "flushdb", Arity: -1, Flags: Write, Run: flushdbCmd},
+		{Name: "info", Arity: -1, Flags: Loading | Stale, Run: infoCmd},
+		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Run: lastsaveCmd},
+		{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Run: shutdownCmd},
+		{Name: "swapdb", Arity: 3, Flags: Write | Fast, Run: swapdbCmd},
+		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Run: timeCmd},
+		{Name: "wait", Arity: 3, Run: waitCmd},
 	}
 }
 
@@ -174,11 +174,11 @@ func shutdownCmd(c *Ctx) {
 func configSubcommands() []*Spec {
 	adm := Admin | NoScript | Loading | Stale
 	return []*Spec{
-		{Name: "get", Arity: -3, Flags: adm, Since: "2.0.0", Summary: "Returns the effective values of configuration parameters.", Run: configGet},
-		{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: configHelp},
-		{Name: "resetstat", Arity: 2, Flags: adm, Since: "2.0.0", Summary: "Resets the server's statistics.", Run: configResetstat},
-		{Name: "rewrite", Arity: 2, Flags: adm, Since: "2.8.0", Summary: "Persists the effective configuration to file.", Run: configRewrite},
-		{Name: "set", Arity: -4, Flags: adm, Since: "2.0.0", Summary: "Sets configuration parameters in-flight.", Run: configSet},
+		{Name: "get", Arity: -3, Flags: adm, Run: configGet},
+		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: configHelp},
+		{Name: "resetstat", Arity: 2, Flags: adm, Run: configResetstat},
+		{Name: "rewrite", Arity: 2, Flags: adm, Run: configRewrite},
+		{Name: "set", Arity: -4, Flags: adm, Run: configSet},
 	}
 }
 

@@ -24,8 +24,8 @@ func sortCommands() []*Spec {
 		return ks
 	}
 	return []*Spec{
-		{Name: "sort", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Keys: specs(true), KeysFn: sortKeys, ACL: []string{"@write", "@set", "@sortedset", "@list", "@slow", "@dangerous"}, Since: "1.0.0", Summary: "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.", Run: sortCmd},
-		{Name: "sort_ro", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Keys: specs(false), KeysFn: func([][]byte) []int { return []int{1} }, ACL: []string{"@read", "@set", "@sortedset", "@list", "@slow", "@dangerous"}, Since: "7.0.0", Summary: "Returns the sorted elements of a list, a set, or a sorted set.", Run: sortROCmd},
+		{Name: "sort", Arity: -2, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, Keys: specs(true), KeysFn: sortKeys, ACL: []string{"@write", "@set", "@sortedset", "@list", "@slow", "@dangerous"}, Run: sortCmd},
+		{Name: "sort_ro", Arity: -2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, Keys: specs(false), KeysFn: func([][]byte) []int { return []int{1} }, ACL: []string{"@read", "@set", "@sortedset", "@list", "@slow", "@dangerous"}, Run: sortROCmd},
 	}
 }
 

@@ -12,22 +12,22 @@ import (
 func xgroupSubcommands() []*Spec {
 	const w, d = Write, DenyOOM
 	return []*Spec{
-		{Name: "create", Arity: -5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW insert", Since: "5.0.0", Summary: "Creates a consumer group.", Run: xgroupCmd},
-		{Name: "createconsumer", Arity: 5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW insert", Since: "6.2.0", Summary: "Creates a consumer in a consumer group.", Run: xgroupCmd},
-		{Name: "delconsumer", Arity: 5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW delete", Since: "5.0.0", Summary: "Deletes a consumer from a consumer group.", Run: xgroupCmd},
-		{Name: "destroy", Arity: 4, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW delete", Since: "5.0.0", Summary: "Destroys a consumer group.", Run: xgroupCmd},
-		{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: xgroupHelp},
-		{Name: "setid", Arity: -5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW update", Since: "5.0.0", Summary: "Sets the last-delivered ID of a consumer group.", Run: xgroupCmd},
+		{Name: "create", Arity: -5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW insert", Run: xgroupCmd},
+		{Name: "createconsumer", Arity: 5, Flags: w | d, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW insert", Run: xgroupCmd},
+		{Name: "delconsumer", Arity: 5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW delete", Run: xgroupCmd},
+		{Name: "destroy", Arity: 4, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW delete", Run: xgroupCmd},
+		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: xgroupHelp},
+		{Name: "setid", Arity: -5, Flags: w, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW update", Run: xgroupCmd},
 	}
 }
 
 func xinfoSubcommands() []*Spec {
 	const r = ReadOnly
 	return []*Spec{
-		{Name: "consumers", Arity: 4, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Since: "5.0.0", Summary: "Returns a list of the consumers in a consumer group.", Run: xinfoCmd},
-		{Name: "groups", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Since: "5.0.0", Summary: "Returns a list of the consumer groups of a stream.", Run: xinfoCmd},
-		{Name: "help", Arity: 2, Flags: Loading | Stale, Since: "5.0.0", Summary: "Returns helpful text about the different subcommands.", Run: xinfoHelp},
-		{Name: "stream", Arity: -3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Since: "5.0.0", Summary: "Returns information about a stream.", Run: xinfoCmd},
+		{Name: "consumers", Arity: 4, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Run: xinfoCmd},
+		{Name: "groups", Arity: 3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Run: xinfoCmd},
+		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: xinfoHelp},
+		{Name: "stream", Arity: -3, Flags: r, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO access", Run: xinfoCmd},
 	}
 }
 

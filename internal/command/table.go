@@ -109,10 +109,12 @@ type Spec struct {
 	LastKey  int // -1: last argument
 	Step     int
 	Group    string // redis.io group: string, generic, connection, server, list, hash
-	Since    string
-	Summary  string
-	Run      func(c *Ctx)
-	Subs     []*Spec // subcommands; Run of the parent is then unused
+	// Since and Summary come from the command's COMMAND DOCS entry
+	// (fillFromDocs); a Spec states them only where HotKV's differ.
+	Since   string
+	Summary string
+	Run     func(c *Ctx)
+	Subs    []*Spec // subcommands; Run of the parent is then unused
 	// KeyFlags are the key spec flags of the single derived key spec (default
 	// "RW update" for writes, "RO access" for reads).
 	KeyFlags string
@@ -215,6 +217,7 @@ func buildTable(families ...family) (*Table, error) {
 	for _, fam := range families {
 		for _, s := range fam.specs {
 			s.Group = fam.group
+			s.fillFromDocs()
 			if err := checkSpec(s); err != nil {
 				return nil, err
 			}
@@ -232,6 +235,7 @@ func buildTable(families ...family) (*Table, error) {
 					if sub.Group == "" {
 						sub.Group = s.Group
 					}
+					sub.fillFromDocs()
 					if err := checkSpec(sub); err != nil {
 						return nil, err
 					}
@@ -247,6 +251,23 @@ func buildTable(families ...family) (*Table, error) {
 	}
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name < t.list[j].Name })
 	return t, nil
+}
+
+// fillFromDocs takes a command's summary and since from its COMMAND DOCS
+// entry (docs_data.go, generated from Redis's command table), where the
+// declaration does not state its own: each is declared once. A Spec states
+// them only where HotKV's differ from Redis's (testdata/docs/spec_disagreements.txt).
+func (s *Spec) fillFromDocs() {
+	d := docsTable[s.FullName()]
+	if d == nil {
+		return
+	}
+	if s.Summary == "" {
+		s.Summary = d.Summary
+	}
+	if s.Since == "" {
+		s.Since = d.Since
+	}
 }
 
 func checkSpec(s *Spec) error {

@@ -7,11 +7,11 @@ package command
 func transactionCommands() []*Spec {
 	f := NoScript | Loading | Stale
 	return []*Spec{
-		{Name: "discard", Arity: 1, Flags: f | Fast | AllowBusy | RunsInMulti | EndsMulti, Since: "2.0.0", Summary: "Discards a transaction.", Run: discardCmd},
-		{Name: "exec", Arity: 1, Flags: f | SkipSlowlog | RunsInMulti | EndsMulti | RunsCommands, Since: "1.2.0", Summary: "Executes all commands in a transaction.", Run: execCmd},
-		{Name: "multi", Arity: 1, Flags: f | Fast | AllowBusy | RunsInMulti, Since: "1.2.0", Summary: "Starts a transaction.", Run: multiCmd},
-		{Name: "unwatch", Arity: 1, Flags: f | Fast | AllowBusy, Since: "2.2.0", Summary: "Forgets about watched keys of a transaction.", Run: unwatchCmd},
-		{Name: "watch", Arity: -2, Flags: f | Fast | AllowBusy | RunsInMulti, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Since: "2.2.0", Summary: "Monitors changes to keys to determine the execution of a transaction.", Run: watchCmd},
+		{Name: "discard", Arity: 1, Flags: f | Fast | AllowBusy | RunsInMulti | EndsMulti, Run: discardCmd},
+		{Name: "exec", Arity: 1, Flags: f | SkipSlowlog | RunsInMulti | EndsMulti | RunsCommands, Run: execCmd},
+		{Name: "multi", Arity: 1, Flags: f | Fast | AllowBusy | RunsInMulti, Run: multiCmd},
+		{Name: "unwatch", Arity: 1, Flags: f | Fast | AllowBusy, Run: unwatchCmd},
+		{Name: "watch", Arity: -2, Flags: f | Fast | AllowBusy | RunsInMulti, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Run: watchCmd},
 	}
 }
 
