@@ -37,16 +37,9 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	case fromApply:
 		return s.admitApply(argv)
 	}
-	spec := s.table.Lookup(argv[0])
+	spec, unknown := s.lookup(argv)
 	if spec == nil {
-		return nil, refused, s.refuse(nil, command.ErrUnknownCommand(argv))
-	}
-	if len(spec.Subs) > 0 && len(argv) >= 2 {
-		sub := spec.Sub(argv[1])
-		if sub == nil {
-			return nil, refused, s.refuse(nil, command.ErrUnknownSubcommand(argv[1], string(argv[0])))
-		}
-		spec = sub
+		return nil, refused, unknown
 	}
 	cl.lastCmd.Store(spec)
 	flags := effectiveFlags(cl, spec)
@@ -84,6 +77,23 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 		return spec, queued, ""
 	}
 	return spec, admitted, ""
+}
+
+// lookup finds argv's command (or subcommand); nil and the refusal, counted,
+// when there is none.
+func (s *Server) lookup(argv [][]byte) (*command.Spec, string) {
+	spec := s.table.Lookup(argv[0])
+	if spec == nil {
+		return nil, s.refuse(nil, command.ErrUnknownCommand(argv))
+	}
+	if len(spec.Subs) > 0 && len(argv) >= 2 {
+		sub := spec.Sub(argv[1])
+		if sub == nil {
+			return nil, s.refuse(nil, command.ErrUnknownSubcommand(argv[1], string(argv[0])))
+		}
+		spec = sub
+	}
+	return spec, ""
 }
 
 // admitScript is Redis's scriptCall checks for a command a script calls.

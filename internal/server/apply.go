@@ -96,16 +96,9 @@ var _ net.Addr = applyAddr{}
 // admitApply is the little Apply checks: the command exists, has its
 // arguments, and needs no connection.
 func (s *Server) admitApply(argv [][]byte) (*command.Spec, verdict, string) {
-	spec := s.table.Lookup(argv[0])
+	spec, unknown := s.lookup(argv)
 	if spec == nil {
-		return nil, refused, s.refuse(nil, command.ErrUnknownCommand(argv))
-	}
-	if len(spec.Subs) > 0 && len(argv) >= 2 {
-		sub := spec.Sub(argv[1])
-		if sub == nil {
-			return nil, refused, s.refuse(nil, command.ErrUnknownSubcommand(argv[1], string(argv[0])))
-		}
-		spec = sub
+		return nil, refused, unknown
 	}
 	switch {
 	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:

@@ -305,16 +305,23 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 	if lim.Hard == 0 && lim.Soft == 0 {
 		return false
 	}
-	n := uint64(pending)
+	return s.overLimit(cl, lim, uint64(pending), &cl.softSinceMs)
+}
+
+// overLimit is Redis's checkClientOutputBufferLimits for n bytes of cl's
+// against lim: over the hard limit, or over the soft limit for longer than its
+// seconds. since is when the soft limit was passed (0: it is not). A client
+// over the limit is counted and logged; the caller closes it.
+func (s *Server) overLimit(cl *client, lim *config.OBufLimit, n uint64, since *int64) bool {
 	over := lim.Hard > 0 && n > lim.Hard
 	if !over && lim.Soft > 0 && n > lim.Soft {
 		now := s.clock.NowMs()
-		if cl.softSinceMs == 0 {
-			cl.softSinceMs = now
+		if *since == 0 {
+			*since = now
 		}
-		over = now-cl.softSinceMs > lim.SoftSeconds*1000
-	} else if lim.Soft > 0 && n <= lim.Soft {
-		cl.softSinceMs = 0
+		over = now-*since > lim.SoftSeconds*1000
+	} else if n <= lim.Soft {
+		*since = 0
 	}
 	if over {
 		s.stats.obufLimitDisconnects.Add(1)

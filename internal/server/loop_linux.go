@@ -211,11 +211,7 @@ func (l *eventLoop) run() {
 			ev := l.events[i]
 			fd := int(ev.Fd)
 			switch {
-			case fd == l.wakefd:
-				var buf [8]byte
-				_, _ = unix.Read(l.wakefd, buf[:])
-			case l.isListener(fd):
-				l.accept(fd)
+			case l.plumbing(fd):
 			default:
 				cl := l.conns[fd]
 				if cl == nil {
@@ -707,6 +703,21 @@ func (l *eventLoop) retry() {
 	}
 }
 
+// plumbing handles an event on the loop's own descriptors: the wake-up
+// eventfd (drained) and a listener (accept). It reports whether fd was one.
+func (l *eventLoop) plumbing(fd int) bool {
+	switch {
+	case fd == l.wakefd:
+		var buf [8]byte
+		_, _ = unix.Read(l.wakefd, buf[:])
+	case l.isListener(fd):
+		l.accept(fd)
+	default:
+		return false
+	}
+	return true
+}
+
 func (l *eventLoop) close(cl *client) {
 	if l.conns[cl.fd] != cl {
 		return
@@ -786,11 +797,7 @@ func (s *Server) whileBlocked(st *scriptState) {
 		ev := l.busyEvents[i]
 		fd := int(ev.Fd)
 		switch {
-		case fd == l.wakefd:
-			var buf [8]byte
-			_, _ = unix.Read(l.wakefd, buf[:])
-		case l.isListener(fd):
-			l.accept(fd)
+		case l.plumbing(fd):
 		default:
 			cl := l.conns[fd]
 			if cl == nil || cl == caller || cl.held != nil || cl.parked {

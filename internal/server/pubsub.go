@@ -122,23 +122,7 @@ func (s *Server) pushOverLimit(cl *client, queued int) bool {
 	case cl.subscriptions() > 0:
 		class = 2
 	}
-	lim := &s.obufLimits()[class]
-	n := uint64(queued)
-	over := lim.Hard > 0 && n > lim.Hard
-	if !over && lim.Soft > 0 && n > lim.Soft {
-		now := s.clock.NowMs()
-		if cl.pushSoftSince == 0 {
-			cl.pushSoftSince = now
-		}
-		over = now-cl.pushSoftSince > lim.SoftSeconds*1000
-	} else if n <= lim.Soft {
-		cl.pushSoftSince = 0
-	}
-	if over {
-		s.stats.obufLimitDisconnects.Add(1)
-		s.log.Warn("client scheduled to be closed for overcoming of output buffer limits", "client", cl.Addr, "bytes", n)
-	}
-	return over
+	return s.overLimit(cl, &s.obufLimits()[class], uint64(queued), &cl.pushSoftSince)
 }
 
 func (cl *client) subscriptions() int {
