@@ -14,7 +14,7 @@ func hyperloglogCommands() []*Spec {
 	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
 	return []*Spec{
 		{Name: "pfadd", Arity: -2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Run: pfaddCmd},
-		{Name: "pfcount", Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "RW access", Begin: 1, Last: -1, Step: 1, Notes: "RW because it may change the internal representation of the key, and propagate to replicas"}}, Run: pfcountCmd},
+		{Name: "pfcount", Arity: -2, Flags: r | MayReplicate, FirstKey: 1, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "RW access", Begin: 1, Last: -1, Step: 1, Notes: "RW because it may change the internal representation of the key, and propagate to replicas"}}, Run: pfcountCmd},
 		{Name: "pfdebug", Arity: 3, Flags: w | d | Admin, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RW access", Run: pfdebugCmd},
 		{Name: "pfmerge", Arity: -2, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "RW access insert", Begin: 1, Step: 1}, {Flags: "RO access", Begin: 2, Last: -1, Step: 1}}, Run: pfmergeCmd},
 		{Name: "pfselftest", Arity: 1, Flags: Admin, Run: pfselftestCmd},

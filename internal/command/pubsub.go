@@ -36,7 +36,7 @@ func pubsubCommands() []*Spec {
 	shardKeys := []KeySpec{{Flags: "not_key", Begin: 1, Last: -1, Step: 1}}
 	return []*Spec{
 		{Name: "psubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: psubscribeCmd},
-		{Name: "publish", Arity: 3, Flags: ps | Fast, Run: publishCmd},
+		{Name: "publish", Arity: 3, Flags: ps | Fast | MayReplicate, Run: publishCmd},
 		{Name: "pubsub", Arity: -2, Subs: []*Spec{
 			{Name: "channels", Arity: -2, Flags: ps, Run: pubsubChannels},
 			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: pubsubHelp},
@@ -46,7 +46,7 @@ func pubsubCommands() []*Spec {
 			{Name: "shardnumsub", Arity: -2, Flags: ps, Run: pubsubShardNumsub},
 		}},
 		{Name: "punsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Run: punsubscribeCmd},
-		{Name: "spublish", Arity: 3, Flags: ps | Fast, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "not_key", Begin: 1, Step: 1}}, Run: spublishCmd},
+		{Name: "spublish", Arity: 3, Flags: ps | Fast | MayReplicate, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "not_key", Begin: 1, Step: 1}}, Run: spublishCmd},
 		{Name: "ssubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: ssubscribeCmd},
 		{Name: "subscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: subscribeCmd},
 		{Name: "sunsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: sunsubscribeCmd},

@@ -38,7 +38,7 @@ type Scripting interface {
 }
 
 func scriptingCommands() []*Spec {
-	const evalFlags = NoScript | SkipMonitor | Stale | NoMandatoryKeys | RunsCommands
+	const evalFlags = NoScript | SkipMonitor | MayReplicate | Stale | NoMandatoryKeys | RunsCommands
 	evalKeys := []KeySpec{{Flags: "RW access update", Begin: 2, Step: 1, Keynum: true,
 		Notes: "We cannot tell how the keys will be used so we assume the worst, RW and UPDATE"}}
 	evalROKeys := []KeySpec{{Flags: "RO access", Begin: 2, Step: 1, Keynum: true,
@@ -48,12 +48,12 @@ func scriptingCommands() []*Spec {
 	allNodes := []string{"request_policy:all_nodes", "response_policy:all_succeeded"}
 	allShards := []string{"request_policy:all_shards", "response_policy:all_succeeded"}
 	return []*Spec{
-		{Name: "eval", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Run: evalCmd},
-		{Name: "evalsha", Arity: -3, Flags: evalFlags, Keys: shaKeys, KeysFn: evalKeysFn, Run: evalshaCmd},
-		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Run: evalROCmd},
-		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: shaROKeys, KeysFn: evalKeysFn, Run: evalshaROCmd},
-		{Name: "fcall", Arity: -3, Flags: evalFlags, Keys: evalKeys, KeysFn: evalKeysFn, Run: fcallCmd},
-		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, Keys: evalROKeys, KeysFn: evalKeysFn, Run: fcallROCmd},
+		{Name: "eval", Arity: -3, Flags: evalFlags, ScriptArg: ScriptBody, Keys: evalKeys, KeysFn: evalKeysFn, Run: evalCmd},
+		{Name: "evalsha", Arity: -3, Flags: evalFlags, ScriptArg: ScriptSHA, Keys: shaKeys, KeysFn: evalKeysFn, Run: evalshaCmd},
+		{Name: "eval_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, ScriptArg: ScriptBody, Keys: evalROKeys, KeysFn: evalKeysFn, Run: evalROCmd},
+		{Name: "evalsha_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, ScriptArg: ScriptSHA, Keys: shaROKeys, KeysFn: evalKeysFn, Run: evalshaROCmd},
+		{Name: "fcall", Arity: -3, Flags: evalFlags, ScriptArg: ScriptFunction, Keys: evalKeys, KeysFn: evalKeysFn, Run: fcallCmd},
+		{Name: "fcall_ro", Arity: -3, Flags: NoScript | SkipMonitor | Stale | ReadOnly | NoMandatoryKeys | RunsCommands, ScriptArg: ScriptFunction, Keys: evalROKeys, KeysFn: evalKeysFn, Run: fcallROCmd},
 		{Name: "function", Arity: -2, Subs: []*Spec{
 			{Name: "delete", Arity: 3, Flags: Write | NoScript, Tips: allShards, Run: functionDelete},
 			{Name: "dump", Arity: 2, Flags: NoScript, Run: functionDump},

@@ -85,7 +85,7 @@ var flagNames = []struct {
 	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
 	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
-	{MayReplicate, "may_replicate"},
+	// MayReplicate is not listed: Redis hides it on purpose (addReplyCommandFlags)
 	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
 
@@ -120,6 +120,10 @@ type Spec struct {
 	KeyFlags string
 	// Keys declares the key specs of commands with more than one (RENAME, COPY).
 	Keys []KeySpec
+	// ScriptArg says what argv[1] names for a command that runs a script
+	// (EVAL: its body, EVALSHA: its SHA1, FCALL: a function): admission
+	// judges such a command by the script's flags (Redis's getCommandFlags).
+	ScriptArg ScriptArg
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
@@ -137,6 +141,17 @@ type Spec struct {
 	parent  *Spec
 	subByLC map[string]*Spec
 }
+
+// ScriptArg is what a script command's first argument names.
+type ScriptArg uint8
+
+// Script arguments.
+const (
+	NoScriptArg    ScriptArg = iota
+	ScriptBody               // the script's text (EVAL, EVAL_RO)
+	ScriptSHA                // the SHA1 of a cached script (EVALSHA, EVALSHA_RO)
+	ScriptFunction           // a function's name (FCALL, FCALL_RO)
+)
 
 // FullName is "get" or "client|list".
 func (s *Spec) FullName() string {

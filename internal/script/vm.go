@@ -1,6 +1,7 @@
 package script
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"strings"
@@ -201,6 +202,21 @@ func (vm *VM) Load(body string) (*Script, string) {
 	vm.scripts[sha] = s
 	vm.bodyBytes += len(body)
 	return s, ""
+}
+
+// ShebangFlags are the flags of a script's text as its shebang states them
+// (FlagEvalCompat without one), read without compiling it (Redis's
+// evalExtractShebangFlags); ok is false for an invalid shebang.
+func ShebangFlags(body []byte) (f Flags, ok bool) {
+	if len(body) < 2 || body[0] != '#' || body[1] != '!' {
+		return FlagEvalCompat, true
+	}
+	line := body
+	if nl := bytes.IndexByte(body, '\n'); nl >= 0 {
+		line = body[:nl]
+	}
+	f, err := parseShebang(string(line))
+	return f, err == ""
 }
 
 // parseShebang parses `#!lua [flags=a,b]` as Redis's evalExtractShebangFlags.

@@ -42,7 +42,6 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 		return nil, refused, unknown
 	}
 	cl.lastCmd.Store(spec)
-	flags := effectiveFlags(cl, spec)
 	switch {
 	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
 		return spec, refused, s.refuse(spec, command.ErrArity(spec.FullName()))
@@ -53,6 +52,7 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		return spec, refused, s.refuse(spec, "ERR Command not allowed inside a transaction")
 	}
+	flags := s.effectiveFlags(cl, spec, argv) // after the arity check, as Redis's getCommandFlags
 	if o == fromClient {
 		if s.evictClientsFirst(cl) {
 			return spec, dropped, ""
@@ -71,7 +71,7 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	case busy != nil && flags&command.AllowBusy == 0:
 		return spec, refused, s.refuse(spec, busyError(busy))
-	case o == fromClient && s.pauseActive() && s.pausedFor(cl, spec):
+	case o == fromClient && s.pauseActive() && s.pausedFor(cl, spec, argv):
 		return spec, held, ""
 	case cl.InMulti() && flags&command.RunsInMulti == 0:
 		return spec, queued, ""
@@ -127,11 +127,15 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 	return spec, admitted, ""
 }
 
-// effectiveFlags are the flags admission judges: EXEC's include those of the
-// commands it queued (Redis's c->mstate.cmd_flags).
-func effectiveFlags(cl *client, spec *command.Spec) command.Flag {
-	if spec.RunsQueue() {
+// effectiveFlags are the flags admission judges (Redis's getCommandFlags):
+// EXEC's include those of the commands it queued (c->mstate.cmd_flags); a
+// script command's follow the script's flags (scriptFlags).
+func (s *Server) effectiveFlags(cl *client, spec *command.Spec, argv [][]byte) command.Flag {
+	switch {
+	case spec.RunsQueue():
 		return spec.Flags | cl.multi.flags&(command.Write|command.DenyOOM|command.MayReplicate)
+	case spec.ScriptArg != command.NoScriptArg:
+		return s.scripts.commandFlags(spec, argv)
 	}
 	return spec.Flags
 }

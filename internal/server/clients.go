@@ -21,12 +21,12 @@ type pauseState struct {
 // pausedFor reports whether CLIENT PAUSE currently holds back cl's command
 // spec (nil: an unknown command, never held). EXEC is judged by the commands
 // it queued; a replica's commands are never held.
-func (s *Server) pausedFor(cl *client, spec *command.Spec) bool {
+func (s *Server) pausedFor(cl *client, spec *command.Spec, argv [][]byte) bool {
 	until := s.pause.untilMs.Load()
 	if until == 0 || spec == nil || s.clock.NowMs() >= until || cl.replica != nil {
 		return false
 	}
-	flags := effectiveFlags(cl, spec)
+	flags := s.effectiveFlags(cl, spec, argv)
 	if flags&command.AllowBusy != 0 && flags&command.Write == 0 {
 		return false
 	}

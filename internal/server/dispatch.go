@@ -35,7 +35,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	}
 	spec, v, refusal := s.admit(o, cl, argv, busy)
 	for v == held && s.blockOnPause {
-		s.waitWhilePaused(cl, spec) // goroutine mode: the connection sleeps
+		s.waitWhilePaused(cl, spec, argv) // goroutine mode: the connection sleeps
 		spec, v, refusal = s.admit(o, cl, argv, busy)
 	}
 	switch v {
@@ -72,7 +72,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 		}
 		return true
 	case queued:
-		cl.queue(spec, argv)
+		cl.queue(spec, argv, s.effectiveFlags(cl, spec, argv))
 		c.W.SimpleString("QUEUED")
 		s.finishReply(cl, mark, skipReply)
 		s.trackAfterCommand(cl, spec)
@@ -130,8 +130,8 @@ func (s *Server) finishReply(cl *client, mark int, skip bool) {
 
 // waitWhilePaused sleeps while CLIENT PAUSE holds back cl's command spec
 // (goroutine mode), with the engine lock released.
-func (s *Server) waitWhilePaused(cl *client, spec *command.Spec) {
-	for s.pausedFor(cl, spec) {
+func (s *Server) waitWhilePaused(cl *client, spec *command.Spec, argv [][]byte) {
+	for s.pausedFor(cl, spec, argv) {
 		s.eng.Unlock()
 		time.Sleep(5 * time.Millisecond)
 		s.eng.Lock()

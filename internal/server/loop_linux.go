@@ -681,7 +681,7 @@ func (l *eventLoop) retry() {
 			continue
 		}
 		argv := cl.held
-		if l.s.pausedFor(cl, l.s.specFor(argv)) {
+		if l.s.pausedFor(cl, l.s.specFor(argv), argv) {
 			l.held = append(l.held, cl)
 			continue
 		}

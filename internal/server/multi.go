@@ -243,10 +243,10 @@ func discardQueue(cl *client) {
 }
 
 // queue appends a copy of argv to the transaction (process calls it for a
-// command admit queued inside MULTI).
-func (cl *client) queue(spec *command.Spec, argv [][]byte) {
+// command admit queued inside MULTI, with the flags admit judged it by).
+func (cl *client) queue(spec *command.Spec, argv [][]byte, flags command.Flag) {
 	cl.multi.queue = append(cl.multi.queue, queuedCmd{spec, cl.multi.queueArgv(argv)})
-	cl.multi.flags |= spec.Flags
+	cl.multi.flags |= flags // admission's flags (a script's follow the script)
 	cl.Multi++
 }
 

@@ -290,6 +290,54 @@ func (sc *scripting) Log(level int, msg string) {
 	sc.s.log.Log(nil, l, msg)
 }
 
+// commandFlags are a script command's flags as admission judges them
+// (Redis's evalGetCommandFlags, fcallGetCommandFlags): those of the script or
+// function it names when it declares flags (a shebang, a registered
+// function); the command's own for a script in backward-compatible mode, or
+// one not found (it fails when it runs).
+func (sc *scripting) commandFlags(spec *command.Spec, argv [][]byte) command.Flag {
+	var f script.Flags
+	if len(argv) < 2 {
+		return spec.Flags
+	}
+	switch spec.ScriptArg {
+	case command.ScriptBody:
+		var ok bool
+		if f, ok = script.ShebangFlags(argv[1]); !ok {
+			return spec.Flags
+		}
+	case command.ScriptSHA:
+		scr := sc.vm.LookupBytes(argv[1])
+		if scr == nil {
+			return spec.Flags
+		}
+		f = scr.Flags
+	case command.ScriptFunction:
+		fn := sc.vm.Function(string(argv[1]))
+		if fn == nil {
+			return spec.Flags
+		}
+		f = fn.Flags
+	default:
+		return spec.Flags
+	}
+	if f&script.FlagEvalCompat != 0 {
+		return spec.Flags
+	}
+	// scriptFlagsToCmdFlags: the declared flags replace the command's
+	flags := spec.Flags &^ (command.Stale | command.DenyOOM | command.Write | command.MayReplicate)
+	if f&(script.FlagAllowOOM|script.FlagNoWrites) == 0 {
+		flags |= command.DenyOOM
+	}
+	if f&script.FlagNoWrites == 0 {
+		flags |= command.Write
+	}
+	if f&script.FlagAllowStale != 0 {
+		flags |= command.Stale
+	}
+	return flags
+}
+
 // busyScript is the running script when it is busy (past
 // busy-reply-threshold: other clients get BUSY), else nil.
 func (s *Server) busyScript() *scriptState {

@@ -1,0 +1,99 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// TestPauseJudgesScriptsByTheirFlags: admission judges a script command by
+// the flags of the script it runs (Redis's getCommandFlags), so CLIENT PAUSE
+// WRITE holds a script that may write (a shebang without no-writes, or no
+// shebang: EVAL may replicate) and lets a no-writes script through, for EVAL,
+// EVALSHA and FCALL alike, and EXEC by the flags its scripts were queued with.
+// PUBLISH and PFCOUNT may replicate: held too.
+func TestPauseJudgesScriptsByTheirFlags(t *testing.T) {
+	for _, goroutines := range []bool{false, true} {
+		var opts []hotkvtest.Option
+		if goroutines {
+			opts = append(opts, hotkvtest.WithGoroutinePerConn())
+		}
+		srv := hotkvtest.Start(t, opts...)
+		admin := hotkvtest.Dial(t, srv.Addr)
+		lib := "#!lua name=lib\n" +
+			"redis.register_function{function_name='ro', callback=function() return 1 end, flags={'no-writes'}}\n" +
+			"redis.register_function('rw', function() return 2 end)"
+		if got := admin.Do("FUNCTION", "LOAD", lib); got != "$3\r\nlib\r\n" {
+			t.Fatalf("FUNCTION LOAD: %q", got)
+		}
+		noWrites := "#!lua flags=no-writes\nreturn 1"
+		sha := admin.Do("SCRIPT", "LOAD", noWrites)
+		sha = sha[len(sha)-42 : len(sha)-2]
+		writes := "#!lua\nreturn 1"
+
+		free := [][]string{
+			{"EVAL", noWrites, "0"},
+			{"EVALSHA", sha, "0"},
+			{"FCALL", "ro", "0"},
+			{"EVAL_RO", "return 1", "0"},
+		}
+		heldCmds := [][]string{
+			{"EVAL", "return 1", "0"}, // no shebang: EVAL's own flags (may replicate)
+			{"EVAL", writes, "0"},
+			{"FCALL", "rw", "0"},
+			{"PUBLISH", "ch", "m"},
+			{"PFCOUNT", "hll"},
+		}
+		for _, cmd := range free {
+			admin.Do("CLIENT", "PAUSE", "60000", "WRITE")
+			c := hotkvtest.Dial(t, srv.Addr)
+			start := time.Now()
+			if got := c.Do(cmd...); got[0] == '-' {
+				t.Fatalf("%v: %q", cmd, got)
+			}
+			if time.Since(start) > 2*time.Second {
+				t.Fatalf("%v waited for the pause", cmd)
+			}
+			admin.Do("CLIENT", "UNPAUSE")
+		}
+		for _, cmd := range heldCmds {
+			admin.Do("CLIENT", "PAUSE", "60000", "WRITE")
+			c := hotkvtest.Dial(t, srv.Addr)
+			c.Write(hotkvtest.EncodeCommand(cmd...))
+			time.Sleep(100 * time.Millisecond)
+			_ = c.Net().SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+			var b [1]byte
+			if n, _ := c.Net().Read(b[:]); n > 0 {
+				t.Fatalf("goroutines=%v: %v answered during CLIENT PAUSE WRITE", goroutines, cmd)
+			}
+			admin.Do("CLIENT", "UNPAUSE")
+			if got, err := c.ReadReply(); err != nil || got[0] == '-' {
+				t.Fatalf("%v after UNPAUSE: %q %v", cmd, got, err)
+			}
+		}
+
+		// EXEC by its queue's flags: a no-writes script runs, a writing one waits
+		c := hotkvtest.Dial(t, srv.Addr)
+		c.Do("MULTI")
+		c.Do("EVAL", noWrites, "0")
+		admin.Do("CLIENT", "PAUSE", "60000", "WRITE")
+		if got := c.Do("EXEC"); got != "*1\r\n:1\r\n" {
+			t.Fatalf("EXEC of a no-writes script: %q", got)
+		}
+		admin.Do("CLIENT", "UNPAUSE")
+		c.Do("MULTI")
+		c.Do("EVAL", writes, "0") // queued before the pause: a write queued during it waits, as in Redis
+		admin.Do("CLIENT", "PAUSE", "60000", "WRITE")
+		c.Write(hotkvtest.EncodeCommand("EXEC"))
+		_ = c.Net().SetReadDeadline(time.Now().Add(150 * time.Millisecond))
+		var b [1]byte
+		if n, _ := c.Net().Read(b[:]); n > 0 {
+			t.Fatalf("goroutines=%v: EXEC of a writing script answered during CLIENT PAUSE WRITE", goroutines)
+		}
+		admin.Do("CLIENT", "UNPAUSE")
+		if got, err := c.ReadReply(); err != nil || got != "*1\r\n:1\r\n" {
+			t.Fatalf("EXEC after UNPAUSE: %q %v", got, err)
+		}
+	}
+}
