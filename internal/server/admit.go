@@ -109,10 +109,13 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 	case spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load():
 		return spec, refused, s.refuse(spec, "This Redis command is not allowed from script")
 	}
+	// scriptVerifyWriteCommandAllow: a read-only script runs no command that
+	// writes or may replicate (so that it may run during CLIENT PAUSE WRITE)
+	if st != nil && st.readOnly && spec.Flags&(command.Write|command.MayReplicate) != 0 {
+		return spec, refused, s.refuse(spec, "Write commands are not allowed from read-only scripts.")
+	}
 	if spec.Flags&command.Write != 0 {
 		switch {
-		case st != nil && st.readOnly:
-			return spec, refused, s.refuse(spec, "Write commands are not allowed from read-only scripts.")
 		case s.writesDeniedByDiskError():
 			return spec, refused, s.refuse(spec, "-"+errMisconf)
 		case !s.goodReplicas():

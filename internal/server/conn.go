@@ -31,6 +31,7 @@ type client struct {
 	block           blockedState // a parked blocking command (blocking.go)
 	isBlocked       atomic.Bool  // block.on, for the owner and CLIENT LIST
 	parked          bool         // event-loop mode: input not read while blocked
+	pauseCounted    bool         // counted in blocked_clients while CLIENT PAUSE holds it (notePaused)
 	pending         [][][]byte   // goroutine mode: commands read while blocked
 	pushSoftSince   int64        // when queued messages first exceeded the soft limit
 	multi           multiState

@@ -131,12 +131,29 @@ func (s *Server) finishReply(cl *client, mark int, skip bool) {
 // waitWhilePaused sleeps while CLIENT PAUSE holds back cl's command spec
 // (goroutine mode), with the engine lock released.
 func (s *Server) waitWhilePaused(cl *client, spec *command.Spec, argv [][]byte) {
+	s.notePaused(cl, true)
 	for s.pausedFor(cl, spec, argv) {
 		s.eng.Unlock()
 		time.Sleep(5 * time.Millisecond)
 		s.eng.Lock()
 	}
+	s.notePaused(cl, false)
 	cl.clockUs = s.clock.NowUs() // the command starts now, not before the pause
+}
+
+// notePaused counts a client CLIENT PAUSE holds back in blocked_clients, as
+// Redis counts its postponed clients (BLOCKED_POSTPONE). The client's owner
+// calls it; on is whether it is held now.
+func (s *Server) notePaused(cl *client, on bool) {
+	if cl.pauseCounted == on {
+		return
+	}
+	cl.pauseCounted = on
+	if on {
+		s.stats.blockedClients.Add(1)
+	} else {
+		s.stats.blockedClients.Add(-1)
+	}
 }
 
 // isLocal reports whether a client connects from this machine (loopback or a unix socket).

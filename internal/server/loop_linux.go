@@ -650,6 +650,7 @@ func (l *eventLoop) interest(cl *client) {
 
 // hold parks cl's next command until CLIENT PAUSE releases it.
 func (l *eventLoop) hold(cl *client, argv [][]byte) {
+	l.s.notePaused(cl, true)
 	cl.held = argv
 	l.held = append(l.held, cl)
 	l.interest(cl)
@@ -690,6 +691,7 @@ func (l *eventLoop) retry() {
 			continue
 		}
 		cl.held = nil
+		l.s.notePaused(cl, false)
 		cl.clockUs = l.s.clock.NowUs()
 		l.s.eng.Lock()
 		ran := l.s.dispatch(cl, argv)
@@ -730,6 +732,7 @@ func (l *eventLoop) close(cl *client) {
 		return
 	}
 	delete(l.conns, cl.fd)
+	l.s.notePaused(cl, false)
 	cl.rd.Release() // an empty buffer serves the next connection
 	l.s.eng.Lock()
 	l.s.unwatchAll(cl)

@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,51 @@ func TestPauseJudgesScriptsByTheirFlags(t *testing.T) {
 		admin.Do("CLIENT", "UNPAUSE")
 		if got, err := c.ReadReply(); err != nil || got != "*1\r\n:1\r\n" {
 			t.Fatalf("EXEC after UNPAUSE: %q %v", got, err)
+		}
+	}
+}
+
+// TestPausedClientsAreBlockedClients: a client CLIENT PAUSE holds back counts
+// in INFO's blocked_clients until it runs, as Redis counts its postponed
+// clients (pause.tcl waits on the count).
+func TestPausedClientsAreBlockedClients(t *testing.T) {
+	for _, goroutines := range []bool{false, true} {
+		var opts []hotkvtest.Option
+		if goroutines {
+			opts = append(opts, hotkvtest.WithGoroutinePerConn())
+		}
+		srv := hotkvtest.Start(t, opts...)
+		admin := hotkvtest.Dial(t, srv.Addr)
+		blocked := func() string {
+			info := admin.Do("INFO", "clients")
+			i := strings.Index(info, "blocked_clients:")
+			return info[i+len("blocked_clients:") : i+len("blocked_clients:")+1]
+		}
+		admin.Do("CLIENT", "PAUSE", "60000", "WRITE")
+		c1, c2 := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
+		c1.Write(hotkvtest.EncodeCommand("SET", "k", "v"))
+		c2.Write(hotkvtest.EncodeCommand("EVAL", "return 1", "0"))
+		deadline := time.Now().Add(5 * time.Second)
+		for blocked() != "2" {
+			if time.Now().After(deadline) {
+				t.Fatalf("goroutines=%v: blocked_clients %s, want 2 paused clients", goroutines, blocked())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		admin.Do("CLIENT", "UNPAUSE")
+		if got, err := c1.ReadReply(); err != nil || got != "+OK\r\n" {
+			t.Fatalf("SET after UNPAUSE: %q %v", got, err)
+		}
+		if got, err := c2.ReadReply(); err != nil || got != ":1\r\n" {
+			t.Fatalf("EVAL after UNPAUSE: %q %v", got, err)
+		}
+		if got := blocked(); got != "0" {
+			t.Fatalf("blocked_clients %s after UNPAUSE", got)
+		}
+		// a read-only script runs no command that may replicate (so that it
+		// may run during a write pause): Redis's scriptVerifyWriteCommandAllow
+		if got := admin.Do("EVAL_RO", "return redis.call('publish','ch','msg')", "0"); !strings.HasPrefix(got, "-ERR Write commands are not allowed from read-only scripts.") {
+			t.Fatalf("EVAL_RO publishing: %q", got)
 		}
 	}
 }
