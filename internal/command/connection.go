@@ -86,7 +86,9 @@ func resetCmd(c *Ctx) {
 	c.W.Proto = 2
 	cl.Name = ""
 	cl.NoEvict, cl.NoTouch = false, false
-	cl.Reply = ReplyOn
+	if cl.Reply != ReplySkipping { // a skip of RESET's own reply stands, as in Redis
+		cl.Reply = ReplyOn
+	}
 	cl.Authenticated = c.Srv.Password() == ""
 	cl.User = "default"
 	c.W.SimpleString("RESET")
@@ -415,7 +417,7 @@ func clientReply(c *Ctx) {
 	case eqFold(c.Argv[2], "off"):
 		c.Client.Reply = ReplyOff
 	case eqFold(c.Argv[2], "skip"):
-		if c.Client.Reply == ReplyOn {
+		if c.Client.Reply != ReplyOff {
 			c.Client.Reply = ReplySkip
 		}
 	default:

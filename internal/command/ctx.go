@@ -69,6 +69,9 @@ const (
 	ReplyOn ReplyMode = iota
 	ReplyOff
 	ReplySkip // skip the next reply only
+	// ReplySkipping: the running command's reply is skipped (CLIENT REPLY
+	// SKIP before it), unless the command turns replies ON again
+	ReplySkipping
 )
 
 // Client is the per-connection state that commands may read and change. The server

@@ -48,7 +48,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	mark := len(cl.w.Buf)
 	skipReply := cl.Reply == command.ReplySkip
 	if skipReply {
-		cl.Reply = command.ReplyOn
+		cl.Reply = command.ReplySkipping
 	}
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
 	cl.cmds++
@@ -66,7 +66,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 				s.unwatchAll(cl)
 			}
 		}
-		s.finishReply(cl, mark, skipReply)
+		s.finishReply(cl, mark, s.skipped(cl, skipReply))
 		if o == fromClient {
 			s.trackAfterCommand(cl, spec)
 		}
@@ -74,14 +74,14 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	case queued:
 		cl.queue(spec, argv, s.effectiveFlags(cl, spec, argv))
 		c.W.SimpleString("QUEUED")
-		s.finishReply(cl, mark, skipReply)
+		s.finishReply(cl, mark, s.skipped(cl, skipReply))
 		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	if o == fromBusy {
 		c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
 		cl.clockUs = s.call(fromBusy, c, spec, cl.clockUs)
-		s.finishReply(cl, mark, skipReply)
+		s.finishReply(cl, mark, s.skipped(cl, skipReply))
 		return true
 	}
 	// one clock read per command: a command starts when the previous one of the
@@ -95,10 +95,11 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}
+	skip := s.skipped(cl, skipReply)
 	if spec.Flags&command.PushReply == 0 {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
 		// keeps them, as Redis sends them with CLIENT_PUSHING set
-		s.finishReply(cl, mark, skipReply)
+		s.finishReply(cl, mark, skip)
 	}
 	// invalidations of the keys it wrote, messages the command produced for its
 	// own client: they follow its reply and, being pushes, survive CLIENT REPLY
@@ -119,6 +120,17 @@ func (s *Server) specFor(argv [][]byte) *command.Spec {
 		return spec.Sub(argv[1])
 	}
 	return spec
+}
+
+// skipped settles CLIENT REPLY SKIP for the command just served: its reply is
+// skipped unless the command turned replies ON (Redis's CLIENT REPLY ON clears
+// the skip before it replies OK); a skip that nothing replaced ends here.
+func (s *Server) skipped(cl *client, skipReply bool) bool {
+	if cl.Reply == command.ReplySkipping {
+		cl.Reply = command.ReplyOn
+		return true
+	}
+	return skipReply && cl.Reply != command.ReplyOn
 }
 
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.

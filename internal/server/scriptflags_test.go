@@ -143,3 +143,25 @@ func TestPausedClientsAreBlockedClients(t *testing.T) {
 		}
 	}
 }
+
+// TestClientReplySkipThenOn: CLIENT REPLY ON after CLIENT REPLY SKIP replies
+// OK (Redis clears the skip before the ON replies); the command after a SKIP
+// is skipped, and a SKIP before RESET skips RESET's reply, as in Redis.
+func TestClientReplySkipThenOn(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "SKIP"))
+	if got := c.Do("CLIENT", "REPLY", "ON"); got != "+OK\r\n" {
+		t.Fatalf("CLIENT REPLY ON after SKIP: %q", got)
+	}
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "SKIP"))
+	c.Write(hotkvtest.EncodeCommand("SET", "k", "v")) // skipped
+	if got := c.Do("GET", "k"); got != "$1\r\nv\r\n" {
+		t.Fatalf("GET after a skipped SET: %q", got)
+	}
+	c.Write(hotkvtest.EncodeCommand("CLIENT", "REPLY", "SKIP"))
+	c.Write(hotkvtest.EncodeCommand("RESET")) // skipped
+	if got := c.Do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("PING after a skipped RESET: %q", got)
+	}
+}
