@@ -103,29 +103,29 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 	spec := s.specFor(argv)
 	switch {
 	case spec == nil || spec.Run == nil:
-		return nil, refused, s.refuse(nil, "Unknown Redis command called from script")
+		return nil, refused, s.refuseScript(nil, "Unknown Redis command called from script")
 	case !command.CheckArity(spec.Arity, len(argv)):
-		return spec, refused, s.refuse(spec, "Wrong number of args calling Redis command from script")
+		return spec, refused, s.refuseScript(spec, "Wrong number of args calling Redis command from script")
 	case spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load():
-		return spec, refused, s.refuse(spec, "This Redis command is not allowed from script")
+		return spec, refused, s.refuseScript(spec, "This Redis command is not allowed from script")
 	}
 	// scriptVerifyWriteCommandAllow: a read-only script runs no command that
 	// writes or may replicate (so that it may run during CLIENT PAUSE WRITE)
 	if st != nil && st.readOnly && spec.Flags&(command.Write|command.MayReplicate) != 0 {
-		return spec, refused, s.refuse(spec, "Write commands are not allowed from read-only scripts.")
+		return spec, refused, s.refuseScript(spec, "Write commands are not allowed from read-only scripts.")
 	}
 	if spec.Flags&command.Write != 0 {
 		switch {
 		case s.writesDeniedByDiskError():
-			return spec, refused, s.refuse(spec, "-"+errMisconf)
+			return spec, refused, s.refuseScript(spec, "-"+errMisconf)
 		case !s.goodReplicas():
-			return spec, refused, s.refuse(spec, "-"+errNoReplicas)
+			return spec, refused, s.refuseScript(spec, "-"+errNoReplicas)
 		}
 	}
 	// scriptVerifyOOM: a denyoom command is refused while the script has not
 	// written yet, when the server was out of memory as the script started
 	if spec.Flags&command.DenyOOM != 0 && st != nil && !st.allowOOM && !st.wrote.Load() && s.preCommandOOM && s.maxmemory() > 0 {
-		return spec, refused, s.refuse(spec, "-"+errOOM)
+		return spec, refused, s.refuseScript(spec, "-"+errOOM)
 	}
 	return spec, admitted, ""
 }
@@ -143,19 +143,31 @@ func (s *Server) effectiveFlags(cl *client, spec *command.Spec, argv [][]byte) c
 	return spec.Flags
 }
 
-// refuse counts a refusal as Redis's rejectCommand does (rejected_calls of
-// the command, when known; the error in errorstats) and returns text. A
-// script's refusal text without "-" counts as ERR.
+// refuse counts a refusal of a client's command, text its error reply, as
+// Redis's rejectCommand does (rejected_calls of the command, when known; the
+// error's first word in errorstats) and returns text.
 func (s *Server) refuse(spec *command.Spec, text string) string {
-	code := text
-	if strings.HasPrefix(code, "-") {
-		code = code[1:]
-	} else if o := strings.IndexByte(code, ' '); o < 0 || strings.ToUpper(code[:o]) != code[:o] {
-		code = "ERR"
+	return s.refuseAs(spec, firstWord(text), text)
+}
+
+// refuseScript is refuse for scriptCall's texts: a whole error after "-",
+// or a message the script API makes an ERR.
+func (s *Server) refuseScript(spec *command.Spec, text string) string {
+	code := "ERR"
+	if strings.HasPrefix(text, "-") {
+		code = firstWord(text[1:])
 	}
-	if i := strings.IndexByte(code, ' '); i >= 0 {
-		code = code[:i]
+	return s.refuseAs(spec, code, text)
+}
+
+func firstWord(s string) string {
+	if i := strings.IndexByte(s, ' '); i >= 0 {
+		return s[:i]
 	}
+	return s
+}
+
+func (s *Server) refuseAs(spec *command.Spec, code, text string) string {
 	s.countError(code)
 	if spec != nil {
 		s.cmdStats[spec.ID].rejected++

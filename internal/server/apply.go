@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -109,6 +110,8 @@ func (s *Server) admitApply(argv [][]byte) (*command.Spec, verdict, string) {
 	return spec, admitted, ""
 }
 
+var wordMulti, wordExec = argvMulti[0], argvExec[0]
+
 // UnitsFromStream groups a propagated stream (Redis's replication stream or
 // AOF: SELECT, MULTI ... EXEC, single commands) into units: MULTI ... EXEC is
 // one unit without its MULTI and EXEC, any other command a unit of its own.
@@ -122,9 +125,9 @@ func UnitsFromStream(stream [][][]byte) [][][][]byte {
 	inTx := false
 	for _, argv := range stream {
 		switch {
-		case len(argv) == 1 && equalFold(argv[0], "multi") && !inTx:
+		case len(argv) == 1 && bytes.EqualFold(argv[0], wordMulti) && !inTx:
 			inTx, tx = true, nil
-		case len(argv) == 1 && equalFold(argv[0], "exec") && inTx:
+		case len(argv) == 1 && bytes.EqualFold(argv[0], wordExec) && inTx:
 			inTx = false
 			units = append(units, tx)
 		case inTx:
@@ -134,20 +137,4 @@ func UnitsFromStream(stream [][][]byte) [][][][]byte {
 		}
 	}
 	return units
-}
-
-func equalFold(b []byte, lower string) bool {
-	if len(b) != len(lower) {
-		return false
-	}
-	for i := range b {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -46,9 +46,8 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	}
 	c := &cl.ctx
 	mark := len(cl.w.Buf)
-	skipReply := cl.Reply == command.ReplySkip
-	if skipReply {
-		cl.Reply = command.ReplySkipping
+	if cl.Reply == command.ReplySkip {
+		cl.Reply = command.ReplySkipping // this command's reply (finishReply)
 	}
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
 	cl.cmds++
@@ -66,7 +65,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 				s.unwatchAll(cl)
 			}
 		}
-		s.finishReply(cl, mark, s.skipped(cl, skipReply))
+		s.finishReply(cl, mark)
 		if o == fromClient {
 			s.trackAfterCommand(cl, spec)
 		}
@@ -74,14 +73,14 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	case queued:
 		cl.queue(spec, argv, s.effectiveFlags(cl, spec, argv))
 		c.W.SimpleString("QUEUED")
-		s.finishReply(cl, mark, s.skipped(cl, skipReply))
+		s.finishReply(cl, mark)
 		s.trackAfterCommand(cl, spec)
 		return true
 	}
 	if o == fromBusy {
 		c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
 		cl.clockUs = s.call(fromBusy, c, spec, cl.clockUs)
-		s.finishReply(cl, mark, s.skipped(cl, skipReply))
+		s.finishReply(cl, mark)
 		return true
 	}
 	// one clock read per command: a command starts when the previous one of the
@@ -95,11 +94,12 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}
-	skip := s.skipped(cl, skipReply)
 	if spec.Flags&command.PushReply == 0 {
+		s.finishReply(cl, mark)
+	} else {
 		// the (un)subscribe confirmations are pushes: CLIENT REPLY OFF|SKIP
 		// keeps them, as Redis sends them with CLIENT_PUSHING set
-		s.finishReply(cl, mark, skip)
+		cl.endSkip()
 	}
 	// invalidations of the keys it wrote, messages the command produced for its
 	// own client: they follow its reply and, being pushes, survive CLIENT REPLY
@@ -122,20 +122,20 @@ func (s *Server) specFor(argv [][]byte) *command.Spec {
 	return spec
 }
 
-// skipped settles CLIENT REPLY SKIP for the command just served: its reply is
-// skipped unless the command turned replies ON (Redis's CLIENT REPLY ON clears
-// the skip before it replies OK); a skip that nothing replaced ends here.
-func (s *Server) skipped(cl *client, skipReply bool) bool {
+// endSkip ends CLIENT REPLY SKIP's hold on the command just served and
+// reports whether its reply is skipped: yes unless the command turned replies
+// ON (Redis's CLIENT REPLY ON clears the skip before it replies OK) or OFF.
+func (cl *client) endSkip() bool {
 	if cl.Reply == command.ReplySkipping {
 		cl.Reply = command.ReplyOn
 		return true
 	}
-	return skipReply && cl.Reply != command.ReplyOn
+	return false
 }
 
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.
-func (s *Server) finishReply(cl *client, mark int, skip bool) {
-	if skip || cl.Reply == command.ReplyOff {
+func (s *Server) finishReply(cl *client, mark int) {
+	if cl.endSkip() || cl.Reply == command.ReplyOff {
 		cl.w.Buf = cl.w.Buf[:mark]
 	}
 }

@@ -15,11 +15,7 @@ import (
 // EVALSHA and FCALL alike, and EXEC by the flags its scripts were queued with.
 // PUBLISH and PFCOUNT may replicate: held too.
 func TestPauseJudgesScriptsByTheirFlags(t *testing.T) {
-	for _, goroutines := range []bool{false, true} {
-		var opts []hotkvtest.Option
-		if goroutines {
-			opts = append(opts, hotkvtest.WithGoroutinePerConn())
-		}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
 		srv := hotkvtest.Start(t, opts...)
 		admin := hotkvtest.Dial(t, srv.Addr)
 		lib := "#!lua name=lib\n" +
@@ -66,7 +62,7 @@ func TestPauseJudgesScriptsByTheirFlags(t *testing.T) {
 			_ = c.Net().SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 			var b [1]byte
 			if n, _ := c.Net().Read(b[:]); n > 0 {
-				t.Fatalf("goroutines=%v: %v answered during CLIENT PAUSE WRITE", goroutines, cmd)
+				t.Fatalf("%v answered during CLIENT PAUSE WRITE", cmd)
 			}
 			admin.Do("CLIENT", "UNPAUSE")
 			if got, err := c.ReadReply(); err != nil || got[0] == '-' {
@@ -90,24 +86,20 @@ func TestPauseJudgesScriptsByTheirFlags(t *testing.T) {
 		_ = c.Net().SetReadDeadline(time.Now().Add(150 * time.Millisecond))
 		var b [1]byte
 		if n, _ := c.Net().Read(b[:]); n > 0 {
-			t.Fatalf("goroutines=%v: EXEC of a writing script answered during CLIENT PAUSE WRITE", goroutines)
+			t.Fatal("EXEC of a writing script answered during CLIENT PAUSE WRITE")
 		}
 		admin.Do("CLIENT", "UNPAUSE")
 		if got, err := c.ReadReply(); err != nil || got != "*1\r\n:1\r\n" {
 			t.Fatalf("EXEC after UNPAUSE: %q %v", got, err)
 		}
-	}
+	})
 }
 
 // TestPausedClientsAreBlockedClients: a client CLIENT PAUSE holds back counts
 // in INFO's blocked_clients until it runs, as Redis counts its postponed
 // clients (pause.tcl waits on the count).
 func TestPausedClientsAreBlockedClients(t *testing.T) {
-	for _, goroutines := range []bool{false, true} {
-		var opts []hotkvtest.Option
-		if goroutines {
-			opts = append(opts, hotkvtest.WithGoroutinePerConn())
-		}
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
 		srv := hotkvtest.Start(t, opts...)
 		admin := hotkvtest.Dial(t, srv.Addr)
 		blocked := func() string {
@@ -122,7 +114,7 @@ func TestPausedClientsAreBlockedClients(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for blocked() != "2" {
 			if time.Now().After(deadline) {
-				t.Fatalf("goroutines=%v: blocked_clients %s, want 2 paused clients", goroutines, blocked())
+				t.Fatalf("blocked_clients %s, want 2 paused clients", blocked())
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
@@ -141,7 +133,7 @@ func TestPausedClientsAreBlockedClients(t *testing.T) {
 		if got := admin.Do("EVAL_RO", "return redis.call('publish','ch','msg')", "0"); !strings.HasPrefix(got, "-ERR Write commands are not allowed from read-only scripts.") {
 			t.Fatalf("EVAL_RO publishing: %q", got)
 		}
-	}
+	})
 }
 
 // TestClientReplySkipThenOn: CLIENT REPLY ON after CLIENT REPLY SKIP replies
