@@ -37,9 +37,12 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	case fromApply:
 		return s.admitApply(argv)
 	}
-	spec, unknown := s.lookup(argv)
-	if spec == nil {
-		return nil, refused, unknown
+	spec := s.table.Lookup(argv[0]) // lookup's common case, inline: a command without subcommands
+	if spec == nil || len(spec.Subs) > 0 {
+		var unknown string
+		if spec, unknown = s.lookupIn(argv, spec); spec == nil {
+			return nil, refused, unknown
+		}
 	}
 	cl.lastCmd.Store(spec)
 	switch {
@@ -82,7 +85,11 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 // lookup finds argv's command (or subcommand); nil and the refusal, counted,
 // when there is none.
 func (s *Server) lookup(argv [][]byte) (*command.Spec, string) {
-	spec := s.table.Lookup(argv[0])
+	return s.lookupIn(argv, s.table.Lookup(argv[0]))
+}
+
+// lookupIn is lookup given the table's entry for argv[0] (nil: none).
+func (s *Server) lookupIn(argv [][]byte, spec *command.Spec) (*command.Spec, string) {
 	if spec == nil {
 		return nil, s.refuse(nil, command.ErrUnknownCommand(argv))
 	}
@@ -134,6 +141,14 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 // EXEC's include those of the commands it queued (c->mstate.cmd_flags); a
 // script command's follow the script's flags (scriptFlags).
 func (s *Server) effectiveFlags(cl *client, spec *command.Spec, argv [][]byte) command.Flag {
+	if spec.Flags&command.RunsCommands == 0 { // inlined: most commands are their flags
+		return spec.Flags
+	}
+	return s.unitFlags(cl, spec, argv)
+}
+
+// unitFlags is effectiveFlags for a command that runs others.
+func (s *Server) unitFlags(cl *client, spec *command.Spec, argv [][]byte) command.Flag {
 	switch {
 	case spec.RunsQueue():
 		return spec.Flags | cl.multi.flags&(command.Write|command.DenyOOM|command.MayReplicate)

@@ -117,11 +117,9 @@ func (s *Server) notePushed(cl *client) {
 }
 
 // unitEnded gives the clients the unit pushed to its number and wakes them
-// (propFlush, at the end of the outermost unit). Engine lock held.
+// (closeUnit, at the end of the outermost unit, when there are some). Engine
+// lock held.
 func (s *Server) unitEnded() {
-	if len(s.barrier.pushed) == 0 {
-		return
-	}
 	seq := s.barrier.seq.Load()
 	for i, cl := range s.barrier.pushed {
 		cl.replySeq.Store(seq)

@@ -131,7 +131,9 @@ func (s *Server) unitEnd() {
 // the clients it pushed messages to carry its number (barrier.go).
 func (s *Server) closeUnit() {
 	s.propFlush()
-	s.unitEnded()
+	if len(s.barrier.pushed) > 0 {
+		s.unitEnded()
+	}
 }
 
 // propDeletion adds the implicit deletion of key (expiry, eviction) to the
