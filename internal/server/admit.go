@@ -2,6 +2,7 @@ package server
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
 )
@@ -37,6 +38,12 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	case fromApply:
 		return s.admitApply(argv)
 	}
+	return s.admitClient(o, cl, argv, busy)
+}
+
+// admitClient is admit for a client's command (fromClient, fromBusy):
+// processCommand's checks. process calls it directly.
+func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptState) (*command.Spec, verdict, string) {
 	spec := s.table.Lookup(argv[0]) // lookup's common case, inline: a command without subcommands
 	if spec == nil || len(spec.Subs) > 0 {
 		var unknown string
@@ -57,7 +64,7 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 	}
 	flags := s.effectiveFlags(cl, spec, argv) // after the arity check, as Redis's getCommandFlags
 	if o == fromClient {
-		if s.evictClientsFirst(cl) {
+		if s.hot.memClients.Load() != 0 && s.evictClientsFirst(cl) { // maxmemory-clients 0: no client eviction
 			return spec, dropped, ""
 		}
 		if s.rejectOnOOM(cl, spec, flags) {
@@ -74,7 +81,7 @@ func (s *Server) admit(o origin, cl *client, argv [][]byte, busy *scriptState) (
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	case busy != nil && flags&command.AllowBusy == 0:
 		return spec, refused, s.refuse(spec, busyError(busy))
-	case o == fromClient && s.pauseActive() && s.pausedFor(cl, spec, argv):
+	case o == fromClient && s.pause.untilMs.Load() != 0 && s.pausedFor(cl, spec, argv): // pausedFor checks the deadline
 		return spec, held, ""
 	case cl.InMulti() && flags&command.RunsInMulti == 0:
 		return spec, queued, ""
@@ -214,13 +221,13 @@ const errNoReplicas = "NOREPLICAS Not enough good replicas to write."
 // counts them once a second (refreshGoodSlavesCount); HotKV counts them when
 // a write asks, which is the same rule without the second's delay.
 func (s *Server) goodReplicas() bool {
-	return s.minReplicasToWrite() == 0 || s.enoughGoodReplicas()
+	return s.hot.minReplicas.Load() == 0 || s.enoughGoodReplicas() // inlined: off by default
 }
 
 // enoughGoodReplicas counts the good replicas (goodReplicas, when
 // min-replicas-to-write is set).
 func (s *Server) enoughGoodReplicas() bool {
-	need, maxLag := s.minReplicasToWrite(), s.minReplicasMaxLag()
+	need, maxLag := s.cfg.Int("min-replicas-to-write"), s.cfg.Int("min-replicas-max-lag")
 	if need == 0 || maxLag == 0 {
 		return true
 	}
@@ -232,4 +239,32 @@ func (s *Server) enoughGoodReplicas() bool {
 		}
 	}
 	return good >= need
+}
+
+// hotParams mirror the parameters whose defaults switch a check of every
+// command off (min-replicas-to-write, maxmemory, maxmemory-clients), kept
+// current by CONFIG SET's hooks: with the defaults, admission pays a load
+// and a compare for each instead of a parameter read and a call.
+type hotParams struct {
+	minReplicas atomic.Int64 // min-replicas-to-write, or 0 when min-replicas-max-lag is 0
+	maxmemory   atomic.Int64
+	memClients  atomic.Int64 // maxmemory-clients
+}
+
+// wireHotParams fills s.hot and keeps it current. It runs before any other
+// hook of these parameters is registered, so theirs see the new values.
+func (s *Server) wireHotParams() {
+	load := func() {
+		need := s.cfg.Int("min-replicas-to-write")
+		if s.cfg.Int("min-replicas-max-lag") == 0 {
+			need = 0
+		}
+		s.hot.minReplicas.Store(need)
+		s.hot.maxmemory.Store(s.cfg.Int("maxmemory"))
+		s.hot.memClients.Store(s.cfg.Int("maxmemory-clients"))
+	}
+	load()
+	for _, name := range []string{"min-replicas-to-write", "min-replicas-max-lag", "maxmemory", "maxmemory-clients"} {
+		s.cfg.OnChange(name, func(string) error { load(); return nil })
+	}
 }

@@ -33,10 +33,10 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	if busy != nil {
 		o = fromBusy
 	}
-	spec, v, refusal := s.admit(o, cl, argv, busy)
+	spec, v, refusal := s.admitClient(o, cl, argv, busy) // admit, for a client
 	for v == held && s.blockOnPause {
 		s.waitWhilePaused(cl, spec, argv) // goroutine mode: the connection sleeps
-		spec, v, refusal = s.admit(o, cl, argv, busy)
+		spec, v, refusal = s.admitClient(o, cl, argv, busy)
 	}
 	switch v {
 	case held:

@@ -416,9 +416,11 @@ func (s *Server) startEvictionProc() {
 // into its buffer here, and dispatch marks the reply's start after them.
 func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, flags command.Flag) bool {
 	s.preCommandOOM = false
-	if s.maxmemory() == 0 {
-		return false
-	}
+	return s.hot.maxmemory.Load() != 0 && s.oomAfterEvicting(cl, flags) // inlined: maxmemory 0 is the default
+}
+
+// oomAfterEvicting is rejectOnOOM with maxmemory set.
+func (s *Server) oomAfterEvicting(cl *client, flags command.Flag) bool {
 	evicted := s.ks.Stats.EvictedKeys
 	oom := s.performEvictions() == evictFail
 	if s.ks.Stats.EvictedKeys != evicted {

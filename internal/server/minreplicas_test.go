@@ -41,8 +41,22 @@ func TestMinReplicasToWrite(t *testing.T) {
 		t.Fatalf("PING: %q", got)
 	}
 	write("+OK\r\n")
-	if got := cl.Do("CONFIG", "SET", "min-replicas-to-write", "2"); got != "+OK\r\n" {
-		t.Fatalf("CONFIG SET: %q", got)
+	set := func(name, value string) {
+		t.Helper()
+		if got := cl.Do("CONFIG", "SET", name, value); got != "+OK\r\n" {
+			t.Fatalf("CONFIG SET %s %s: %q", name, value, got)
+		}
 	}
+	set("min-replicas-to-write", "2")
+	write(noReplicas)
+	// either parameter at 0 turns the check off, and back on (admission
+	// mirrors both: hotParams)
+	set("min-replicas-max-lag", "0")
+	write("+OK\r\n")
+	set("min-replicas-max-lag", "10")
+	write(noReplicas)
+	set("min-replicas-to-write", "0")
+	write("+OK\r\n")
+	set("min-replicas-to-write", "2")
 	write(noReplicas)
 }

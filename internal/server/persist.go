@@ -42,7 +42,12 @@ const errMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's 
 // stop-writes-on-bgsave-error is yes. The status is checked first, so the
 // common case costs one load.
 func (s *Server) writesDeniedByDiskError() bool {
-	return s.rdb.lastErr && s.cfg.Bool("stop-writes-on-bgsave-error") && len(s.cfg.Save()) > 0
+	return s.rdb.lastErr && s.diskErrorStopsWrites() // inlined: no error is the common case
+}
+
+// diskErrorStopsWrites: stop-writes-on-bgsave-error, with save points set.
+func (s *Server) diskErrorStopsWrites() bool {
+	return s.cfg.Bool("stop-writes-on-bgsave-error") && len(s.cfg.Save()) > 0
 }
 
 // rdbState is the persistence state guarded by the engine lock.

@@ -55,9 +55,7 @@ type Server struct {
 	mem           memAcct
 	preCommandOOM bool
 	cfg           *config.Config
-	// min-replicas-to-write and min-replicas-max-lag, read by every write
-	// (goodReplicas) without the parameter-name lookup
-	minReplicasToWrite, minReplicasMaxLag func() int64
+	hot hotParams // the parameters admission reads for every command (admit.go)
 	log                                   *slog.Logger
 	clock                                 clock.Clock
 	eng                                   *engine.Engine
@@ -162,8 +160,6 @@ func New(cfg *config.Config, opts Options) *Server {
 		StreamNodeMaxEntries:   cfg.IntFunc("stream-node-max-entries"),
 	}
 	s := &Server{
-		minReplicasToWrite: cfg.IntFunc("min-replicas-to-write"),
-		minReplicasMaxLag:  cfg.IntFunc("min-replicas-max-lag"),
 		cfg:                cfg,
 		log:                lg,
 		clock:              clk,
@@ -184,6 +180,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.blocked = newBlocking()
 	ks.Obs = s
 	ks.Events = s
+	s.wireHotParams()
 	s.wireMaxmemory()
 	s.watchNotifyConfig()
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
