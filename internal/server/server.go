@@ -55,14 +55,14 @@ type Server struct {
 	mem           memAcct
 	preCommandOOM bool
 	cfg           *config.Config
-	hot hotParams // the parameters admission reads for every command (admit.go)
-	log                                   *slog.Logger
-	clock                                 clock.Clock
-	eng                                   *engine.Engine
-	ks                                    *keyspace.Keyspace
-	table                                 *command.Table
-	limits                                *resp.Limits
-	readBufs                              resp.SharedPool // goroutine mode's read buffers
+	hot           hotParams // the parameters admission reads for every command (admit.go)
+	log           *slog.Logger
+	clock         clock.Clock
+	eng           *engine.Engine
+	ks            *keyspace.Keyspace
+	table         *command.Table
+	limits        *resp.Limits
+	readBufs      resp.SharedPool // goroutine mode's read buffers
 
 	lnMu     sync.Mutex // guards lns, bind, port
 	lns      []net.Listener
@@ -160,18 +160,18 @@ func New(cfg *config.Config, opts Options) *Server {
 		StreamNodeMaxEntries:   cfg.IntFunc("stream-node-max-entries"),
 	}
 	s := &Server{
-		cfg:                cfg,
-		log:                lg,
-		clock:              clk,
-		ks:                 ks,
-		eng:                engine.New(ks, clk, seed),
-		table:              command.NewTable(),
-		limits:             resp.NewLimits(),
-		clients:            map[int64]*client{},
-		errStats:           map[string]int64{},
-		shutdown:           make(chan struct{}),
-		runID:              randomHex(20),
-		replID:             randomHex(20),
+		cfg:      cfg,
+		log:      lg,
+		clock:    clk,
+		ks:       ks,
+		eng:      engine.New(ks, clk, seed),
+		table:    command.NewTable(),
+		limits:   resp.NewLimits(),
+		clients:  map[int64]*client{},
+		errStats: map[string]int64{},
+		shutdown: make(chan struct{}),
+		runID:    randomHex(20),
+		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	s.trk = newTracker(seed, cfg.IntFunc("tracking-table-max-keys"))
