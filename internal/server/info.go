@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/pubsub"
+	"github.com/hotkv/hotkv/internal/server/infofmt"
 )
 
 // HotKVVersion is this build's own version (INFO hotkv_version).
@@ -49,7 +50,7 @@ var infoSections = []infoSection{
 	{"server", "Server", true, (*Server).infoServer},
 	{"clients", "Clients", true, (*Server).infoClients},
 	{"memory", "Memory", true, (*Server).infoMemory},
-	{"persistence", "Persistence", true, (*Server).infoPersistence},
+	{"persistence", "Persistence", true, func(s *Server, b []byte) []byte { return s.rdb.AppendInfo(b) }},
 	{"stats", "Stats", true, (*Server).infoStats},
 	{"replication", "Replication", true, (*Server).infoReplication},
 	{"cpu", "CPU", true, (*Server).infoCPU},
@@ -102,14 +103,9 @@ func (s *Server) Info(dst []byte, sections []string) []byte {
 	return dst
 }
 
-func kv(b []byte, k, v string) []byte {
-	b = append(b, k...)
-	b = append(b, ':')
-	b = append(b, v...)
-	return append(b, "\r\n"...)
-}
+func kv(b []byte, k, v string) []byte { return infofmt.KV(b, k, v) }
 
-func kvi(b []byte, k string, v int64) []byte { return kv(b, k, strconv.FormatInt(v, 10)) }
+func kvi(b []byte, k string, v int64) []byte { return infofmt.KVI(b, k, v) }
 
 func (s *Server) infoServer(b []byte) []byte {
 	nowUs := s.clock.NowUs()

@@ -72,7 +72,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.notePeak(s.usedMemory())
 	s.trackCron()
 	s.replCron()
-	s.rdbCron()
+	s.rdb.Cron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own
 	d := s.clock.NowUs() - startUs

@@ -26,6 +26,8 @@ import (
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/notify"
+	"github.com/hotkv/hotkv/internal/server/persist"
 )
 
 // Options are the inputs that are not configuration parameters.
@@ -64,17 +66,15 @@ type Server struct {
 	limits        *resp.Limits
 	readBufs      resp.SharedPool // goroutine mode's read buffers
 
-	lnMu     sync.Mutex // guards lns, bind, port
-	lns      []net.Listener
-	bind     string
-	port     int64
-	running  bool
-	startUs  int64
-	runID    string
-	replID   string
-	lastSave int64
-	rdb      rdbState    // persist.go; engine lock
-	loading  atomic.Bool // INFO persistence loading: the startup load runs
+	lnMu    sync.Mutex // guards lns, bind, port
+	lns     []net.Listener
+	bind    string
+	port    int64
+	running bool
+	startUs int64
+	runID   string
+	replID  string
+	rdb     *persist.RDB // snapshots (persist.go); engine lock
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client
@@ -96,8 +96,8 @@ type Server struct {
 	memPeak     uint64        // guarded by the engine lock
 	memPeakTime int64         // Unix seconds
 
-	latencyTracking atomic.Bool   // latency-tracking
-	notifyFlags     atomic.Uint32 // notify-keyspace-events, parsed (notify.go)
+	latencyTracking atomic.Bool      // latency-tracking
+	notifier        *notify.Notifier // keyspace notifications (notify.go)
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
 	clientsMem      atomic.Int64                        // the evictable clients' published tot-mem (clientmem.go)
@@ -179,10 +179,11 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.hub = pubsub.New[*client]()
 	s.blocked = newBlocking()
 	ks.Obs = s
-	ks.Events = s
 	s.wireHotParams()
 	s.wireMaxmemory()
-	s.watchNotifyConfig()
+	s.notifier = notify.New(cfg, s.hub)
+	s.notifier.Evicted = s.keyEvicted
+	ks.Events = s.notifier
 	s.cmdStats = make([]cmdStat, s.table.NumIDs())
 	s.latency = make([]latencyHist, s.table.NumIDs())
 	s.latencyTracking.Store(cfg.Bool("latency-tracking"))
@@ -197,8 +198,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		return nil
 	})
 	s.startUs = clk.NowUs()
-	s.lastSave = s.startUs / 1e6 // at startup the DB counts as saved
-	s.rdb.lastBgTime = -1
+	s.rdb = persist.New(persist.Deps{Config: cfg, Log: lg, Clock: clk, KS: ks,
+		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty}, s.startUs/1e6)
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {
@@ -415,7 +416,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.log.Info("shutting down")
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
-	s.killBG()                 // a BGSAVE in progress is abandoned, as Redis kills its child
+	s.rdb.KillBG()             // a BGSAVE in progress is abandoned, as Redis kills its child
 
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)

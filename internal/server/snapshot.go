@@ -2,8 +2,6 @@ package server
 
 import (
 	"io"
-
-	"github.com/hotkv/hotkv/internal/rdb"
 )
 
 // SnapshotFunc writes the whole dataset as an RDB file to w: SYNC's payload.
@@ -24,5 +22,5 @@ func (s *Server) snapshot(w io.Writer) error {
 	if s.snapshotFn != nil {
 		return s.snapshotFn(w)
 	}
-	return rdb.Write(w, s.ks, s.rdbInfo(s.clock.NowUs()))
+	return s.rdb.WriteSnapshot(w)
 }

@@ -69,7 +69,7 @@ func (s *Server) Table() *command.Table { return s.table }
 func (s *Server) Password() string { return s.cfg.String("requirepass") }
 
 // LastSave is LASTSAVE (the start time: nothing has been saved).
-func (s *Server) LastSave() int64 { return s.lastSave }
+func (s *Server) LastSave() int64 { return s.rdb.LastSave() }
 
 // DBCount is the number of databases.
 func (s *Server) DBCount() int { return len(s.ks.DBs) }

@@ -1,0 +1,477 @@
+// Package persist is HotKV's persistence on disk, a feature that hangs off the
+// execution path (docs/ARCHITECTURE.md §8, decision 0037): RDB snapshots
+// (internal/rdb, decision 0027), the file dir/dbfilename that SAVE, BGSAVE,
+// the save points, SHUTDOWN and DEBUG RELOAD write and that the server loads
+// at startup, as Redis's rdb.c does. Go cannot fork, so BGSAVE encodes the
+// dataset into memory under the engine lock (the pause Redis's fork costs)
+// and a goroutine writes, syncs and renames the file.
+//
+// The server owns one RDB and calls it from its cron (Cron), its admission
+// (WritesDenied), its shutdown (FinishShutdown) and the commands
+// (command.Persistence). Every method runs under the engine lock unless it
+// says otherwise.
+package persist
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb"
+)
+
+// bgsaveRetryDelay is CONFIG_BGSAVE_RETRY_DELAY: seconds before a save point
+// or a scheduled BGSAVE tries again after a failed background save.
+const bgsaveRetryDelay = 5
+
+const errBGInProgress = "ERR Background save already in progress"
+
+// ErrMisconf is shared.bgsaveerr: writes (and PING) refused after a failed
+// background save while save points are set (stop-writes-on-bgsave-error).
+const ErrMisconf = "MISCONF Redis is configured to save RDB snapshots, but it's currently unable to persist to disk. " +
+	"Commands that may modify the data set are disabled, because this instance is configured to report errors " +
+	"during writes if RDB snapshotting fails (stop-writes-on-bgsave-error option). Please check the Redis logs " +
+	"for details about the RDB error."
+
+// Functions is what a snapshot needs of the function libraries.
+type Functions interface {
+	// Codes are the libraries' source code, in the order they are saved.
+	Codes() []string
+	// Load loads one library read from a snapshot (merge: it replaces a
+	// library of the same name).
+	Load(code string, merge bool) error
+	// Flush drops every library (DEBUG RELOAD).
+	Flush()
+}
+
+// Deps are the parts of the server persistence uses.
+type Deps struct {
+	Config    *config.Config
+	Log       *slog.Logger
+	Clock     clock.Clock
+	KS        *keyspace.Keyspace
+	Functions Functions // nil: none
+	// Dirty is server.dirty, the changes since the last save, which the
+	// execution path counts and a save resets (engine lock).
+	Dirty *int64
+}
+
+// RDB is the snapshot state.
+type RDB struct {
+	d            Deps
+	lastSave     int64       // LASTSAVE, Unix s
+	loading      atomic.Bool // INFO persistence loading: the startup load runs
+	skipChecksum bool        // DEBUG SET-SKIP-CHECKSUM-VALIDATION
+	saves        int64       // rdb_saves: SAVE and BGSAVE attempts
+	lastErr      bool        // rdb_last_bgsave_status err
+	lastBgTry    int64       // Unix s of the last BGSAVE attempt (lastbgsave_try)
+	lastBgTime   int64       // rdb_last_bgsave_time_sec; -1 before the first
+	scheduled    bool        // rdb_bgsave_scheduled
+	bg           *bgJob      // the BGSAVE in progress, nil when none
+	jobs         int         // BGSAVEs started (temporary file names)
+	lastSize     int         // bytes of the last BGSAVE's file (buffer size hint)
+	loadedKeys   int64       // rdb_last_load_keys_loaded
+	expiredKeys  int64       // rdb_last_load_keys_expired
+	// bgDelay is a test hook: the background writer sleeps this long before
+	// writing (Redis's tests slow a BGSAVE with rdb-key-save-delay).
+	bgDelay  time.Duration
+	encodeUs int64 // the last BGSAVE's encoding pause (µs)
+}
+
+// New returns the snapshot state of a server started at startUnix: at
+// startup the dataset counts as saved.
+func New(d Deps, startUnix int64) *RDB {
+	return &RDB{d: d, lastSave: startUnix, lastBgTime: -1}
+}
+
+// bgJob is one BGSAVE: its background writer and its result.
+type bgJob struct {
+	startUnix   int64 // rdb_save_time_start
+	dirtyBefore int64 // server.dirty at the start (dirty_before_bgsave)
+	done        chan bgResult
+	kill        chan struct{} // closed by KillBG
+	mu          sync.Mutex    // orders kill against the rename
+	killed      bool
+}
+
+type bgResult struct {
+	err     error
+	endUnix int64
+}
+
+var _ command.Persistence = (*RDB)(nil)
+
+// WritesDenied is writeCommandsDeniedByDiskError (RDB part): the last
+// background save failed, save points are set and stop-writes-on-bgsave-error
+// is yes. The status is checked first, so the common case costs one load.
+func (r *RDB) WritesDenied() bool {
+	return r.lastErr && r.diskErrorStopsWrites() // inlined: no error is the common case
+}
+
+// diskErrorStopsWrites: stop-writes-on-bgsave-error, with save points set.
+func (r *RDB) diskErrorStopsWrites() bool {
+	return r.d.Config.Bool("stop-writes-on-bgsave-error") && len(r.d.Config.Save()) > 0
+}
+
+// LastSave is LASTSAVE.
+func (r *RDB) LastSave() int64 { return r.lastSave }
+
+// Loading reports whether the startup load runs. Any goroutine.
+func (r *RDB) Loading() bool { return r.loading.Load() }
+
+// RDBCompression is rdbcompression.
+func (r *RDB) RDBCompression() bool { return r.d.Config.Bool("rdbcompression") }
+
+// SkipChecksum is DEBUG SET-SKIP-CHECKSUM-VALIDATION's state.
+func (r *RDB) SkipChecksum() bool { return r.skipChecksum }
+
+// SetSkipChecksum sets DEBUG SET-SKIP-CHECKSUM-VALIDATION.
+func (r *RDB) SetSkipChecksum(on bool) { r.skipChecksum = on }
+
+// SetBGSaveDelay makes every later BGSAVE's background writer wait d before
+// writing the file (tests: a BGSAVE that stays in progress).
+func (r *RDB) SetBGSaveDelay(d time.Duration) { r.bgDelay = d }
+
+// Path is the snapshot file: dbfilename in dir.
+func (r *RDB) Path() string {
+	return filepath.Join(r.d.Config.String("dir"), r.d.Config.String("dbfilename"))
+}
+
+func (r *RDB) nowUnix() int64 { return r.d.Clock.NowUs() / 1e6 }
+
+// saveNow is rdbSave: the dataset and the function libraries are written to a
+// temporary file in dir, synced and renamed over the snapshot file, so that
+// the file is replaced atomically; then the change counter resets, LASTSAVE
+// moves and the last save status is ok. A failure leaves all three alone.
+func (r *RDB) saveNow() error {
+	path := r.Path()
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d.rdb", os.Getpid()))
+	f, err := os.Create(tmp)
+	if err != nil {
+		r.d.Log.Warn(fmt.Sprintf("Failed opening the temp RDB file %s (in server root dir %s) for saving: %v",
+			filepath.Base(tmp), filepath.Dir(path), err))
+		return err
+	}
+	nowUs := r.d.Clock.NowUs()
+	err = rdb.Write(f, r.d.KS, r.SaveInfo(nowUs))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		r.d.Log.Warn("Write error saving DB on disk: " + err.Error())
+		return err
+	}
+	r.d.Log.Info("DB saved on disk")
+	*r.d.Dirty = 0
+	r.lastSave = r.nowUnix()
+	r.lastErr = false
+	return nil
+}
+
+// Save is SAVE: errText is the error reply, "" for +OK.
+func (r *RDB) Save() string {
+	if r.bg != nil {
+		return errBGInProgress
+	}
+	r.saves++
+	if r.saveNow() != nil {
+		return "ERR" // shared.err
+	}
+	return ""
+}
+
+// BGSave is BGSAVE [SCHEDULE] (bgsaveCommand): inExec is a BGSAVE inside
+// EXEC, which Redis schedules instead of starting. status is the +reply,
+// errText the error reply. HotKV has no other child process (AOF rewrite,
+// module fork), so SCHEDULE alone never has anything to wait for.
+func (r *RDB) BGSave(schedule, inExec bool) (status, errText string) {
+	switch {
+	case r.bg != nil:
+		return "", errBGInProgress
+	case inExec:
+		r.scheduled = true
+		return "Background saving scheduled", ""
+	}
+	if r.startBG() != nil {
+		return "", "ERR"
+	}
+	return "Background saving started", ""
+}
+
+// startBG is rdbSaveBackground: the dataset is encoded into memory now
+// (the engine lock is held: this is the pause), and a goroutine writes it.
+func (r *RDB) startBG() error {
+	if r.bg != nil {
+		return errors.New(errBGInProgress)
+	}
+	r.saves++
+	startUs := r.d.Clock.NowUs()
+	r.lastBgTry = startUs / 1e6
+	var buf bytes.Buffer
+	buf.Grow(r.lastSize + r.lastSize/8)
+	if err := rdb.Write(&buf, r.d.KS, r.SaveInfo(startUs)); err != nil {
+		r.lastErr = true
+		r.d.Log.Warn("Can't save in background: " + err.Error())
+		return err
+	}
+	r.encodeUs = r.d.Clock.NowUs() - startUs
+	r.lastSize = buf.Len()
+	r.jobs++
+	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{})}
+	r.bg = job
+	path := r.Path()
+	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
+	r.d.Log.Info("Background saving started", "encode_ms", float64(r.encodeUs)/1000, "bytes", buf.Len())
+	go r.writeBG(job, buf.Bytes(), tmp, path, r.bgDelay)
+	return nil
+}
+
+// writeBG is the background half of a BGSAVE (the child's rdbSave): write,
+// fsync, rename. It runs without the engine lock and touches nothing shared
+// but job; the cron collects the result.
+func (r *RDB) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Duration) {
+	err := errKilled
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-job.kill:
+		}
+	}
+	job.mu.Lock()
+	killed := job.killed
+	job.mu.Unlock()
+	if !killed {
+		err = writeFileSync(tmp, data)
+		job.mu.Lock()
+		if job.killed {
+			err = errKilled
+		} else if err == nil {
+			err = os.Rename(tmp, path)
+		}
+		job.mu.Unlock()
+	}
+	switch {
+	case err == nil:
+		r.d.Log.Info("DB saved on disk")
+	case err != errKilled:
+		r.d.Log.Warn("Write error saving DB on disk: " + err.Error())
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+	}
+	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
+}
+
+var errKilled = errors.New("killed")
+
+func writeFileSync(name string, data []byte) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// KillBG is killRDBChild: the BGSAVE in progress is abandoned; its file is
+// not renamed into place (unless it already was).
+func (r *RDB) KillBG() {
+	job := r.bg
+	if job == nil {
+		return
+	}
+	job.mu.Lock()
+	job.killed = true
+	job.mu.Unlock()
+	close(job.kill)
+	r.bg = nil
+	r.lastBgTime = r.nowUnix() - job.startUnix
+}
+
+// bgsaveDone is backgroundSaveDoneHandlerDisk.
+func (r *RDB) bgsaveDone(job *bgJob, res bgResult) {
+	if res.err == nil {
+		r.d.Log.Info("Background saving terminated with success")
+		*r.d.Dirty -= job.dirtyBefore
+		r.lastSave = res.endUnix
+		r.lastErr = false
+	} else {
+		r.d.Log.Warn("Background saving error")
+		r.lastErr = true
+	}
+	r.lastBgTime = res.endUnix - job.startUnix
+	r.bg = nil
+}
+
+// Cron is serverCron's persistence part: collect a finished BGSAVE, else
+// check the save points; then start a scheduled BGSAVE.
+func (r *RDB) Cron() {
+	now := r.nowUnix()
+	retryOK := func() bool { return now-r.lastBgTry > bgsaveRetryDelay || !r.lastErr }
+	if job := r.bg; job != nil {
+		select {
+		case res := <-job.done:
+			r.bgsaveDone(job, res)
+		default:
+		}
+	} else {
+		for _, sp := range r.d.Config.Save() {
+			if *r.d.Dirty >= int64(sp.Changes) && now-r.lastSave > sp.Seconds && retryOK() {
+				r.d.Log.Info(fmt.Sprintf("%d changes in %d seconds. Saving...", sp.Changes, sp.Seconds))
+				_ = r.startBG()
+				break
+			}
+		}
+	}
+	if r.bg == nil && r.scheduled && retryOK() {
+		if r.startBG() == nil {
+			r.scheduled = false
+		}
+	}
+}
+
+// load is rdbLoad: the snapshot file's keys and libraries are added (merge:
+// replacing existing ones). Keys that expired before now are skipped.
+// Loading announces no keyspace events (Redis notifies only modules).
+func (r *RDB) load(merge bool) error {
+	f, err := os.Open(r.Path())
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	ks := r.d.KS
+	events := ks.Events
+	ks.Events = nil
+	defer func() { ks.Events = events }()
+	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum")}
+	if fn := r.d.Functions; fn != nil {
+		opts.Function = func(code string) error { return fn.Load(code, merge) }
+	}
+	st, err := rdb.Load(f, ks, opts)
+	if err != nil {
+		r.d.Log.Warn("Error loading the RDB file", "err", err)
+		return err
+	}
+	r.loadedKeys, r.expiredKeys = int64(st.Loaded), int64(st.Expired)
+	r.d.Log.Info("Done loading RDB", "keys_loaded", st.Loaded, "keys_expired", st.Expired)
+	return nil
+}
+
+// LoadAtStartup is loadDataFromDisk: when dir/dbfilename exists it is loaded
+// before the server accepts clients; a file that does not load stops the
+// server (Redis exits with status 1). The caller holds the engine lock with
+// a command's time begun (keys that expired before now are not loaded).
+func (r *RDB) LoadAtStartup() error {
+	if _, err := os.Stat(r.Path()); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	r.loading.Store(true)
+	defer r.loading.Store(false)
+	start := time.Now()
+	if err := r.load(false); err != nil {
+		r.d.Log.Error("Fatal error loading the DB, check server logs. Exiting.")
+		return fmt.Errorf("loading %s: %w", r.Path(), err)
+	}
+	r.d.Log.Info(fmt.Sprintf("DB loaded from disk: %.3f seconds", time.Since(start).Seconds()))
+	return nil
+}
+
+// DebugReload is DEBUG RELOAD [MERGE] [NOFLUSH] [NOSAVE].
+func (r *RDB) DebugReload(save, flush, merge bool) string {
+	if save {
+		if err := r.saveNow(); err != nil {
+			return "ERR"
+		}
+	}
+	if flush {
+		r.d.KS.FlushAll()
+		if r.d.Functions != nil {
+			r.d.Functions.Flush()
+		}
+	}
+	if err := r.load(merge); err != nil {
+		return "ERR Error trying to load the RDB dump, check server logs."
+	}
+	r.d.Log.Info("DB reloaded by DEBUG RELOAD")
+	return ""
+}
+
+// FlushAllSave is what FLUSHALL does for persistence (flushAllDataAndResetRDB):
+// a BGSAVE in progress is killed, and with save points configured the now
+// empty dataset is saved at once. saved reports the save.
+func (r *RDB) FlushAllSave() (saved bool) {
+	r.KillBG()
+	if len(r.d.Config.Save()) == 0 {
+		return false
+	}
+	return r.saveNow() == nil
+}
+
+// FinishShutdown is finishShutdown's persistence part: kill a BGSAVE in
+// progress, then save when save points are configured (unless NOSAVE) or
+// SAVE is given; a failed save stops the shutdown unless FORCE.
+func (r *RDB) FinishShutdown(f command.ShutdownFlags) error {
+	if r.bg != nil {
+		r.d.Log.Warn("There is a child saving an .rdb. Killing it!")
+		r.KillBG()
+	}
+	if (len(r.d.Config.Save()) > 0 && !f.NoSave) || f.Save {
+		r.d.Log.Info("Saving the final RDB snapshot before exiting.")
+		if err := r.saveNow(); err != nil {
+			if !f.Force {
+				r.d.Log.Warn("Error trying to save the DB, can't exit.")
+				r.d.Log.Warn("Errors trying to shut down the server. Check the logs for more information.")
+				return err
+			}
+			r.d.Log.Warn("Error trying to save the DB. Exit anyway.")
+		}
+	}
+	return nil
+}
+
+// SaveInfo is what a snapshot records besides the keyspace: the AUX fields
+// and the function libraries.
+func (r *RDB) SaveInfo(nowUs int64) rdb.SaveInfo {
+	var codes []string
+	if r.d.Functions != nil {
+		codes = r.d.Functions.Codes()
+	}
+	return rdb.SaveInfo{
+		RedisVersion: command.Version,
+		CTime:        nowUs / 1e6,
+		Functions:    codes,
+		Compress:     r.d.Config.Bool("rdbcompression"),
+		Checksum:     r.d.Config.Bool("rdbchecksum"),
+	}
+}
+
+// WriteSnapshot writes the dataset as an RDB stream to w (a replica's SYNC
+// payload).
+func (r *RDB) WriteSnapshot(w io.Writer) error {
+	return rdb.Write(w, r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
+}
