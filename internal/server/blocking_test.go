@@ -8,6 +8,14 @@ import (
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
+// blockedClients returns a wait until INFO blocked_clients, read by ctl, is n.
+func blockedClients(t *testing.T, ctl *hotkvtest.Conn) func(n int) {
+	return func(n int) {
+		t.Helper()
+		waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
+	}
+}
+
 // Blocking commands park the connection, never the server: waiters are served
 // in the order they blocked, by pushes from a command, EXEC or a script; they
 // time out, are released by CLIENT UNBLOCK, leave when they disconnect; a
@@ -17,10 +25,7 @@ func TestBlockingCommands(t *testing.T) {
 	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
 		srv := hotkvtest.Start(t, opts...)
 		ctl := hotkvtest.Dial(t, srv.Addr)
-		blocked := func(n int) {
-			t.Helper()
-			waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
-		}
+		blocked := blockedClients(t, ctl)
 
 		// two waiters, served first come first served, by ZADD
 		w1, w2 := hotkvtest.Dial(t, srv.Addr), hotkvtest.Dial(t, srv.Addr)
@@ -147,10 +152,7 @@ func TestBlockingSwapDB(t *testing.T) {
 	ctl := hotkvtest.Dial(t, srv.Addr)
 	w := hotkvtest.Dial(t, srv.Addr)
 	w2 := hotkvtest.Dial(t, srv.Addr)
-	blocked := func(n int) {
-		t.Helper()
-		waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
-	}
+	blocked := blockedClients(t, ctl)
 	w.Write(hotkvtest.EncodeCommand("BLPOP", "q", "0")) // in db 0
 	w2.Do("SELECT", "1")
 	w2.Write(hotkvtest.EncodeCommand("BLPOP", "wrong", "0")) // in db 1

@@ -19,10 +19,7 @@ func TestStreamBlocking(t *testing.T) {
 	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
 		srv := hotkvtest.Start(t, opts...)
 		ctl := hotkvtest.Dial(t, srv.Addr)
-		blocked := func(n int) {
-			t.Helper()
-			waitFor(t, func() bool { return infoInt(t, ctl, "blocked_clients") == n })
-		}
+		blocked := blockedClients(t, ctl)
 		read := func(c *hotkvtest.Conn, want string) {
 			t.Helper()
 			r, err := c.ReadReply()

@@ -11,13 +11,7 @@ func (r *RDB) AppendInfo(b []byte) []byte {
 		loading = "1"
 	}
 	b = kv(b, "loading", loading)
-	b = kv(b, "async_loading", "0")
-	b = kv(b, "current_cow_peak", "0")
-	b = kv(b, "current_cow_size", "0")
-	b = kv(b, "current_cow_size_age", "0")
-	b = kv(b, "current_fork_perc", "0.00")
-	b = kv(b, "current_save_keys_processed", "0")
-	b = kv(b, "current_save_keys_total", "0")
+	b = append(b, noFork...)
 	b = kvi(b, "rdb_changes_since_last_save", *r.d.Dirty)
 	inProgress, cur := "0", int64(-1)
 	if r.bg != nil {
@@ -36,17 +30,15 @@ func (r *RDB) AppendInfo(b []byte) []byte {
 	b = kv(b, "rdb_last_cow_size", "0")
 	b = kvi(b, "rdb_last_load_keys_expired", r.expiredKeys)
 	b = kvi(b, "rdb_last_load_keys_loaded", r.loadedKeys)
-	b = kv(b, "aof_enabled", "0")
-	b = kv(b, "aof_rewrite_in_progress", "0")
-	b = kv(b, "aof_rewrite_scheduled", "0")
-	b = kv(b, "aof_last_rewrite_time_sec", "-1")
-	b = kv(b, "aof_current_rewrite_time_sec", "-1")
-	b = kv(b, "aof_last_bgrewrite_status", "ok")
-	b = kv(b, "aof_rewrites", "0")
-	b = kv(b, "aof_rewrites_consecutive_failures", "0")
-	b = kv(b, "aof_last_write_status", "ok")
-	b = kv(b, "aof_last_cow_size", "0")
-	b = kv(b, "module_fork_in_progress", "0")
-	b = kv(b, "module_fork_last_cow_size", "0")
-	return b
+	return append(b, noAOF...)
 }
+
+// noFork are INFO persistence's copy-on-write fields: HotKV does not fork.
+const noFork = "async_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n" +
+	"current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
+
+// noAOF are INFO persistence's AOF and module fork fields: no AOF yet.
+const noAOF = "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n" +
+	"aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\n" +
+	"aof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n" +
+	"aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n"

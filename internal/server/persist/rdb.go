@@ -13,7 +13,6 @@
 package persist
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,7 +20,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -94,21 +92,6 @@ type RDB struct {
 // startup the dataset counts as saved.
 func New(d Deps, startUnix int64) *RDB {
 	return &RDB{d: d, lastSave: startUnix, lastBgTime: -1}
-}
-
-// bgJob is one BGSAVE: its background writer and its result.
-type bgJob struct {
-	startUnix   int64 // rdb_save_time_start
-	dirtyBefore int64 // server.dirty at the start (dirty_before_bgsave)
-	done        chan bgResult
-	kill        chan struct{} // closed by KillBG
-	mu          sync.Mutex    // orders kill against the rename
-	killed      bool
-}
-
-type bgResult struct {
-	err     error
-	endUnix int64
 }
 
 var _ command.Persistence = (*RDB)(nil)
@@ -197,162 +180,6 @@ func (r *RDB) Save() string {
 		return "ERR" // shared.err
 	}
 	return ""
-}
-
-// BGSave is BGSAVE [SCHEDULE] (bgsaveCommand): inExec is a BGSAVE inside
-// EXEC, which Redis schedules instead of starting. status is the +reply,
-// errText the error reply. HotKV has no other child process (AOF rewrite,
-// module fork), so SCHEDULE alone never has anything to wait for.
-func (r *RDB) BGSave(schedule, inExec bool) (status, errText string) {
-	switch {
-	case r.bg != nil:
-		return "", errBGInProgress
-	case inExec:
-		r.scheduled = true
-		return "Background saving scheduled", ""
-	}
-	if r.startBG() != nil {
-		return "", "ERR"
-	}
-	return "Background saving started", ""
-}
-
-// startBG is rdbSaveBackground: the dataset is encoded into memory now
-// (the engine lock is held: this is the pause), and a goroutine writes it.
-func (r *RDB) startBG() error {
-	if r.bg != nil {
-		return errors.New(errBGInProgress)
-	}
-	r.saves++
-	startUs := r.d.Clock.NowUs()
-	r.lastBgTry = startUs / 1e6
-	var buf bytes.Buffer
-	buf.Grow(r.lastSize + r.lastSize/8)
-	if err := rdb.Write(&buf, r.d.KS, r.SaveInfo(startUs)); err != nil {
-		r.lastErr = true
-		r.d.Log.Warn("Can't save in background: " + err.Error())
-		return err
-	}
-	r.encodeUs = r.d.Clock.NowUs() - startUs
-	r.lastSize = buf.Len()
-	r.jobs++
-	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{})}
-	r.bg = job
-	path := r.Path()
-	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
-	r.d.Log.Info("Background saving started", "encode_ms", float64(r.encodeUs)/1000, "bytes", buf.Len())
-	go r.writeBG(job, buf.Bytes(), tmp, path, r.bgDelay)
-	return nil
-}
-
-// writeBG is the background half of a BGSAVE (the child's rdbSave): write,
-// fsync, rename. It runs without the engine lock and touches nothing shared
-// but job; the cron collects the result.
-func (r *RDB) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Duration) {
-	err := errKilled
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-job.kill:
-		}
-	}
-	job.mu.Lock()
-	killed := job.killed
-	job.mu.Unlock()
-	if !killed {
-		err = writeFileSync(tmp, data)
-		job.mu.Lock()
-		if job.killed {
-			err = errKilled
-		} else if err == nil {
-			err = os.Rename(tmp, path)
-		}
-		job.mu.Unlock()
-	}
-	switch {
-	case err == nil:
-		r.d.Log.Info("DB saved on disk")
-	case err != errKilled:
-		r.d.Log.Warn("Write error saving DB on disk: " + err.Error())
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-	}
-	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
-}
-
-var errKilled = errors.New("killed")
-
-func writeFileSync(name string, data []byte) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-// KillBG is killRDBChild: the BGSAVE in progress is abandoned; its file is
-// not renamed into place (unless it already was).
-func (r *RDB) KillBG() {
-	job := r.bg
-	if job == nil {
-		return
-	}
-	job.mu.Lock()
-	job.killed = true
-	job.mu.Unlock()
-	close(job.kill)
-	r.bg = nil
-	r.lastBgTime = r.nowUnix() - job.startUnix
-}
-
-// bgsaveDone is backgroundSaveDoneHandlerDisk.
-func (r *RDB) bgsaveDone(job *bgJob, res bgResult) {
-	if res.err == nil {
-		r.d.Log.Info("Background saving terminated with success")
-		*r.d.Dirty -= job.dirtyBefore
-		r.lastSave = res.endUnix
-		r.lastErr = false
-	} else {
-		r.d.Log.Warn("Background saving error")
-		r.lastErr = true
-	}
-	r.lastBgTime = res.endUnix - job.startUnix
-	r.bg = nil
-}
-
-// Cron is serverCron's persistence part: collect a finished BGSAVE, else
-// check the save points; then start a scheduled BGSAVE.
-func (r *RDB) Cron() {
-	now := r.nowUnix()
-	retryOK := func() bool { return now-r.lastBgTry > bgsaveRetryDelay || !r.lastErr }
-	if job := r.bg; job != nil {
-		select {
-		case res := <-job.done:
-			r.bgsaveDone(job, res)
-		default:
-		}
-	} else {
-		for _, sp := range r.d.Config.Save() {
-			if *r.d.Dirty >= int64(sp.Changes) && now-r.lastSave > sp.Seconds && retryOK() {
-				r.d.Log.Info(fmt.Sprintf("%d changes in %d seconds. Saving...", sp.Changes, sp.Seconds))
-				_ = r.startBG()
-				break
-			}
-		}
-	}
-	if r.bg == nil && r.scheduled && retryOK() {
-		if r.startBG() == nil {
-			r.scheduled = false
-		}
-	}
 }
 
 // load is rdbLoad: the snapshot file's keys and libraries are added (merge:
