@@ -191,11 +191,11 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	start := s.clock.NowUs()
 	c := command.Ctx{Argv: b.argv, W: w, Client: &cl.Client, KS: s.ks, DB: s.ks.DBs[b.db],
 		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock}
-	prevCur, prevExec := s.trk.cur, s.trk.executing
-	s.trackBeforeExec(cl) // cl's own invalidations follow its reply, as for any command
+	prev := s.trk.Save()
+	s.trk.BeforeExec(cl, &cl.Client) // cl's own invalidations follow its reply, as for any command
 	s.call(fromBlocked, &c, spec, start)
 	if c.Parked {
-		s.trk.cur, s.trk.executing = prevCur, prevExec
+		s.trk.Restore(prev)
 		return false
 	}
 	s.releaseBlocked(cl, append([]byte(nil), w.Buf...))
@@ -206,7 +206,7 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 		cl.push.self = nil
 		cl.pushMsg(self)
 	}
-	s.trk.cur, s.trk.executing = prevCur, prevExec
+	s.trk.Restore(prev)
 	return true
 }
 

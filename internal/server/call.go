@@ -54,7 +54,7 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked = spec, "", 0, false, false
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
-		s.trackBeginCommand()
+		s.trk.BeginCommand()
 	}
 	unitEnd := s.repl.unitEnd
 	s.propBegin(c, spec)
@@ -67,7 +67,7 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 			cl.woff = s.repl.unitEnd
 		}
 	}
-	s.trackRemember(spec, c.Argv)
+	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
 	s.stats.dirty += int64(c.Dirty)
 	if c.Parked {

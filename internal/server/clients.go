@@ -9,6 +9,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/server/tracking"
 )
 
 // pauseState is CLIENT PAUSE's state, read lock-free on every command.
@@ -213,7 +214,7 @@ func appendClientFlags(b []byte, cl *client) []byte {
 	if cl.isBlocked.Load() {
 		b = append(b, 'b')
 	}
-	b = trackingFlagChars(b, &cl.Tracking)
+	b = tracking.FlagChars(b, &cl.Tracking)
 	if cl.multi.touched {
 		b = append(b, 'd')
 	}

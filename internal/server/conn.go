@@ -309,7 +309,7 @@ func (s *Server) dropClient(cl *client) {
 	s.releaseClient(cl)
 	s.unsubscribeAll(cl)
 	s.dropBlocked(cl)
-	s.trackDisable(cl)
+	s.trk.Disable(cl)
 	s.dropReplica(cl)
 	s.dropWaiter(cl)
 	s.eng.Unlock()

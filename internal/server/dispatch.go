@@ -85,7 +85,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	}
 	// one clock read per command: a command starts when the previous one of the
 	// batch ended (cl.clockUs, set by the caller at the start of the batch)
-	s.trackBeforeExec(cl)
+	s.trk.BeforeExec(cl, &cl.Client)
 	cl.push.running = true // messages for cl from its own command follow its reply
 	c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
 	cl.clockUs = s.call(fromClient, c, spec, cl.clockUs)

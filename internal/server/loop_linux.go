@@ -739,7 +739,7 @@ func (l *eventLoop) close(cl *client) {
 	l.s.releaseClient(cl)
 	l.s.unsubscribeAll(cl)
 	l.s.dropBlocked(cl)
-	l.s.trackDisable(cl)
+	l.s.trk.Disable(cl)
 	l.s.dropReplica(cl)
 	l.s.dropWaiter(cl)
 	l.s.eng.Unlock()

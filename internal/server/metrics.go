@@ -70,7 +70,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.inst.cycles.track(cycles, now, 1e6)
 	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
 	s.notePeak(s.usedMemory())
-	s.trackCron()
+	s.trk.Cron()
 	s.replCron()
 	s.rdb.Cron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own

@@ -43,7 +43,7 @@ var _ keyspace.Observer = (*Server)(nil)
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	s.keyChanged(db, key)
-	s.trackModified(db, key)
+	s.trk.Modified(db, key)
 	if len(s.watchers) == 0 {
 		return
 	}
@@ -65,7 +65,7 @@ func (s *Server) Modified(db int, key []byte) {
 // Tracking sees the deletion here, as one no client caused.
 func (s *Server) Expired(db int, key []byte) {
 	s.Notify(db, 'x', "expired", key)
-	s.trackExpired(db, key)
+	s.trk.Expired(db, key)
 	s.propDeletion(db, key, "lazyfree-lazy-expire")
 }
 
@@ -75,7 +75,7 @@ func (s *Server) Flushing(db int) {
 		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
 	}
 	s.releaseAfterFlush(s.ks.DBs[db].Len())
-	s.trackFlushing()
+	s.trk.Flushing()
 	s.touchAllInDB(db, -1)
 	s.readyDeletedKeys(db)
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/notify"
 	"github.com/hotkv/hotkv/internal/server/persist"
+	"github.com/hotkv/hotkv/internal/server/tracking"
 )
 
 // Options are the inputs that are not configuration parameters.
@@ -90,7 +91,7 @@ type Server struct {
 	repl        replState                         // replicas (repl.go); engine lock
 	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
-	trk         tracker                           // client-side caching (tracking.go); engine lock
+	trk         *tracking.Tracker                 // client-side caching (tracking.go); engine lock
 	loopStats   loopStats
 	inst        instantaneous // guarded by the engine lock
 	memPeak     uint64        // guarded by the engine lock
@@ -174,7 +175,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
-	s.trk = newTracker(seed, cfg.IntFunc("tracking-table-max-keys"))
+	s.trk = tracking.New((*trackingHost)(s), seed, cfg.IntFunc("tracking-table-max-keys"))
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
 	s.blocked = newBlocking()
