@@ -30,12 +30,13 @@ var allowed = map[string][]string{
 	"internal/pubsub":        {"internal/glob"},
 	"internal/script":        {"internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/script/lualib": {},
-	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/notify", "internal/server/tracking", "internal/server/infofmt"},
+	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt"},
 	// the features that hang off the execution path (decision 0037): they
 	// never import internal/server; it hands them what they use
 	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt"},
 	"internal/server/notify":   {"internal/config", "internal/keyspace", "internal/pubsub"},
 	"internal/server/tracking": {"internal/command", "internal/keyspace"},
+	"internal/server/repl":     {"internal/command"},
 	"internal/server/infofmt":  {},
 	// go generate's program that writes the command docs data
 	"internal/command/internal/gendocs": {},

@@ -231,14 +231,7 @@ func (s *Server) enoughGoodReplicas() bool {
 	if need == 0 || maxLag == 0 {
 		return true
 	}
-	now := s.clock.NowMs() / 1000
-	good := int64(0)
-	for _, r := range s.repl.replicas {
-		if now-r.replica.ackMs/1000 <= maxLag {
-			good++
-		}
-	}
-	return good >= need
+	return s.repl.Good(s.clock.NowMs(), maxLag) >= need
 }
 
 // hotParams mirror the parameters whose defaults switch a check of every

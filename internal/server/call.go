@@ -56,15 +56,15 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
 	}
-	unitEnd := s.repl.unitEnd
+	unitEnd := s.repl.UnitEnd()
 	s.propBegin(c, spec)
 	s.run(c, spec)
 	s.propEnd(c, spec)
-	if o == fromClient && s.repl.unitEnd != unitEnd {
+	if o == fromClient && s.repl.UnitEnd() != unitEnd {
 		// what a WAIT of this client waits for (Redis's c->woff): the stream
 		// up to the end of its own command's unit
 		if cl := s.clientOf(c.Client); cl != nil {
-			cl.woff = s.repl.unitEnd
+			cl.woff = s.repl.UnitEnd()
 		}
 	}
 	s.trk.Remember(spec, c.Argv)

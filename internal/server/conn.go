@@ -11,6 +11,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/repl"
 )
 
 // client is one connection: its reader, its reply buffer and the state commands see.
@@ -47,7 +48,7 @@ type client struct {
 	pushed          bool // the reply buffer holds out-of-band messages (resetReplyBuf)
 	cmds            int64
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
-	replica           *replicaState
+	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC
 	woff              int64 // the stream offset a WAIT waits for
 	// replySeq is the unit the client's output waits for when a reply

@@ -360,11 +360,11 @@ func (s *Server) infoStats(b []byte) []byte {
 
 func (s *Server) infoReplication(b []byte) []byte {
 	b = kv(b, "role", "master")
-	b = s.infoReplicas(b)
+	b = s.repl.AppendInfo(b, s.clock.NowMs())
 	b = kv(b, "master_failover_state", "no-failover")
 	b = kv(b, "master_replid", s.replID)
 	b = kv(b, "master_replid2", strings.Repeat("0", 40))
-	b = kv(b, "master_repl_offset", strconv.FormatInt(s.repl.offset, 10))
+	b = kv(b, "master_repl_offset", strconv.FormatInt(s.repl.Offset(), 10))
 	b = kv(b, "second_repl_offset", "-1")
 	b = kv(b, "repl_backlog_active", "0")
 	b = kv(b, "repl_backlog_size", "1048576")

@@ -71,7 +71,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
 	s.notePeak(s.usedMemory())
 	s.trk.Cron()
-	s.replCron()
+	s.repl.Cron()
 	s.rdb.Cron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own

@@ -28,6 +28,7 @@ import (
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/notify"
 	"github.com/hotkv/hotkv/internal/server/persist"
+	"github.com/hotkv/hotkv/internal/server/repl"
 	"github.com/hotkv/hotkv/internal/server/tracking"
 )
 
@@ -88,7 +89,8 @@ type Server struct {
 	latency  []latencyHist // indexed by Spec.ID; guarded by the engine lock
 
 	prop        propState                         // command propagation (propagate.go); engine lock
-	repl        replState                         // replicas (repl.go); engine lock
+	repl        *repl.Master                      // replicas (repl.go); engine lock
+	waiters     []*client                         // clients blocked in WAIT (repl.go); engine lock
 	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
 	trk         *tracking.Tracker                 // client-side caching (tracking.go); engine lock
@@ -179,6 +181,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
 	s.blocked = newBlocking()
+	s.repl = repl.New((*replHost)(s))
 	ks.Obs = s
 	s.wireHotParams()
 	s.wireMaxmemory()

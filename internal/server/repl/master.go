@@ -1,0 +1,263 @@
+// Package repl is the master side of Redis replication (decisions/0023), a
+// feature that hangs off the execution path as a propagation target
+// (docs/ARCHITECTURE.md §8, decision 0037): a connection that sends SYNC (or
+// PSYNC, always answered +FULLRESYNC) gets a snapshot of the dataset and
+// from then on the propagated stream, as Redis's replicationFeedSlaves
+// encodes it (SELECT when the database changes, each command as a RESP
+// array). There is no backlog: a replica that disconnects resynchronises in
+// full. The server answers SYNC and REPLCONF and keeps WAIT's blocked
+// clients; Master keeps the replicas, the stream and the acknowledgements.
+// Everything here runs under the engine lock.
+package repl
+
+import (
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+)
+
+// Replica is a connection that became a replica.
+type Replica interface {
+	// Push queues bytes of the stream for it.
+	Push(msg []byte)
+	// RemoteAddr is its address (ROLE, INFO replication).
+	RemoteAddr() net.Addr
+}
+
+// Target is a propagation target: the commands of each execution unit,
+// then the unit's end (the server's PropagationTarget).
+type Target interface {
+	Propagate(db int, argv [][]byte)
+	UnitDone()
+}
+
+// Host is what Master needs of the server.
+type Host interface {
+	// AddTarget and RemoveTarget subscribe the stream to the replicas'
+	// propagation (command.PropRepl) and back.
+	AddTarget(t Target)
+	RemoveTarget(t Target)
+	// PingPeriodMs is repl-ping-replica-period, in ms.
+	PingPeriodMs() int64
+}
+
+// Link is the master's state of one replica.
+type Link struct {
+	r          Replica
+	ListenPort int64 // REPLCONF listening-port
+	ackOff     int64
+	ackMs      int64 // when it last acknowledged (or attached), Unix ms
+	preSync    bool  // attached with SYNC, not PSYNC (gets no REPLCONF GETACK)
+}
+
+// AckOffset is the stream offset it acknowledged last.
+func (l *Link) AckOffset() int64 { return l.ackOff }
+
+// Master is the replication state of a master.
+type Master struct {
+	host     Host
+	replicas []*Link
+	feed     *feed
+	offset   int64 // master_repl_offset: bytes of stream produced
+	unitEnd  int64 // offset at the end of the last execution unit handed over (WAIT's c->woff)
+	lastPing int64 // when the last PING went to the replicas (ms since procStart)
+}
+
+// New returns a master without replicas.
+func New(host Host) *Master { return &Master{host: host} }
+
+var procStart = time.Now()
+
+// feed is the propagation target that encodes the stream once for every
+// replica.
+type feed struct {
+	m     *Master
+	seldb int // the database the stream last selected (-1: none yet)
+	out   []byte
+}
+
+var wordSelect = []byte("SELECT")
+
+func (f *feed) Propagate(db int, argv [][]byte) {
+	if db >= 0 && db != f.seldb {
+		var n [20]byte
+		f.out = AppendCommand(f.out, wordSelect, strconv.AppendInt(n[:0], int64(db), 10))
+		f.seldb = db
+	}
+	f.out = AppendCommand(f.out, argv...)
+}
+
+func (f *feed) UnitDone() {
+	m := f.m
+	m.offset += int64(len(f.out))
+	m.unitEnd = m.offset
+	for _, l := range m.replicas {
+		l.r.Push(f.out)
+	}
+	if cap(f.out) > 64<<10 {
+		f.out = nil
+	} else {
+		f.out = f.out[:0]
+	}
+}
+
+// AppendCommand encodes argv as a RESP array of bulk strings.
+func AppendCommand(b []byte, argv ...[]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(argv)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range argv {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// Attach makes r a replica (after its snapshot was written): the stream
+// follows from the next execution unit, starting with a SELECT. psync: it
+// attached with PSYNC. nowMs counts as its first acknowledgement.
+func (m *Master) Attach(r Replica, psync bool, listenPort, nowMs int64) *Link {
+	l := &Link{r: r, ListenPort: listenPort, ackMs: nowMs, preSync: !psync}
+	m.replicas = append(m.replicas, l)
+	if m.feed == nil {
+		m.feed = &feed{m: m}
+		m.host.AddTarget(m.feed)
+		m.lastPing = time.Since(procStart).Milliseconds()
+	}
+	m.feed.seldb = -1 // a new replica needs a SELECT before the next command
+	return l
+}
+
+// Detach forgets a replica that disconnected.
+func (m *Master) Detach(l *Link) {
+	for i, x := range m.replicas {
+		if x == l {
+			m.replicas = append(m.replicas[:i], m.replicas[i+1:]...)
+			break
+		}
+	}
+	if len(m.replicas) == 0 && m.feed != nil {
+		m.host.RemoveTarget(m.feed)
+		m.feed = nil
+	}
+}
+
+// Ack records REPLCONF ACK off from l at nowMs.
+func (m *Master) Ack(l *Link, off, nowMs int64) {
+	if off > l.ackOff {
+		l.ackOff = off
+	}
+	l.ackMs = nowMs
+}
+
+// Cron sends PING to the replicas every repl-ping-replica-period (Redis's
+// replicationCron).
+func (m *Master) Cron() {
+	if len(m.replicas) == 0 {
+		return
+	}
+	// the period is real time, as Redis counts its replication cron runs (not
+	// the server clock, which tests fake)
+	now := time.Since(procStart).Milliseconds()
+	if now-m.lastPing < m.host.PingPeriodMs() {
+		return
+	}
+	m.lastPing = now
+	m.feed.Propagate(-1, [][]byte{[]byte("PING")})
+	m.feed.UnitDone()
+}
+
+// Offset is master_repl_offset.
+func (m *Master) Offset() int64 { return m.offset }
+
+// UnitEnd is the stream offset at the end of the last execution unit handed
+// to the replicas: what a WAIT of the unit's client waits for.
+func (m *Master) UnitEnd() int64 { return m.unitEnd }
+
+// Len is the number of replicas.
+func (m *Master) Len() int { return len(m.replicas) }
+
+// Acked is how many replicas acknowledged the stream up to off.
+func (m *Master) Acked(off int64) int64 {
+	n := int64(0)
+	for _, l := range m.replicas {
+		if l.ackOff >= off {
+			n++
+		}
+	}
+	return n
+}
+
+// Good is how many replicas acknowledged (or attached) at most maxLag
+// seconds before nowMs (Redis's good slaves).
+func (m *Master) Good(nowMs, maxLag int64) int64 {
+	now := nowMs / 1000
+	good := int64(0)
+	for _, l := range m.replicas {
+		if now-l.ackMs/1000 <= maxLag {
+			good++
+		}
+	}
+	return good
+}
+
+// RequestAcks sends REPLCONF GETACK * to the replicas that speak PSYNC.
+func (m *Master) RequestAcks() {
+	if m.feed == nil {
+		return
+	}
+	b := AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	for _, l := range m.replicas {
+		if !l.preSync {
+			l.r.Push(b)
+		}
+	}
+	m.offset += int64(len(b))
+}
+
+// Replicas lists the replicas for ROLE: address, listening port and
+// acknowledged offset.
+func (m *Master) Replicas() []command.ReplicaInfo {
+	out := make([]command.ReplicaInfo, 0, len(m.replicas))
+	for _, l := range m.replicas {
+		out = append(out, command.ReplicaInfo{IP: hostOf(l.r.RemoteAddr()), Port: l.ListenPort, Offset: l.ackOff})
+	}
+	return out
+}
+
+func hostOf(a net.Addr) string {
+	if tcp, ok := a.(*net.TCPAddr); ok {
+		return tcp.IP.String()
+	}
+	host, _, err := net.SplitHostPort(a.String())
+	if err != nil {
+		return a.String()
+	}
+	return host
+}
+
+// AppendInfo appends INFO replication's connected_slaves and slaveN lines.
+func (m *Master) AppendInfo(b []byte, nowMs int64) []byte {
+	b = append(b, "connected_slaves:"...)
+	b = strconv.AppendInt(b, int64(len(m.replicas)), 10)
+	b = append(b, "\r\n"...)
+	for i, l := range m.replicas {
+		b = append(b, "slave"...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, ":ip="...)
+		b = append(b, hostOf(l.r.RemoteAddr())...)
+		b = append(b, ",port="...)
+		b = strconv.AppendInt(b, l.ListenPort, 10)
+		b = append(b, ",state=online,offset="...)
+		b = strconv.AppendInt(b, l.ackOff, 10)
+		b = append(b, ",lag="...)
+		b = strconv.AppendInt(b, (nowMs-l.ackMs)/1000, 10)
+		b = append(b, "\r\n"...)
+	}
+	return b
+}
