@@ -1,6 +1,8 @@
 package script
 
 import (
+	"errors"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -49,8 +51,13 @@ const (
 )
 
 // hookEvery is how often a running script checks Interrupt (Redis's count hook
-// runs every 100,000 instructions).
-const hookEvery = 100000
+// runs every 100,000 instructions), memEvery how often it checks the script
+// memory limit (memlimit.go: a heap read costs about 0.6 µs, so 0.6 ns per
+// instruction; a script of fewer instructions never pays it).
+const (
+	hookEvery = 100000
+	memEvery  = 1000
+)
 
 // hookCtx is the context gopher-lua polls before every instruction: its Done
 // method is the instruction hook that lets a long script be interrupted.
@@ -58,18 +65,35 @@ type hookCtx struct {
 	interrupt func() bool
 	n         int
 	killed    bool
+	// memLimit is how many bytes the script may add to the heap, heapStart
+	// the heap when it started; oom: it was stopped for going over
+	memLimit  int64
+	heapStart uint64
+	oom       bool
 }
 
 var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
 func (h *hookCtx) Deadline() (time.Time, bool) { return time.Time{}, false }
 func (h *hookCtx) Value(any) any               { return nil }
-func (h *hookCtx) Err() error                  { return errKilled{} }
+func (h *hookCtx) Err() error {
+	if h.oom {
+		return errors.New(errScriptOOM)
+	}
+	return errKilled{}
+}
 func (h *hookCtx) Done() <-chan struct{} {
 	if h.killed {
 		return closedChan // every instruction fails: pcall cannot catch the kill
 	}
 	h.n++
+	if h.n%memEvery != 0 {
+		return nil
+	}
+	if h.overMemory() {
+		h.killed, h.oom = true, true
+		return closedChan
+	}
 	if h.n < hookEvery {
 		return nil
 	}
@@ -79,6 +103,17 @@ func (h *hookCtx) Done() <-chan struct{} {
 		return closedChan
 	}
 	return nil
+}
+
+// overMemory reports whether the script added more than memLimit bytes to
+// the heap. The heap's objects include garbage: over the limit, a
+// collection decides.
+func (h *hookCtx) overMemory() bool {
+	if h.memLimit <= 0 || int64(heapObjects())-int64(h.heapStart) <= h.memLimit {
+		return false
+	}
+	runtime.GC()
+	return int64(heapObjects())-int64(h.heapStart) > h.memLimit
 }
 
 type errKilled struct{}
@@ -120,7 +155,7 @@ func (vm *VM) call(fn *lua.LFunction, run *Run, w *resp.Writer, args ...lua.LVal
 		run.Repl = ReplAll
 	}
 	vm.run = run
-	vm.hook = hookCtx{interrupt: run.Interrupt}
+	vm.hook = hookCtx{interrupt: run.Interrupt, memLimit: vm.memLimit(), heapStart: heapObjects()}
 	L.SetContext(&vm.hook)
 	defer func() {
 		L.RemoveContext()

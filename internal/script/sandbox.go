@@ -45,6 +45,7 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 	for _, name := range removedBuiltins {
 		g.RawSetString(name, lua.LNil)
 	}
+	vm.installBounded(L, g)
 	vm.globals = g
 	registerRedisAPI(vm, L)
 
@@ -215,7 +216,9 @@ func (vm *VM) readonlyViewMeta(L *lua.LState, t *lua.LTable, index lua.LValue) (
 func (vm *VM) errorHandler(L *lua.LState) int {
 	errv := L.Get(1)
 	var t *lua.LTable
-	if vm.hook.killed {
+	if vm.hook.oom {
+		t = errorTable(L, "-"+errScriptOOM)
+	} else if vm.hook.killed {
 		t = errorTable(L, "Script killed by user with SCRIPT KILL...")
 	} else if et, ok := errv.(*lua.LTable); ok {
 		t = et

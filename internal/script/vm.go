@@ -89,6 +89,10 @@ type VM struct {
 	argBytes []byte
 	argEnds  []int
 
+	// MemLimit, when set and positive, is the script memory limit in bytes
+	// (memlimit.go): the server's maxmemory.
+	MemLimit func() int64
+
 	version       string
 	commandExists func(argv [][]byte) bool
 	logf          func(level int, msg string)

@@ -61,6 +61,7 @@ func newScripting(s *Server) *scripting {
 		},
 		Log: sc.Log,
 	})
+	sc.vm.MemLimit = s.hot.maxmemory.Load // the script memory limit: maxmemory (0: the default)
 	sc.client = command.Client{ID: -1, Name: "", User: "default", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
 	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 	sc.interruptCur = func() bool { return sc.interrupt(sc.cur.Load()) }
