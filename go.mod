@@ -19,3 +19,5 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.0 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 )
+
+replace github.com/yuin/gopher-lua => ./third_party/gopher-lua

@@ -23,7 +23,10 @@ const (
 var removedBuiltins = []string{"dofile", "loadfile", "print", "_printregs", "module", "require", "_GOPHER_LUA_VERSION"}
 
 func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
-	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 1024, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024 * 8})
+	L := lua.NewState(lua.Options{SkipOpenLibs: true, CallStackSize: 1024, RegistrySize: 1024 * 20, RegistryMaxSize: 1024 * 1024 * 8,
+		// the concatenation operator is held to the script memory limit
+		// (memlimit.go; third_party/gopher-lua/PATCHES.md)
+		ConcatLimit: func(n int) bool { return int64(n) <= vm.allocLimit() }})
 	for _, lib := range []struct {
 		name string
 		fn   lua.LGFunction

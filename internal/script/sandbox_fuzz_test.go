@@ -92,6 +92,10 @@ var sandboxSeeds = []string{
 	"return struct.pack('i', 1)",
 	"return string.gsub(string.rep('a', 1e5), 'a', '%0%0')",
 	"local s = '' for i = 1, 1e6 do s = s .. 'x' end",
+	"local s = 'x' for i = 1, 64 do s = s .. s end return #s",
+	"local s = string.rep('x', 1e7) local t = {} for i = 1, 1000 do t[i] = s end return #cjson.encode(t)",
+	"local s = string.rep('x', 1e7) local t = {} for i = 1, 1000 do t[i] = s end return #cmsgpack.pack(t)",
+	"local s = 'xxxxxxxx' for i = 1, 8 do s = s..s..s..s..s..s..s..s..s..s..s..s..s..s..s..s end return #s",
 }
 
 func FuzzSandbox(f *testing.F) {
@@ -119,6 +123,10 @@ func TestSandboxSeedsStop(t *testing.T) {
 		{"return string.rep('x', 1e12)", "-ERR user_script:1: not enough memory"},
 		{"return table.concat({string.rep('x', 1e6), string.rep('y', 1e6)}, string.rep('-', 70e6))", "-ERR user_script:1: not enough memory"},
 		{"return #string.rep('x', 1e6)", ":1000000"},
+		{"local s = 'x' for i = 1, 64 do s = s .. s end return #s", "-ERR user_script:1: not enough memory"},
+		{"local s = string.rep('x', 1e7) local t = {} for i = 1, 1000 do t[i] = s end return #cjson.encode(t)", "-ERR user_script:1: not enough memory"},
+		{"local s = string.rep('x', 1e7) local t = {} for i = 1, 1000 do t[i] = s end return #cmsgpack.pack(t)", "-ERR user_script:1: not enough memory"},
+		{"local ok, e = pcall(function() local s = 'x' for i = 1, 64 do s = s .. s end end) return e", "$32\r\nuser_script:1: not enough memory"},
 	} {
 		if got := eval(t, vm, h, tc.body, nil, nil, 2); !strings.HasPrefix(got, tc.want) {
 			t.Errorf("%q: %.200q, want %q...", tc.body, got, tc.want)

@@ -251,6 +251,7 @@ func (e *jsonEncoder) exception(v lua.LValue, reason string) {
 }
 
 func (e *jsonEncoder) appendString(s string) {
+	checkLimit(e.L, len(e.buf)+len(s))
 	e.buf = append(e.buf, '"')
 	for i := 0; i < len(s); i++ {
 		if esc := jsonEscapes[s[i]]; esc != "" {

@@ -130,9 +130,10 @@ func tableIsAnArray(t *lua.LTable) (bool, int) {
 	return max == count, int(count)
 }
 
-func mpEncodeValue(buf []byte, v lua.LValue, level int) []byte {
+func mpEncodeValue(L *lua.LState, buf []byte, v lua.LValue, level int) []byte {
 	switch x := v.(type) {
 	case lua.LString:
+		checkLimit(L, len(buf)+len(x))
 		return mpEncodeBytes(buf, string(x))
 	case lua.LBool:
 		if x {
@@ -148,7 +149,7 @@ func mpEncodeValue(buf []byte, v lua.LValue, level int) []byte {
 		if isArray, n := tableIsAnArray(x); isArray {
 			buf = mpEncodeContainer(buf, uint64(n), 0x90, 0xdc, 0xdd)
 			for j := 1; j <= n; j++ {
-				buf = mpEncodeValue(buf, x.RawGet(lua.LNumber(j)), level+1)
+				buf = mpEncodeValue(L, buf, x.RawGet(lua.LNumber(j)), level+1)
 			}
 			return buf
 		}
@@ -158,8 +159,8 @@ func mpEncodeValue(buf []byte, v lua.LValue, level int) []byte {
 		}
 		buf = mpEncodeContainer(buf, n, 0x80, 0xde, 0xdf)
 		for k, val := x.Next(lua.LNil); k != lua.LNil; k, val = x.Next(k) {
-			buf = mpEncodeValue(buf, k, level+1)
-			buf = mpEncodeValue(buf, val, level+1)
+			buf = mpEncodeValue(L, buf, k, level+1)
+			buf = mpEncodeValue(L, buf, val, level+1)
 		}
 		return buf
 	}
@@ -177,7 +178,7 @@ func mpPack(L *lua.LState) int {
 	}
 	var buf []byte
 	for i := 1; i <= nargs; i++ {
-		buf = mpEncodeValue(buf, L.Get(i), 0)
+		buf = mpEncodeValue(L, buf, L.Get(i), 0)
 	}
 	L.Push(lua.LString(buf))
 	return 1

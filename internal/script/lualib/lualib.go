@@ -50,6 +50,17 @@ func Open(L *lua.LState) {
 	register(L, "struct", newStruct(L))
 }
 
+// checkLimit raises Lua's memory error when the state's string limit
+// (lua.Options.ConcatLimit: HotKV's script memory limit) refuses a result
+// of n bytes: the encoders build theirs outside any Lua instruction, so a
+// table holding one big string many times could otherwise ask for more
+// memory than the machine has.
+func checkLimit(L *lua.LState, n int) {
+	if lim := L.Options.ConcatLimit; lim != nil && !lim(n) {
+		L.RaiseError("not enough memory")
+	}
+}
+
 // OpenCJSON, OpenCMsgpack, OpenBit and OpenStruct are the libraries' loaders
 // (luaopen_*): each pushes a fresh module table and returns 1, so they can be
 // given to L.PreloadModule.
