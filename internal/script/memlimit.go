@@ -10,11 +10,11 @@ import (
 // at most MemLimit bytes to the heap (checked with the instruction hook, every
 // hookEvery instructions, and before each bounded builtin's result), after
 // which it is stopped as SCRIPT KILL stops it, with errScriptOOM. The server
-// sets MemLimit to maxmemory; with maxmemory 0 it is half of the machine's
-// memory (defaultMemLimit).
+// sets MemLimit to half of maxmemory; with maxmemory 0 it is half of the
+// machine's memory (defaultMemLimit).
 
 // errScriptOOM is the reply of a script stopped by the memory limit.
-const errScriptOOM = "OOM script memory limit reached (maxmemory, or half of the machine's memory when maxmemory is 0)"
+const errScriptOOM = "OOM script memory limit reached (half of maxmemory, or of the machine's memory when maxmemory is 0)"
 
 var heapSample = []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
 var heapMu sync.Mutex

@@ -22,7 +22,7 @@ import (
 const (
 	runFor     = 300 * time.Millisecond // the script is killed after this
 	hangAfter  = 5 * time.Second        // not back by then: a hang
-	fuzzMemCap = 64 << 20               // the script memory limit
+	fuzzMemCap = 16 << 20               // the script memory limit
 	// growthCap is the heap growth that counts as unbounded: the limit, and
 	// what memEvery instructions may allocate before the check sees it
 	growthCap = fuzzMemCap + 256<<20
@@ -154,8 +154,8 @@ func TestSandboxHarnessCatchesUnboundedBuiltins(t *testing.T) {
 	var kept [][]byte
 	vm2 := newFuzzVM() // vm's last run stays blocked until the test ends
 	vm2.globals.RawSetString("planted_alloc", vm2.L.NewFunction(func(L *lua.LState) int {
-		for i := 0; i < 8; i++ {
-			kept = append(kept, make([]byte, fuzzMemCap)) // 8 times the limit, in one call
+		for i := 0; i < 2*growthCap/fuzzMemCap; i++ {
+			kept = append(kept, make([]byte, fuzzMemCap)) // twice what counts as unbounded, in one call
 		}
 		return 0
 	}))

@@ -90,7 +90,7 @@ type VM struct {
 	argEnds  []int
 
 	// MemLimit, when set and positive, is the script memory limit in bytes
-	// (memlimit.go): the server's maxmemory.
+	// (memlimit.go): half of the server's maxmemory.
 	MemLimit func() int64
 
 	version       string

@@ -61,7 +61,10 @@ func newScripting(s *Server) *scripting {
 		},
 		Log: sc.Log,
 	})
-	sc.vm.MemLimit = s.hot.maxmemory.Load // the script memory limit: maxmemory (0: the default)
+	// the script memory limit: half of maxmemory, so that a script stops
+	// before the Go memory limit maxmemory sets (maxmemory.go) makes the
+	// collector run back to back; 0 (no maxmemory): the default
+	sc.vm.MemLimit = func() int64 { return s.hot.maxmemory.Load() / 2 }
 	sc.client = command.Client{ID: -1, Name: "", User: "default", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
 	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 	sc.interruptCur = func() bool { return sc.interrupt(sc.cur.Load()) }

@@ -161,6 +161,44 @@ return 30000000`, "0"))
 	})
 }
 
+// TestNoScriptHangsTheServer: the scripts that hung the server or took its
+// memory (issue 25) answer with Lua's errors, a script past the memory
+// limit (maxmemory) is stopped, and a script looping forever gives way to
+// SIGTERM's shutdown; every other client is served throughout.
+func TestNoScriptHangsTheServer(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("maxmemory", "100mb"), hotkvtest.WithConfig("busy-reply-threshold", "50"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	for _, tc := range []struct{ script, want string }{
+		{"return {unpack({1,2,3}, -2, 2147483647)}", "-ERR user_script:1: too many results to unpack"},
+		{"return string.format('%99999d', 1)", "-ERR user_script:1: invalid format (width or precision too long)"},
+		{"return #string.rep('x', 1e12)", "-ERR user_script:1: not enough memory"},
+		{"local s = 'x' for i = 1, 64 do s = s .. s end return #s", "-ERR user_script:1: not enough memory"},
+		{"local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1e5) .. i end", "-OOM script memory limit reached"},
+		{"return #string.gsub(string.rep('a', 1e5), 'a', '%0%0')", ":200000"},
+	} {
+		if got := c.Do("EVAL", tc.script, "0"); !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s: %.200q, want %q...", tc.script, got, tc.want)
+		}
+		if got := c.Do("PING"); got != "+PONG\r\n" {
+			t.Fatalf("PING after %s: %q", tc.script, got)
+		}
+	}
+
+	runner := hotkvtest.Dial(t, srv.Addr)
+	runner.Write(hotkvtest.EncodeCommand("EVAL", "while true do end", "0"))
+	waitFor(t, func() bool { return strings.HasPrefix(c.Do("PING"), "-BUSY") })
+	done := make(chan bool)
+	go func() { done <- srv.Srv.ShutdownOnSignal(false) }()
+	select {
+	case stopped := <-done:
+		if !stopped {
+			t.Fatal("SIGTERM while a script loops did not stop the server")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("SIGTERM while a script loops: no shutdown within 10 s")
+	}
+}
+
 // waitFor polls cond for up to ten seconds.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
