@@ -16,7 +16,7 @@ func bitmapCommands() []*Spec {
 	const w, r, d, f = Write, ReadOnly, DenyOOM, Fast
 	return []*Spec{
 		{Name: "bitcount", Arity: -2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitcountCmd},
-		{Name: "bitfield", Arity: -2, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update variable_flags", Begin: 1, Step: 1, Notes: "This command allows both access and modification of the key"}}, Run: bitfieldCmd},
+		{Name: "bitfield", Arity: -2, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update variable_flags", Begin: 1, Step: 1, Notes: "This command allows both access and modification of the key"}}, KeyFlagsFn: bitfieldKeyFlags, Run: bitfieldCmd},
 		{Name: "bitfield_ro", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitfieldROCmd},
 		{Name: "bitop", Arity: -4, Flags: w | d, FirstKey: 2, LastKey: -1, Step: 1, Keys: []KeySpec{{Flags: "OW update", Begin: 2, Step: 1}, {Flags: "RO access", Begin: 3, Last: -1, Step: 1}}, Run: bitopCmd},
 		{Name: "bitpos", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: bitposCmd},

@@ -13,8 +13,8 @@ func commandSubcommands() []*Spec {
 	return []*Spec{
 		{Name: "count", Arity: 2, Flags: f, Run: commandCount},
 		{Name: "docs", Arity: -2, Flags: f, Run: commandDocs},
-		{Name: "getkeys", Arity: -4, Flags: f, Run: commandGetkeys},
-		{Name: "getkeysandflags", Arity: -4, Flags: f, Run: commandGetkeysAndFlags},
+		{Name: "getkeys", Arity: -3, Flags: f, Run: commandGetkeys},
+		{Name: "getkeysandflags", Arity: -3, Flags: f, Run: commandGetkeysAndFlags},
 		{Name: "help", Arity: 2, Flags: f, Run: commandHelp},
 		{Name: "info", Arity: -2, Flags: f, Run: commandInfo},
 		{Name: "list", Arity: -2, Flags: f, Run: commandList},
@@ -143,11 +143,15 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 	for _, cat := range cats {
 		w.SimpleString(cat)
 	}
-	w.ArrayLen(len(s.Tips))
+	w.SetLen(len(s.Tips)) // tips, key specs and no subcommands: sets, as Redis's
 	for _, tip := range s.Tips {
 		w.BulkString(tip)
 	}
 	writeKeySpecs(c, s)
+	if len(s.Subs) == 0 {
+		w.SetLen(0)
+		return
+	}
 	w.ArrayLen(len(s.Subs))
 	for _, sub := range s.Subs {
 		writeCommandInfo(c, sub)
@@ -158,7 +162,7 @@ func writeCommandInfo(c *Ctx, s *Spec) {
 func writeKeySpecs(c *Ctx, s *Spec) {
 	w := c.W
 	specs := s.KeySpecs()
-	w.ArrayLen(len(specs))
+	w.SetLen(len(specs))
 	for _, ks := range specs {
 		if ks.Notes != "" {
 			w.MapLen(4)
@@ -323,6 +327,9 @@ func getkeysSpec(c *Ctx) (*Spec, [][]byte) {
 	}
 	idx := s.KeyIndexes(argv)
 	if len(idx) == 0 {
+		if s.Flags&NoMandatoryKeys != 0 { // EVAL ... 0: no keys is no error
+			return s, [][]byte{}
+		}
 		c.Error("ERR Invalid arguments specified for command")
 		return nil, nil
 	}

@@ -52,14 +52,11 @@ func (s *Spec) KeySpecs() []KeySpec {
 }
 
 // KeyFlagsAt returns the flags of the key at argv index i, as COMMAND
-// GETKEYSANDFLAGS reports them (SET with GET reads the old value: RW access update).
+// GETKEYSANDFLAGS reports them: KeyFlagsFn's for a command whose flags
+// depend on its arguments, else its key spec's.
 func (s *Spec) KeyFlagsAt(argv [][]byte, i int) []string {
-	if s.Name == "set" && s.parent == nil {
-		for _, a := range argv[3:] {
-			if eqFold(a, "get") {
-				return []string{"RW", "access", "update"}
-			}
-		}
+	if s.KeyFlagsFn != nil {
+		return s.KeyFlagsFn(argv)
 	}
 	specs := s.KeySpecs()
 	for _, ks := range specs {
@@ -77,4 +74,52 @@ func (s *Spec) KeyFlagsAt(argv [][]byte, i int) []string {
 		return specs[len(specs)-1].FlagList()
 	}
 	return nil
+}
+
+// setKeyFlags is setGetKeys: GET reads the old value (RW access update), a
+// condition (IFEQ, IFNE, IFDEQ, IFDNE) reads it too (RW update), else SET
+// overwrites (OW update).
+func setKeyFlags(argv [][]byte) []string {
+	actual, access := "OW", false
+	for _, a := range argv[3:] {
+		switch {
+		case eqFold(a, "get"):
+			actual, access = "RW", true
+		case eqFold(a, "ifeq"), eqFold(a, "ifne"), eqFold(a, "ifdeq"), eqFold(a, "ifdne"):
+			actual = "RW"
+		}
+	}
+	if access {
+		return []string{actual, "access", "update"}
+	}
+	return []string{actual, "update"}
+}
+
+// delexKeyFlags is delexGetKeys: RW delete with a condition, RM delete
+// without.
+func delexKeyFlags(argv [][]byte) []string {
+	for _, a := range argv[2:] {
+		if eqFold(a, "ifeq") || eqFold(a, "ifne") || eqFold(a, "ifdeq") || eqFold(a, "ifdne") {
+			return []string{"RW", "delete"}
+		}
+	}
+	return []string{"RM", "delete"}
+}
+
+// bitfieldKeyFlags is bitfieldGetKeys: RO access when every operation is a
+// GET (and OVERFLOW), RW access update otherwise (a syntax error counts as
+// a write).
+func bitfieldKeyFlags(argv [][]byte) []string {
+	for i := 2; i < len(argv); i++ {
+		rem := len(argv) - i - 1
+		switch a := argv[i]; {
+		case eqFold(a, "get") && rem >= 2:
+			i += 2
+		case eqFold(a, "overflow") && rem >= 1:
+			i++
+		default: // SET, INCRBY, or a syntax error
+			return []string{"RW", "access", "update"}
+		}
+	}
+	return []string{"RO", "access"}
 }

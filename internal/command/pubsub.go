@@ -35,7 +35,7 @@ func pubsubCommands() []*Spec {
 	const ps = PubSub | Loading | Stale
 	shardKeys := []KeySpec{{Flags: "not_key", Begin: 1, Last: -1, Step: 1}}
 	return []*Spec{
-		{Name: "psubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: psubscribeCmd},
+		{Name: "psubscribe", Arity: -2, Flags: ps | DenyOOM | NoScript | PushReply | SubscribedOK, Run: psubscribeCmd},
 		{Name: "publish", Arity: 3, Flags: ps | Fast | MayReplicate, Run: publishCmd},
 		{Name: "pubsub", Arity: -2, Subs: []*Spec{
 			{Name: "channels", Arity: -2, Flags: ps, Run: pubsubChannels},
@@ -47,8 +47,8 @@ func pubsubCommands() []*Spec {
 		}},
 		{Name: "punsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Run: punsubscribeCmd},
 		{Name: "spublish", Arity: 3, Flags: ps | Fast | MayReplicate, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "not_key", Begin: 1, Step: 1}}, Run: spublishCmd},
-		{Name: "ssubscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: ssubscribeCmd},
-		{Name: "subscribe", Arity: -2, Flags: ps | NoScript | PushReply | SubscribedOK, Run: subscribeCmd},
+		{Name: "ssubscribe", Arity: -2, Flags: ps | DenyOOM | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: ssubscribeCmd},
+		{Name: "subscribe", Arity: -2, Flags: ps | DenyOOM | NoScript | PushReply | SubscribedOK, Run: subscribeCmd},
 		{Name: "sunsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, FirstKey: 1, LastKey: -1, Step: 1, Keys: shardKeys, Run: sunsubscribeCmd},
 		{Name: "unsubscribe", Arity: -1, Flags: ps | NoScript | PushReply | SubscribedOK, Run: unsubscribeCmd},
 	}
@@ -92,10 +92,11 @@ func pubsubChannelsGeneric(c *Ctx, kind int) {
 func pubsubChannels(c *Ctx)      { pubsubChannelsGeneric(c, SubChannel) }
 func pubsubShardChannels(c *Ctx) { pubsubChannelsGeneric(c, SubShard) }
 
-// NUMSUB replies a map (RESP3) / flat array of channel, count pairs.
+// NUMSUB replies a flat array of channel, count pairs, in RESP3 too (as
+// Redis's pubsubCommand: a map made redis-py raise and node-redis return {}).
 func pubsubNumsubGeneric(c *Ctx, kind int) {
 	names := c.Argv[2:]
-	c.W.MapLen(len(names))
+	c.W.ArrayLen(2 * len(names))
 	for _, n := range names {
 		c.W.Bulk(n)
 		c.W.Int(int64(c.Srv.PubSub().NumSub(kind, n)))

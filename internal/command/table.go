@@ -120,6 +120,11 @@ type Spec struct {
 	KeyFlags string
 	// Keys declares the key specs of commands with more than one (RENAME, COPY).
 	Keys []KeySpec
+	// KeyFlagsFn gives the flags of the key of a command whose key spec has
+	// variable_flags (SET, DELEX, BITFIELD): what its arguments make of it
+	// (Redis's getkeys procs setGetKeys, delexGetKeys, bitfieldGetKeys), for
+	// COMMAND GETKEYSANDFLAGS.
+	KeyFlagsFn func(argv [][]byte) []string
 	// ScriptArg says what argv[1] names for a command that runs a script
 	// (EVAL: its body, EVALSHA: its SHA1, FCALL: a function): admission
 	// judges such a command by the script's flags (Redis's getCommandFlags).
