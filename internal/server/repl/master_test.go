@@ -1,6 +1,7 @@
 package repl
 
 import (
+	"bytes"
 	"net"
 	"strings"
 	"testing"
@@ -31,14 +32,6 @@ func (h *fakeHost) RemoveTarget(t Target) {
 }
 func (h *fakeHost) PingPeriodMs() int64 { return 10_000 }
 
-func args(s ...string) [][]byte {
-	out := make([][]byte, len(s))
-	for i, x := range s {
-		out[i] = []byte(x)
-	}
-	return out
-}
-
 // TestMaster: the stream goes to every replica with a SELECT when the
 // database changes (and first for a new replica); the offset counts its
 // bytes; acknowledgements count for WAIT and min-replicas; GETACK goes to
@@ -52,7 +45,7 @@ func TestMaster(t *testing.T) {
 		t.Fatalf("%d propagation targets after the first replica", len(h.targets))
 	}
 	feed := h.targets[0]
-	feed.Propagate(2, args("SET", "k", "v"))
+	feed.Propagate(2, bytes.Fields([]byte("SET k v")))
 	feed.UnitDone()
 	want := "*2\r\n$6\r\nSELECT\r\n$1\r\n2\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n"
 	if got := a.take(); got != want {
@@ -62,7 +55,7 @@ func TestMaster(t *testing.T) {
 		t.Fatalf("offset %d, unit end %d, want %d", m.Offset(), m.UnitEnd(), len(want))
 	}
 	lb := m.Attach(b, false, 6381, 5_000)
-	feed.Propagate(2, args("DEL", "k"))
+	feed.Propagate(2, bytes.Fields([]byte("DEL k")))
 	feed.UnitDone()
 	if got, gotB := a.take(), b.take(); got != gotB || !strings.HasPrefix(got, "*2\r\n$6\r\nSELECT") {
 		t.Fatalf("after a new replica: %q and %q", got, gotB)
