@@ -144,11 +144,11 @@ func (z *zsetObj) DeleteByLex(r *LexRange) int {
 }
 
 func (z *zsetObj) rangeWalk(r zpred, offset, limit int, rev bool, fn func([]byte, float64)) int {
+	if offset < 0 {
+		return 0 // a negative LIMIT offset is no range, in either encoding (Redis 8's "invalid offset")
+	}
 	if z.big != nil {
 		return z.bigRangeWalk(r, offset, limit, rev, fn)
-	}
-	if offset < 0 {
-		return 0 // Redis's listpack walk runs off the end
 	}
 	count := 0
 	if !rev {
