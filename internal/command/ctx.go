@@ -148,9 +148,6 @@ type Server interface {
 	ProtoMaxBulkLen() int64
 	// LFU reports whether an LFU maxmemory-policy is selected (OBJECT FREQ/IDLETIME).
 	LFU() bool
-	// SharedIntegers reports whether Redis would share small integer values
-	// (OBJECT REFCOUNT): not with maxmemory set and an LRU/LFU/LRM policy.
-	SharedIntegers() bool
 	// MemoryStats measures MEMORY STATS and MEMORY DOCTOR's figures.
 	MemoryStats() MemoryStats
 	// MemoryPurge returns free memory to the OS (MEMORY PURGE).

@@ -602,23 +602,13 @@ func objectFreq(c *Ctx) {
 	c.W.Int(c.KS.LFUFreq(e)) // LFUDecrAndReturn: decayed to now, not stored
 }
 
-// objectRefcount: Redis shares the objects of the integers 0..9999
-// (OBJ_SHARED_INTEGERS), which report INT_MAX, unless maxmemory is set with an
-// LRU/LFU/LRM policy (each key then needs its own access word); everything
-// else has one reference. Redis decides when the value is stored; HotKV
-// reports from the configuration at the time of the OBJECT call.
+// objectRefcount: one reference. Redis 8 stores a key and its value in one
+// object (kvobj), so even the small integers Redis 7 shared (and reported as
+// INT_MAX) have their own: Redis 8.6.3 replies 1 for every key.
 func objectRefcount(c *Ctx) {
-	e := objectLookup(c)
-	if e == nil {
-		return
+	if objectLookup(c) != nil {
+		c.W.Int(1)
 	}
-	if e.Kind == keyspace.KindString && e.Enc == keyspace.EncInt && c.Srv.SharedIntegers() {
-		if v, ok := resp.ParseInt(e.Bytes()); ok && v >= 0 && v < 10000 {
-			c.W.Int(math.MaxInt32)
-			return
-		}
-	}
-	c.W.Int(1)
 }
 
 func objectHelp(c *Ctx) {

@@ -48,17 +48,6 @@ func (p EvictPolicy) Access() AccessPolicy {
 	return AccessLRU
 }
 
-// SharesIntegers reports whether Redis would share small integer objects
-// under p with maxmemory set (MAXMEMORY_FLAG_NO_SHARED_INTEGERS is the LRU,
-// LFU and LRM policies): OBJECT REFCOUNT reports 1 when it would not.
-func (p EvictPolicy) SharesIntegers() bool {
-	switch p {
-	case NoEviction, VolatileRandom, VolatileTTL, AllKeysRandom:
-		return true
-	}
-	return false
-}
-
 // EvictionPoolSize is EVPOOL_SIZE.
 const EvictionPoolSize = 16
 

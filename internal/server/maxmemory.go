@@ -514,11 +514,6 @@ func (s *Server) wireMaxmemory() {
 	})
 }
 
-// sharedIntegers: OBJECT REFCOUNT of small integers (see keyspace.EvictPolicy.SharesIntegers).
-func (s *Server) sharedIntegers() bool {
-	return s.maxmemory() == 0 || s.mem.policy.SharesIntegers()
-}
-
 // evictionExceeded is INFO's total_eviction_exceeded_time and
 // current_eviction_exceeded_time, in ms.
 func (s *Server) evictionExceeded() (total, current int64) {

@@ -80,9 +80,6 @@ func (s *Server) ProtoMaxBulkLen() int64 { return s.limits.MaxBulkLen.Load() }
 // LFU reports whether maxmemory-policy is an LFU policy.
 func (s *Server) LFU() bool { return s.ks.AccessPolicy() == keyspace.AccessLFU }
 
-// SharedIntegers reports whether OBJECT REFCOUNT shows small integers as
-// shared (see keyspace.EvictPolicy.SharesIntegers).
-func (s *Server) SharedIntegers() bool { return s.sharedIntegers() }
 
 // NowUs is the live server clock.
 func (s *Server) NowUs() int64 { return s.clock.NowUs() }
