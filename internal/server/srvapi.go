@@ -80,7 +80,6 @@ func (s *Server) ProtoMaxBulkLen() int64 { return s.limits.MaxBulkLen.Load() }
 // LFU reports whether maxmemory-policy is an LFU policy.
 func (s *Server) LFU() bool { return s.ks.AccessPolicy() == keyspace.AccessLFU }
 
-
 // NowUs is the live server clock.
 func (s *Server) NowUs() int64 { return s.clock.NowUs() }
 
