@@ -12,12 +12,12 @@ func commandSubcommands() []*Spec {
 	f := Loading | Stale
 	return []*Spec{
 		{Name: "count", Arity: 2, Flags: f, Run: commandCount},
-		{Name: "docs", Arity: -2, Flags: f, Run: commandDocs},
+		{Name: "docs", Arity: -2, Flags: f, Tips: []string{"nondeterministic_output_order"}, Run: commandDocs},
 		{Name: "getkeys", Arity: -3, Flags: f, Run: commandGetkeys},
 		{Name: "getkeysandflags", Arity: -3, Flags: f, Run: commandGetkeysAndFlags},
 		{Name: "help", Arity: 2, Flags: f, Run: commandHelp},
-		{Name: "info", Arity: -2, Flags: f, Run: commandInfo},
-		{Name: "list", Arity: -2, Flags: f, Run: commandList},
+		{Name: "info", Arity: -2, Flags: f, Tips: []string{"nondeterministic_output_order"}, Run: commandInfo},
+		{Name: "list", Arity: -2, Flags: f, Tips: []string{"nondeterministic_output_order"}, Run: commandList},
 	}
 }
 

@@ -13,27 +13,27 @@ func genericCommands() []*Spec {
 	const w, r, f = Write, ReadOnly, Fast
 	return []*Spec{
 		{Name: "copy", Arity: -3, Flags: w | DenyOOM, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RO access", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Run: copyCmd},
-		{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Run: delCmd},
-		{Name: "exists", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Run: existsCmd},
+		{Name: "del", Arity: -2, Flags: w, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Run: delCmd},
+		{Name: "exists", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Run: existsCmd},
 		{Name: "expire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: expireCmd},
 		{Name: "expireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: expireatCmd},
 		{Name: "expiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: expiretimeCmd},
-		{Name: "keys", Arity: 2, Flags: r, Run: keysCmd},
+		{Name: "keys", Arity: 2, Flags: r, Tips: []string{"request_policy:all_shards", "nondeterministic_output_order"}, Run: keysCmd},
 		{Name: "move", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: moveCmd},
 		{Name: "object", Arity: -2, Subs: objectSubcommands()},
 		{Name: "persist", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: persistCmd},
 		{Name: "pexpire", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: pexpireCmd},
 		{Name: "pexpireat", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: pexpireatCmd},
 		{Name: "pexpiretime", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: pexpiretimeCmd},
-		{Name: "pttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: pttlCmd},
-		{Name: "randomkey", Arity: 1, Flags: r | TouchesArbitraryKeys, Run: randomkeyCmd},
+		{Name: "pttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Run: pttlCmd},
+		{Name: "randomkey", Arity: 1, Flags: r | TouchesArbitraryKeys, Tips: []string{"request_policy:all_shards", "response_policy:special", "nondeterministic_output"}, Run: randomkeyCmd},
 		{Name: "rename", Arity: 3, Flags: w, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW update", Begin: 2, Step: 1}}, Run: renameCmd},
 		{Name: "renamenx", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 2, Step: 1, Keys: []KeySpec{{Flags: "RW access delete", Begin: 1, Step: 1}, {Flags: "OW insert", Begin: 2, Step: 1}}, Run: renamenxCmd},
-		{Name: "scan", Arity: -2, Flags: r | TouchesArbitraryKeys, Run: scanCmd},
-		{Name: "touch", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Run: touchCmd},
-		{Name: "ttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: ttlCmd},
+		{Name: "scan", Arity: -2, Flags: r | TouchesArbitraryKeys, Tips: []string{"nondeterministic_output", "request_policy:special", "response_policy:special"}, Run: scanCmd},
+		{Name: "touch", Arity: -2, Flags: r | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO", Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Run: touchCmd},
+		{Name: "ttl", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Run: ttlCmd},
 		{Name: "type", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Run: typeCmd},
-		{Name: "unlink", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Run: delCmd},
+		{Name: "unlink", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RM delete", Tips: []string{"request_policy:multi_shard", "response_policy:agg_sum"}, Run: delCmd},
 	}
 }
 
@@ -556,11 +556,11 @@ func copyCmd(c *Ctx) {
 
 func objectSubcommands() []*Spec {
 	return []*Spec{
-		{Name: "encoding", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectEncoding},
-		{Name: "freq", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectFreq},
+		{Name: "encoding", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Tips: []string{"nondeterministic_output"}, Run: objectEncoding},
+		{Name: "freq", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Tips: []string{"nondeterministic_output"}, Run: objectFreq},
 		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: objectHelp},
-		{Name: "idletime", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectIdletime},
-		{Name: "refcount", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: objectRefcount},
+		{Name: "idletime", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Tips: []string{"nondeterministic_output"}, Run: objectIdletime},
+		{Name: "refcount", Arity: 3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Tips: []string{"nondeterministic_output"}, Run: objectRefcount},
 	}
 }
 

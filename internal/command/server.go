@@ -11,18 +11,18 @@ import (
 func serverCommands() []*Spec {
 	const adm = Admin | NoScript | Loading | Stale
 	return []*Spec{
-		{Name: "command", Arity: -1, Flags: Loading | Stale, Run: commandCmd, Subs: commandSubcommands()},
+		{Name: "command", Arity: -1, Flags: Loading | Stale, Run: commandCmd, Tips: []string{"nondeterministic_output_order"}, Subs: commandSubcommands()},
 		{Name: "config", Arity: -2, Subs: configSubcommands()},
-		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Run: dbsizeCmd},
+		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, Run: dbsizeCmd},
 		{Name: "debug", Arity: -2, Flags: adm | Protected, Run: debugCmd},
-		{Name: "flushall", Arity: -1, Flags: Write, Run: flushallCmd},
-		{Name: "flushdb", Arity: -1, Flags: Write, Run: flushdbCmd},
-		{Name: "info", Arity: -1, Flags: Loading | Stale, Run: infoCmd},
-		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Run: lastsaveCmd},
+		{Name: "flushall", Arity: -1, Flags: Write, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushallCmd},
+		{Name: "flushdb", Arity: -1, Flags: Write, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushdbCmd},
+		{Name: "info", Arity: -1, Flags: Loading | Stale, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: infoCmd},
+		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Tips: []string{"nondeterministic_output"}, Run: lastsaveCmd},
 		{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Run: shutdownCmd},
 		{Name: "swapdb", Arity: 3, Flags: Write | Fast, Run: swapdbCmd},
-		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Run: timeCmd},
-		{Name: "wait", Arity: 3, Run: waitCmd},
+		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Tips: []string{"nondeterministic_output"}, Run: timeCmd},
+		{Name: "wait", Arity: 3, Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}, Run: waitCmd},
 	}
 }
 
@@ -176,9 +176,9 @@ func configSubcommands() []*Spec {
 	return []*Spec{
 		{Name: "get", Arity: -3, Flags: adm, Run: configGet},
 		{Name: "help", Arity: 2, Flags: Loading | Stale, Run: configHelp},
-		{Name: "resetstat", Arity: 2, Flags: adm, Run: configResetstat},
-		{Name: "rewrite", Arity: 2, Flags: adm, Run: configRewrite},
-		{Name: "set", Arity: -4, Flags: adm, Run: configSet},
+		{Name: "resetstat", Arity: 2, Flags: adm, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Run: configResetstat},
+		{Name: "rewrite", Arity: 2, Flags: adm, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Run: configRewrite},
+		{Name: "set", Arity: -4, Flags: adm, Tips: []string{"request_policy:all_nodes", "response_policy:all_succeeded"}, Run: configSet},
 	}
 }
 
