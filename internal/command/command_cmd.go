@@ -68,6 +68,9 @@ func aclCategories(s *Spec) []string {
 	if s.ACL != nil {
 		return s.ACL
 	}
+	if len(s.Subs) > 0 && s.Run == nil {
+		return []string{"@slow"} // a container is only its subcommands' door
+	}
 	var out []string
 	if s.Group == "generic" {
 		out = append(out, "@keyspace")
@@ -76,7 +79,7 @@ func aclCategories(s *Spec) []string {
 	if s.Flags&ReadOnly != 0 && s.Group != "scripting" {
 		out = append(out, "@read")
 	}
-	if s.Flags&Write != 0 && s.Group != "scripting" {
+	if s.Flags&Write != 0 {
 		out = append(out, "@write")
 	}
 	switch s.Group {

@@ -15,7 +15,7 @@ func connectionCommands() []*Spec {
 	return []*Spec{
 		{Name: "auth", Arity: -2, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Run: authCmd},
 		{Name: "client", Arity: -2, Flags: KeepsCaching, Subs: clientSubcommands()},
-		{Name: "echo", Arity: 2, Flags: Fast, Run: echoCmd},
+		{Name: "echo", Arity: 2, Flags: Loading | Stale | Fast, Run: echoCmd},
 		{Name: "hello", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy, Run: helloCmd},
 		{Name: "ping", Arity: -1, Flags: Fast | SubscribedOK | HealthCheck, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: pingCmd},
 		{Name: "quit", Arity: -1, Flags: NoScript | Loading | Stale | Fast | NoAuth | AllowBusy | RunsInMulti | EndsMulti | SubscribedOK, Run: quitCmd},

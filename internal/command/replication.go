@@ -7,8 +7,8 @@ import "github.com/hotkv/hotkv/internal/resp"
 // specs follow Redis 8.4's src/commands/{sync,psync,replconf,role}.json.
 func replicationCommands() []*Spec {
 	return []*Spec{
-		{Name: "sync", Arity: 1, Flags: Admin | NoScript | NoMulti, Run: syncCmd},
-		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoMulti, Run: psyncCmd},
+		{Name: "sync", Arity: 1, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Run: syncCmd},
+		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Run: psyncCmd},
 		{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Run: replconfCmd},
 		{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Run: roleCmd},
 	}

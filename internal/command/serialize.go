@@ -35,7 +35,7 @@ type Persistence interface {
 func serializeCommands() []*Spec {
 	return []*Spec{
 		{Name: "dump", Arity: 2, Flags: ReadOnly, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: []string{"nondeterministic_output"}, Run: dumpCmd},
-		{Name: "restore", Arity: -4, Flags: Write | DenyOOM, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "OW update", Run: restoreCmd},
+		{Name: "restore", Arity: -4, Flags: Write | DenyOOM, ACL: []string{"@keyspace", "@write", "@slow", "@dangerous"}, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "OW update", Run: restoreCmd},
 	}
 }
 

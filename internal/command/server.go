@@ -13,16 +13,16 @@ func serverCommands() []*Spec {
 	return []*Spec{
 		{Name: "command", Arity: -1, Flags: Loading | Stale, Run: commandCmd, Tips: []string{"nondeterministic_output_order"}, Subs: commandSubcommands()},
 		{Name: "config", Arity: -2, Subs: configSubcommands()},
-		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, Run: dbsizeCmd},
+		{Name: "dbsize", Arity: 1, Flags: ReadOnly | Fast, ACL: []string{"@keyspace", "@read", "@fast"}, Tips: []string{"request_policy:all_shards", "response_policy:agg_sum"}, Run: dbsizeCmd},
 		{Name: "debug", Arity: -2, Flags: adm | Protected, Run: debugCmd},
-		{Name: "flushall", Arity: -1, Flags: Write, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushallCmd},
-		{Name: "flushdb", Arity: -1, Flags: Write, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushdbCmd},
-		{Name: "info", Arity: -1, Flags: Loading | Stale, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: infoCmd},
-		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, Tips: []string{"nondeterministic_output"}, Run: lastsaveCmd},
+		{Name: "flushall", Arity: -1, Flags: Write, ACL: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushallCmd},
+		{Name: "flushdb", Arity: -1, Flags: Write, ACL: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushdbCmd},
+		{Name: "info", Arity: -1, Flags: Loading | Stale, ACL: []string{"@slow", "@dangerous"}, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: infoCmd},
+		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Tips: []string{"nondeterministic_output"}, Run: lastsaveCmd},
 		{Name: "shutdown", Arity: -1, Flags: adm | NoMulti | AllowBusy, Run: shutdownCmd},
-		{Name: "swapdb", Arity: 3, Flags: Write | Fast, Run: swapdbCmd},
+		{Name: "swapdb", Arity: 3, Flags: Write | Fast, ACL: []string{"@keyspace", "@write", "@fast", "@dangerous"}, Run: swapdbCmd},
 		{Name: "time", Arity: 1, Flags: Loading | Stale | Fast, Tips: []string{"nondeterministic_output"}, Run: timeCmd},
-		{Name: "wait", Arity: 3, Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}, Run: waitCmd},
+		{Name: "wait", Arity: 3, Flags: Blocking, ACL: []string{"@slow", "@blocking", "@connection"}, Tips: []string{"request_policy:all_shards", "response_policy:agg_min"}, Run: waitCmd},
 	}
 }
 

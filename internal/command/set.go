@@ -22,7 +22,7 @@ func setCommands() []*Spec {
 		{Name: "sdiffstore", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 1, Keys: storeKeys("OW update"), Run: sdiffstoreCmd},
 		{Name: "sinter", Tips: order, Arity: -2, Flags: r, FirstKey: 1, LastKey: -1, Step: 1, KeyFlags: "RO access", Run: sinterCmd},
 		{Name: "sintercard", Arity: -3, Flags: r, Keys: []KeySpec{{Flags: "RO access", Begin: 1, Step: 1, Keynum: true}}, KeysFn: sintercardKeys, Run: sintercardCmd},
-		{Name: "sinterstore", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 1, Keys: storeKeys("RW update"), Run: sinterstoreCmd},
+		{Name: "sinterstore", Arity: -3, Flags: w | d, FirstKey: 1, LastKey: -1, Step: 1, Keys: storeKeys("OW update"), Run: sinterstoreCmd},
 		{Name: "sismember", Arity: 3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Run: sismemberCmd},
 		{Name: "smembers", Tips: order, Arity: 2, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: smembersCmd},
 		{Name: "smismember", Arity: -3, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: smismemberCmd},

@@ -21,7 +21,7 @@ func stringCommands() []*Spec {
 		{Name: "digest", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Summary: "Returns the XXH3 hash of a string value.", Run: digestCmd},
 		{Name: "get", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: getCmd},
 		{Name: "getdel", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: getdelCmd},
-		{Name: "getex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: getexCmd},
+		{Name: "getex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update", Begin: 1, Step: 1, Notes: "RW and UPDATE because it changes the TTL"}}, Run: getexCmd},
 		{Name: "getrange", Arity: 4, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: getrangeCmd},
 		{Name: "getset", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: getsetCmd},
 		{Name: "incr", Arity: 2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: incrCmd},
