@@ -120,7 +120,7 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs i
 			continue
 		}
 		start := e.clock.NowUs()
-		if e.activeExpire.Load() {
+		if e.activeExpire.Load() && !e.expiryPaused() {
 			e.ActiveExpireCycle(period * slowCycleCPU / 100)
 		}
 		e.rehashStep()
@@ -184,4 +184,10 @@ func (e *Engine) finishCycle(startUs int64, sampled, expired int) {
 		cur := float64(expired) / float64(sampled)
 		e.ExpiredStalePercent = e.ExpiredStalePercent*0.95 + cur*0.05
 	}
+}
+
+// expiryPaused reports whether CLIENT PAUSE suspends expiry now
+// (keyspace.Keyspace.ExpiryPaused): the active cycle waits for the pause's end.
+func (e *Engine) expiryPaused() bool {
+	return e.ks.ExpiryPaused != nil && e.ks.ExpiryPaused()
 }

@@ -56,7 +56,7 @@ func (db *DB) Lookup(key []byte) *Entry {
 		return nil
 	}
 	if db.isExpired(e) {
-		if !db.ks.KeepExpired {
+		if !db.ks.keepExpired() {
 			db.expireKey(key)
 		}
 		return nil
@@ -331,7 +331,7 @@ func (db *DB) Random(rnd func() uint64) (string, bool) {
 			// as Redis does, rather than looping forever
 			return k, true
 		}
-		if !db.ks.KeepExpired {
+		if !db.ks.keepExpired() {
 			db.expireKeyString(k)
 		}
 	}

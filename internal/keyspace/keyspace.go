@@ -98,6 +98,10 @@ type Keyspace struct {
 	// while SCAN or RANDOMKEY runs inside MULTI or a script with
 	// lazyexpire-nested-arbitrary-keys off.
 	KeepExpired bool
+	// ExpiryPaused, when set and true, suspends expiry as CLIENT PAUSE does
+	// (Redis's PAUSE_ACTION_EXPIRE): lazy expiry reports expired keys as
+	// absent without deleting them, and the active cycle does not run.
+	ExpiryPaused func() bool
 
 	now    int64
 	seed   uint64
@@ -188,4 +192,10 @@ func (ks *Keyspace) Keys() int {
 		n += db.Len()
 	}
 	return n
+}
+
+// keepExpired reports whether lazy expiry must leave an expired key in place
+// (KeepExpired, or expiry paused). Only expired keys ask.
+func (ks *Keyspace) keepExpired() bool {
+	return ks.KeepExpired || (ks.ExpiryPaused != nil && ks.ExpiryPaused())
 }

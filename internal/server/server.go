@@ -183,6 +183,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.blocked = newBlocking()
 	s.repl = repl.New((*replHost)(s))
 	ks.Obs = s
+	ks.ExpiryPaused = s.pauseActive // CLIENT PAUSE (WRITE or ALL) suspends expiry, as Redis's PAUSE_ACTION_EXPIRE
 	s.wireHotParams()
 	s.wireMaxmemory()
 	s.notifier = notify.New(cfg, s.hub)
