@@ -254,6 +254,20 @@ func TrackingFlags(t *TrackingState) []string {
 	return flags
 }
 
+// TrackingFlagChars appends CLIENT LIST's tracking flags: t, R, B.
+func TrackingFlagChars(b []byte, t *TrackingState) []byte {
+	if t.On {
+		b = append(b, 't')
+	}
+	if t.BrokenRedir {
+		b = append(b, 'R')
+	}
+	if t.BCast {
+		b = append(b, 'B')
+	}
+	return b
+}
+
 // TrackingRedirField is CLIENT LIST's redir= value.
 func TrackingRedirField(t *TrackingState) string {
 	if !t.On {

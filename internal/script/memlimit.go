@@ -8,7 +8,7 @@ import (
 // The script memory limit. Redis does not bound what a script allocates;
 // HotKV does, so that one script cannot take the machine: a script may add
 // at most MemLimit bytes to the heap (checked with the instruction hook, every
-// hookEvery instructions, and before each bounded builtin's result), after
+// memEvery instructions, and before each bounded builtin's result), after
 // which it is stopped as SCRIPT KILL stops it, with errScriptOOM. The server
 // sets MemLimit to half of maxmemory; with maxmemory 0 it is half of the
 // machine's memory (defaultMemLimit).

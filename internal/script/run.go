@@ -63,7 +63,8 @@ const (
 // method is the instruction hook that lets a long script be interrupted.
 type hookCtx struct {
 	interrupt func() bool
-	n         int
+	n         int // instructions since the last memory check
+	checks    int // memory checks since the last Interrupt
 	killed    bool
 	// memLimit is how many bytes the script may add to the heap, heapStart
 	// the heap when it started; oom: it was stopped for going over
@@ -87,17 +88,19 @@ func (h *hookCtx) Done() <-chan struct{} {
 		return closedChan // every instruction fails: pcall cannot catch the kill
 	}
 	h.n++
-	if h.n%memEvery != 0 {
+	if h.n < memEvery { // the per-instruction cost: an increment and a compare
 		return nil
 	}
+	h.n = 0
 	if h.overMemory() {
 		h.killed, h.oom = true, true
 		return closedChan
 	}
-	if h.n < hookEvery {
+	h.checks++
+	if h.checks < hookEvery/memEvery {
 		return nil
 	}
-	h.n = 0
+	h.checks = 0
 	if h.interrupt != nil && h.interrupt() {
 		h.killed = true
 		return closedChan

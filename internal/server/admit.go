@@ -227,9 +227,9 @@ func (s *Server) goodReplicas() bool {
 // enoughGoodReplicas counts the good replicas (goodReplicas, when
 // min-replicas-to-write is set).
 func (s *Server) enoughGoodReplicas() bool {
-	need, maxLag := s.cfg.Int("min-replicas-to-write"), s.cfg.Int("min-replicas-max-lag")
-	if need == 0 || maxLag == 0 {
-		return true
+	need, maxLag := s.hot.minReplicas.Load(), s.cfg.Int("min-replicas-max-lag")
+	if need == 0 {
+		return true // off, or min-replicas-max-lag 0
 	}
 	return s.repl.Good(s.clock.NowMs(), maxLag) >= need
 }
@@ -237,7 +237,8 @@ func (s *Server) enoughGoodReplicas() bool {
 // hotParams mirror the parameters whose defaults switch a check of every
 // command off (min-replicas-to-write, maxmemory, maxmemory-clients), kept
 // current by CONFIG SET's hooks: with the defaults, admission pays a load
-// and a compare for each instead of a parameter read and a call.
+// and a compare for each instead of a parameter read and a call. They are
+// the server's only reading of maxmemory and maxmemory-clients.
 type hotParams struct {
 	minReplicas atomic.Int64 // min-replicas-to-write, or 0 when min-replicas-max-lag is 0
 	maxmemory   atomic.Int64

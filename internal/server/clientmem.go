@@ -173,12 +173,7 @@ func (cl *client) multiMem() int64 {
 // bytes, or its percentage of maxmemory; 0 when client eviction is off; never
 // below 128 KiB.
 func (s *Server) clientEvictionLimit() int64 {
-	var v int64
-	if s.mem.memClients != nil {
-		v = s.mem.memClients()
-	} else { // before wireMaxmemory
-		v = s.cfg.Int("maxmemory-clients")
-	}
+	v := s.hot.memClients.Load()
 	var lim int64
 	switch {
 	case v > 0:

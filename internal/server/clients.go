@@ -9,7 +9,6 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
-	"github.com/hotkv/hotkv/internal/server/tracking"
 )
 
 // pauseState is CLIENT PAUSE's state, read lock-free on every command.
@@ -214,7 +213,7 @@ func appendClientFlags(b []byte, cl *client) []byte {
 	if cl.isBlocked.Load() {
 		b = append(b, 'b')
 	}
-	b = tracking.FlagChars(b, &cl.Tracking)
+	b = command.TrackingFlagChars(b, &cl.Tracking)
 	if cl.multi.touched {
 		b = append(b, 'd')
 	}

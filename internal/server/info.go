@@ -245,7 +245,7 @@ func rssBytes() uint64 {
 func (s *Server) infoMemory(b []byte) []byte {
 	st := s.memStats()
 	used, rss := uint64(st.TotalAllocated), uint64(st.RSS)
-	maxmem := uint64(s.cfg.Int("maxmemory"))
+	maxmem := s.maxmemory()
 	u := func(k string, v int64) { b = kvi(b, k, v) }
 	b = kv(b, "used_memory", strconv.FormatUint(used, 10))
 	b = kv(b, "used_memory_human", human(used))

@@ -58,27 +58,25 @@ const (
 
 // memAcct is the used-memory estimate's state; engine lock.
 type memAcct struct {
-	sampleUs    int64        // when the runtime counters were last read
-	cycles      uint64       // GC cycles at the last read
-	live        uint64       // /gc/heap/live:bytes of the last GC
-	allocsAtGC  uint64       // /gc/heap/allocs:bytes when the last GC was first seen
-	allocs      uint64       // /gc/heap/allocs:bytes at the last read
-	freedAtGC   int64        // keyspace Freed when the last GC was first seen
-	addedAtGC   int64        // keyspace Added when the last GC was first seen
-	forceGC     bool         // a flush happened: collect before the next estimate
-	settled     bool         // the running command reports used memory (forgetReportGarbage)
-	reportMark  uint64       // allocs when it settled
-	reportUsed  uint64       // used memory then: what the report shows
-	evictAfter  bool         // maxmemory changed: evict once the command ends
-	near        bool         // the last estimate was near maxmemory: read afresh
-	maxmemory   func() int64 // the maxmemory parameter, read without a name lookup
-	memClients  func() int64 // maxmemory-clients, likewise
-	lastGCUs    int64        // when the last forced GC ended (monoUs)
-	forcedCycle uint64       // the GC cycle collect ran
-	lastGCDurUs int64        // how long it took
-	startup     uint64       // used memory when the server started serving
-	released    int64        // buffers of closed clients, estimated (releaseClient)
-	relAtGC     int64        // released when the last GC was first seen
+	sampleUs    int64  // when the runtime counters were last read
+	cycles      uint64 // GC cycles at the last read
+	live        uint64 // /gc/heap/live:bytes of the last GC
+	allocsAtGC  uint64 // /gc/heap/allocs:bytes when the last GC was first seen
+	allocs      uint64 // /gc/heap/allocs:bytes at the last read
+	freedAtGC   int64  // keyspace Freed when the last GC was first seen
+	addedAtGC   int64  // keyspace Added when the last GC was first seen
+	forceGC     bool   // a flush happened: collect before the next estimate
+	settled     bool   // the running command reports used memory (forgetReportGarbage)
+	reportMark  uint64 // allocs when it settled
+	reportUsed  uint64 // used memory then: what the report shows
+	evictAfter  bool   // maxmemory changed: evict once the command ends
+	near        bool   // the last estimate was near maxmemory: read afresh
+	lastGCUs    int64  // when the last forced GC ended (monoUs)
+	forcedCycle uint64 // the GC cycle collect ran
+	lastGCDurUs int64  // how long it took
+	startup     uint64 // used memory when the server started serving
+	released    int64  // buffers of closed clients, estimated (releaseClient)
+	relAtGC     int64  // released when the last GC was first seen
 
 	policy     keyspace.EvictPolicy
 	pool       keyspace.EvictionPool
@@ -278,12 +276,7 @@ func (s *Server) gcMayExplain(since uint64) bool {
 // allocatedSinceGC is what a GC could find to be garbage.
 func (s *Server) allocatedSinceGC() uint64 { return s.mem.allocs - s.mem.allocsAtGC }
 
-func (s *Server) maxmemory() uint64 {
-	if s.mem.maxmemory == nil { // before wireMaxmemory
-		return uint64(s.cfg.Int("maxmemory"))
-	}
-	return uint64(s.mem.maxmemory())
-}
+func (s *Server) maxmemory() uint64 { return uint64(s.hot.maxmemory.Load()) }
 
 // evictionTimeLimitUs is Redis's tenacity curve: 0..10 linear up to 500 µs,
 // then 15% a step, unlimited at 100.
@@ -495,8 +488,6 @@ func (s *Server) applyPolicy() {
 // wireMaxmemory connects the maxmemory parameters; called by New.
 func (s *Server) wireMaxmemory() {
 	s.ks.Rand = s.eng.Rand
-	s.mem.maxmemory = s.cfg.IntFunc("maxmemory")
-	s.mem.memClients = s.cfg.IntFunc("maxmemory-clients")
 	s.ks.OverMaxmemoryAfterAlloc = func(more int) bool { // engine lock held: a command's insert
 		maxmem := s.maxmemory()
 		return maxmem > 0 && s.usedMemory()+uint64(more) > maxmem

@@ -317,10 +317,15 @@ func (t *Tracker) invalidate(by Client, key []byte, bcast bool) {
 
 // appendKeysArray appends a RESP array of one key.
 func appendKeysArray(b, key []byte) []byte {
-	b = append(b, "*1\r\n$"...)
-	b = strconv.AppendInt(b, int64(len(key)), 10)
+	return appendBulk(append(b, "*1\r\n"...), key)
+}
+
+// appendBulk appends a RESP bulk string.
+func appendBulk[S string | []byte](b []byte, s S) []byte {
+	b = append(b, '$')
+	b = strconv.AppendInt(b, int64(len(s)), 10)
 	b = append(b, "\r\n"...)
-	b = append(b, key...)
+	b = append(b, s...)
 	return append(b, "\r\n"...)
 }
 
@@ -515,11 +520,7 @@ func buildKeys(keys []string, by map[string]Client, except Client) []byte {
 		if except != nil && by[k] == except {
 			continue
 		}
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(k)), 10)
-		b = append(b, "\r\n"...)
-		b = append(b, k...)
-		b = append(b, "\r\n"...)
+		b = appendBulk(b, k)
 	}
 	return b
 }
@@ -554,18 +555,4 @@ func (t *Tracker) limit() {
 // Stats are INFO's tracking_clients, tracking_total_keys, _items and _prefixes.
 func (t *Tracker) Stats() (clients, keys, items, prefixes int) {
 	return t.clients, t.keys.Len(), t.items, len(t.prefixes)
-}
-
-// FlagChars are CLIENT LIST's tracking flags: t, R, B.
-func FlagChars(b []byte, st *command.TrackingState) []byte {
-	if st.On {
-		b = append(b, 't')
-	}
-	if st.BrokenRedir {
-		b = append(b, 'R')
-	}
-	if st.BCast {
-		b = append(b, 'B')
-	}
-	return b
 }
