@@ -71,7 +71,7 @@ func (s *Server) Apply(u Unit) Applied {
 // It is in no registry: the connection commands find no client for it.
 func (s *Server) applyClient() *client {
 	if s.applier == nil {
-		cl := &client{fd: -1, raddr: applyAddr{}, srv: s}
+		cl := &client{raddr: applyAddr{}, srv: s}
 		cl.ID = applyClientID
 		cl.Addr, cl.LAddr = applyAddr{}.String(), applyAddr{}.String()
 		cl.User, cl.Authenticated, cl.Multi = "default", true, -1

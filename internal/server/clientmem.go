@@ -48,10 +48,12 @@ var clientStructBytes = int64(unsafe.Sizeof(client{}))
 // serves cl calls it.
 func (s *Server) publishMem(cl *client) {
 	var qbuf, qmem int64
-	if cl.rd != nil {
-		qbuf, qmem = int64(cl.rd.Buffered()), cl.rd.Mem()
+	obl := int64(len(cl.w.Buf))
+	if cl.nc != nil {
+		rd := cl.nc.Reader()
+		qbuf, qmem = int64(rd.Buffered()), rd.Mem()
+		obl -= int64(cl.nc.Sent())
 	}
-	obl := int64(len(cl.w.Buf) - cl.sent)
 	out := int64(cap(cl.w.Buf))
 	var push int64
 	if cl.push.pending.Load() || cap(cl.push.self) > 0 || cl.push.counts[0].Load()+cl.push.counts[1].Load()+cl.push.counts[2].Load() > 0 {
@@ -77,9 +79,9 @@ func (s *Server) publishMem(cl *client) {
 	setIf(&m.rbs, min(out, replyChunk))
 	setIf(&m.push, push)
 	setIf(&m.tot, tot)
-	if cl.killed.Load() || !cl.evictable() {
+	if cl.killed() || !cl.evictable() {
 		s.uncount(cl)
-	} else if old := m.counted.Load(); old != tot && m.counted.CompareAndSwap(old, tot) && !cl.killed.Load() {
+	} else if old := m.counted.Load(); old != tot && m.counted.CompareAndSwap(old, tot) && !cl.killed() {
 		s.clientsMem.Add(tot - old)
 	}
 	// checked after every client's commands, so that CONFIG SET
@@ -99,7 +101,7 @@ func (s *Server) publishMem(cl *client) {
 // itself was evicted (Redis then aborts the command). Runs on cl's serving
 // goroutine, engine lock held.
 func (s *Server) evictClientsFirst(cl *client) bool {
-	return s.publishForEviction(cl) && cl.killed.Load()
+	return s.publishForEviction(cl) && cl.killed()
 }
 
 // publishForEviction publishes cl's figures now, and so evicts clients at
@@ -131,7 +133,7 @@ func (s *Server) notePush(cl *client, push int64) {
 	m.tot.Add(d)
 	for {
 		old := m.counted.Load()
-		if old == 0 || cl.killed.Load() {
+		if old == 0 || cl.killed() {
 			return // not in the sum: not evictable, evicted or closed
 		}
 		if m.counted.CompareAndSwap(old, old+d) {
@@ -204,7 +206,7 @@ func (s *Server) evictClients(limit int64) {
 		var victim *client
 		var most int64
 		for _, c := range s.clients {
-			if t := c.mem.counted.Load(); t > most && !c.killed.Load() {
+			if t := c.mem.counted.Load(); t > most && !c.killed() {
 				victim, most = c, t
 			}
 		}

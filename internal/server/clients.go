@@ -5,7 +5,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
@@ -128,7 +127,7 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = append(b, " age="...)
 	b = strconv.AppendInt(b, (now-cl.CreatedMs)/1000, 10)
 	b = append(b, " idle="...)
-	b = strconv.AppendInt(b, (now-cl.lastInteraction.Load())/1000, 10)
+	b = strconv.AppendInt(b, (now-cl.nc.LastActive())/1000, 10)
 	b = append(b, " flags="...)
 	b = appendClientFlags(b, cl)
 	b = append(b, " db="...)
@@ -266,8 +265,6 @@ func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 	}
 	return n
 }
-
-func secondsDuration(n int64) time.Duration { return time.Duration(n) * time.Second }
 
 // pauseRemainingMs is how long the current pause lasts (0: none).
 func (s *Server) pauseRemainingMs() int64 {

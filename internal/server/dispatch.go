@@ -109,7 +109,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 		s.serveReady()
 	}
 	// still unauthenticated after this command: keep the reader's strict limits
-	cl.rd.SetUnauthenticated(!cl.Authenticated)
+	cl.nc.Reader().SetUnauthenticated(!cl.Authenticated)
 	return true
 }
 

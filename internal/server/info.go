@@ -22,18 +22,12 @@ const HotKVVersion = "0.1.0"
 // stats are the server counters INFO reports. Plain fields are guarded by the
 // engine lock; atomics are touched outside it.
 type stats struct {
-	commands                 int64
-	dirty                    int64
-	errorReplies             int64
-	connectionsReceived      atomic.Int64
-	blockedClients           atomic.Int64
-	rejectedConnections      atomic.Int64
-	netInput                 atomic.Int64
-	netOutput                atomic.Int64
-	reads, writes            atomic.Int64 // total_reads_processed, total_writes_processed
-	queryBufLimitDisconnects atomic.Int64
-	evictedClients           atomic.Int64
-	obufLimitDisconnects     atomic.Int64
+	commands             int64
+	dirty                int64
+	errorReplies         int64
+	blockedClients       atomic.Int64
+	evictedClients       atomic.Int64
+	obufLimitDisconnects atomic.Int64
 }
 
 // infoSection is one INFO section: its name and the function that appends its body.
@@ -137,7 +131,7 @@ func (s *Server) infoServer(b []byte) []byte {
 	b = kv(b, "executable", exe)
 	b = kv(b, "config_file", s.cfg.File())
 	b = kv(b, "io_threads_active", "0")
-	for i, ln := range s.listeners() {
+	for i, ln := range s.net.Listeners() {
 		host, port, _ := net.SplitHostPort(ln.Addr().String())
 		b = kv(b, "listener"+strconv.Itoa(i), "name=tcp,bind="+host+",port="+port)
 	}
@@ -314,14 +308,14 @@ func (s *Server) infoMemory(b []byte) []byte {
 }
 
 func (s *Server) infoStats(b []byte) []byte {
-	b = kvi(b, "total_connections_received", s.stats.connectionsReceived.Load())
+	b = kvi(b, "total_connections_received", s.net.Stats.ConnectionsReceived.Load())
 	b = kvi(b, "total_commands_processed", s.stats.commands)
-	b = kvi(b, "total_net_input_bytes", s.stats.netInput.Load())
-	b = kvi(b, "total_net_output_bytes", s.stats.netOutput.Load())
+	b = kvi(b, "total_net_input_bytes", s.net.Stats.NetInput.Load())
+	b = kvi(b, "total_net_output_bytes", s.net.Stats.NetOutput.Load())
 	b = kvi(b, "instantaneous_ops_per_sec", int64(s.inst.ops.mean()))
 	b = kv(b, "instantaneous_input_kbps", strconv.FormatFloat(s.inst.in.mean(), 'f', 2, 64))
 	b = kv(b, "instantaneous_output_kbps", strconv.FormatFloat(s.inst.out.mean(), 'f', 2, 64))
-	b = kvi(b, "rejected_connections", s.stats.rejectedConnections.Load())
+	b = kvi(b, "rejected_connections", s.net.Stats.RejectedConnections.Load())
 	b = kvi(b, "expired_keys", s.ks.Stats.ExpiredKeys)
 	b = kvi(b, "expired_subkeys", s.ks.Stats.ExpiredSubkeys)
 	b = kv(b, "expired_stale_perc", strconv.FormatFloat(s.eng.ExpiredStalePercent*100, 'f', 2, 64))
@@ -345,15 +339,15 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "tracking_total_items", int64(ti))
 	b = kvi(b, "tracking_total_prefixes", int64(tp))
 	b = kvi(b, "total_error_replies", s.stats.errorReplies)
-	b = kvi(b, "total_reads_processed", s.stats.reads.Load())
-	b = kvi(b, "total_writes_processed", s.stats.writes.Load())
+	b = kvi(b, "total_reads_processed", s.net.Stats.Reads.Load())
+	b = kvi(b, "total_writes_processed", s.net.Stats.Writes.Load())
 	b = kv(b, "unexpected_error_replies", "0")
-	b = kvi(b, "eventloop_cycles", s.loopStats.cycles.Load())
-	b = kvi(b, "eventloop_duration_sum", s.loopStats.durSum.Load())
-	b = kvi(b, "eventloop_duration_cmd_sum", s.loopStats.cmdSum.Load())
+	b = kvi(b, "eventloop_cycles", s.net.Stats.Loop.Cycles.Load())
+	b = kvi(b, "eventloop_duration_sum", s.net.Stats.Loop.DurSum.Load())
+	b = kvi(b, "eventloop_duration_cmd_sum", s.net.Stats.Loop.CmdSum.Load())
 	b = kvi(b, "instantaneous_eventloop_cycles_per_sec", int64(s.inst.cycles.mean()))
 	b = kvi(b, "instantaneous_eventloop_duration_usec", int64(s.inst.elDur.mean()))
-	b = kvi(b, "client_query_buffer_limit_disconnections", s.stats.queryBufLimitDisconnects.Load())
+	b = kvi(b, "client_query_buffer_limit_disconnections", s.net.Stats.QueryBufLimitDisconnects.Load())
 	b = kvi(b, "client_output_buffer_limit_disconnections", s.stats.obufLimitDisconnects.Load())
 	return b
 }
@@ -436,8 +430,8 @@ const RedisVersion = command.Version
 // infoDebug is INFO debug (only when asked for by name or with "everything").
 func (s *Server) infoDebug(b []byte) []byte {
 	b = kv(b, "eventloop_duration_aof_sum", "0")
-	b = kvi(b, "eventloop_duration_cron_sum", s.loopStats.cronSum.Load())
-	b = kvi(b, "eventloop_duration_max", s.loopStats.durMax.Load())
-	b = kvi(b, "eventloop_cmd_per_cycle_max", s.loopStats.cmdPerCycleMax.Load())
+	b = kvi(b, "eventloop_duration_cron_sum", s.cronSum.Load())
+	b = kvi(b, "eventloop_duration_max", s.net.Stats.Loop.DurMax.Load())
+	b = kvi(b, "eventloop_cmd_per_cycle_max", s.net.Stats.Loop.CmdPerCycleMax.Load())
 	return b
 }

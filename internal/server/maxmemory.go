@@ -144,8 +144,8 @@ func (s *Server) releaseClient(cl *client) {
 	s.uncount(cl)
 	s.evictedMem.Add(-cl.mem.evicted.Swap(0)) // from now on counted in released
 	n := int64(cap(cl.w.Buf))
-	if cl.rd != nil {
-		n += cl.rd.Mem()
+	if cl.nc != nil {
+		n += cl.nc.Reader().Mem()
 	}
 	cl.push.mu.Lock()
 	n += int64(cap(cl.push.buf) + cap(cl.push.self))

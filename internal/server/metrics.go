@@ -1,7 +1,5 @@
 package server
 
-import "sync/atomic"
-
 // instMetric is Redis's instantaneous metric (server.c trackInstantaneousMetric):
 // each cron tick adds one sample, and the metric is the mean of the last 16.
 type instMetric struct {
@@ -28,30 +26,6 @@ func (m *instMetric) mean() float64 {
 	return sum / float64(len(m.samples))
 }
 
-// loopStats are the event loops' counters (INFO stats eventloop_*, INFO debug).
-type loopStats struct {
-	cycles, durSum, cmdSum, durMax, cmdPerCycleMax, cronSum atomic.Int64
-}
-
-func storeMax(a *atomic.Int64, v int64) {
-	for {
-		cur := a.Load()
-		if v <= cur || a.CompareAndSwap(cur, v) {
-			return
-		}
-	}
-}
-
-// cycle records one event-loop iteration that took dur µs, cmdDur of them
-// running cmds commands.
-func (ls *loopStats) cycle(dur, cmdDur, cmds int64) {
-	ls.cycles.Add(1)
-	ls.durSum.Add(dur)
-	ls.cmdSum.Add(cmdDur)
-	storeMax(&ls.durMax, dur)
-	storeMax(&ls.cmdPerCycleMax, cmds)
-}
-
 // instantaneous holds the sampled metrics; touched only on cron ticks and by
 // INFO, both under the engine lock.
 type instantaneous struct {
@@ -64,11 +38,12 @@ func (s *Server) cronTick(startUs int64) {
 	now := s.clock.NowUs()
 	ms := now / 1000
 	s.inst.ops.track(s.stats.commands, ms, 1000)
-	s.inst.in.track(s.stats.netInput.Load(), ms, 1000.0/1024)
-	s.inst.out.track(s.stats.netOutput.Load(), ms, 1000.0/1024)
-	cycles := s.loopStats.cycles.Load()
+	ns := &s.net.Stats
+	s.inst.in.track(ns.NetInput.Load(), ms, 1000.0/1024)
+	s.inst.out.track(ns.NetOutput.Load(), ms, 1000.0/1024)
+	cycles := ns.Loop.Cycles.Load()
 	s.inst.cycles.track(cycles, now, 1e6)
-	s.inst.elDur.track(s.loopStats.durSum.Load(), cycles, 1)
+	s.inst.elDur.track(ns.Loop.DurSum.Load(), cycles, 1)
 	s.notePeak(s.usedMemory())
 	s.trk.Cron()
 	s.repl.Cron()
@@ -76,8 +51,8 @@ func (s *Server) cronTick(startUs int64) {
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own
 	d := s.clock.NowUs() - startUs
-	s.loopStats.cronSum.Add(d)
-	s.loopStats.cycle(d, 0, 0)
+	s.cronSum.Add(d)
+	ns.Loop.Cycle(d, 0, 0)
 }
 
 // notePeak updates used_memory_peak and its time.

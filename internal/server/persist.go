@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -117,7 +118,7 @@ func (s *Server) ShutdownOnSignal(sigint bool) bool {
 // among save, nosave, now, force.
 func parseShutdownFlags(v string) command.ShutdownFlags {
 	var f command.ShutdownFlags
-	for _, w := range splitFields(v) {
+	for _, w := range strings.Fields(v) {
 		switch w {
 		case "save":
 			f.Save = true

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 	"unsafe"
 
 	"github.com/hotkv/hotkv/internal/command"
@@ -68,16 +67,6 @@ func (cl *client) pushMsg(b []byte) {
 	}
 	if !cl.push.pending.Swap(true) {
 		cl.wakeForPush()
-	}
-}
-
-// wakeForPush tells the owner of cl that messages wait.
-func (cl *client) wakeForPush() {
-	switch {
-	case cl.loop != nil:
-		cl.loop.queuePush(cl)
-	case cl.conn != nil:
-		_ = cl.conn.SetReadDeadline(time.Unix(1, 0)) // interrupts the blocking read
 	}
 }
 

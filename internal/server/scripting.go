@@ -226,7 +226,9 @@ func (sc *scripting) interrupt(st *scriptState) bool {
 			itoa((s.clock.NowUs()-st.startUs)/1000) + " milliseconds. You can try killing the script using the " + what + " command.")
 		st.timedOut.Store(true)
 	}
-	s.whileBlocked(st)
+	if st.caller != nil && st.caller.nc != nil {
+		st.caller.nc.PollWhileBusy() // the other clients of its event loop
+	}
 	s.eng.Lend() // clients of other loops or goroutines waiting for the lock get BUSY
 	if st.killReq.Load() {
 		s.log.Warn("Lua script killed by user with SCRIPT KILL.")

@@ -1,20 +1,21 @@
-// Package server runs HotKV: its network side (listeners, epoll event loops or
-// a goroutine per connection, buffers), the one execution path every command
-// takes (process, admit, call: dispatch.go, admit.go, call.go; Apply and the
-// reply barrier), and the features that hang off it (replicas, persistence,
-// client-side caching, keyspace notifications, Pub/Sub delivery, scripting
-// runs, maxmemory). Where a command runs: call.go. docs/ARCHITECTURE.md §1.
+// Package server runs HotKV: the one execution path every command takes (a
+// connection's batch, process, admit, call: session.go, dispatch.go,
+// admit.go, call.go; Apply and the reply barrier), the clients and their
+// registry, and the glue of the features that hang off the path (replicas,
+// persistence, client-side caching, keyspace notifications: packages of
+// their own) and of those bound to the client (Pub/Sub delivery, scripting
+// runs, maxmemory). The network side is internal/server/network, to which
+// the server is the Host and each client the Session of its connection.
+// Where a command runs: call.go. docs/ARCHITECTURE.md §1, decision 0037.
 package server
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -26,6 +27,7 @@ import (
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/network"
 	"github.com/hotkv/hotkv/internal/server/notify"
 	"github.com/hotkv/hotkv/internal/server/persist"
 	"github.com/hotkv/hotkv/internal/server/repl"
@@ -66,13 +68,9 @@ type Server struct {
 	ks            *keyspace.Keyspace
 	table         *command.Table
 	limits        *resp.Limits
-	readBufs      resp.SharedPool // goroutine mode's read buffers
+	net           *network.Net // listeners and connections (internal/server/network)
+	pf            prefetchScratch
 
-	lnMu    sync.Mutex // guards lns, bind, port
-	lns     []net.Listener
-	bind    string
-	port    int64
-	running bool
 	startUs int64
 	runID   string
 	replID  string
@@ -81,7 +79,6 @@ type Server struct {
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client
 	nextID  atomic.Int64
-	wg      sync.WaitGroup
 
 	pause    pauseState
 	stats    stats
@@ -94,10 +91,10 @@ type Server struct {
 	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
 	trk         *tracking.Tracker                 // client-side caching (tracking.go); engine lock
-	loopStats   loopStats
-	inst        instantaneous // guarded by the engine lock
-	memPeak     uint64        // guarded by the engine lock
-	memPeakTime int64         // Unix seconds
+	cronSum     atomic.Int64                      // eventloop_duration_cron_sum: the cron's ticks, µs
+	inst        instantaneous                     // guarded by the engine lock
+	memPeak     uint64                            // guarded by the engine lock
+	memPeakTime int64                             // Unix seconds
 
 	latencyTracking atomic.Bool      // latency-tracking
 	notifier        *notify.Notifier // keyspace notifications (notify.go)
@@ -113,15 +110,7 @@ type Server struct {
 	// blockOnPause: goroutine mode, where a paused client sleeps in process;
 	// the event loops hold its command back instead.
 	blockOnPause bool
-	busyPoll     time.Duration // Options.BusyPoll
-	loops        []*eventLoop
-	// lockLoop is the event loop whose goroutine holds the engine lock to run
-	// its clients' commands (serve), else nil: a message for one of that loop's
-	// clients needs no wake-up, the loop serves its pushes at the end of the
-	// cycle. Engine lock.
-	lockLoop *eventLoop
-	lnFDs    sync.Map // listener fds the loops accept on
-	stopping atomic.Bool
+	stopping     atomic.Bool // the server stops: a busy script is killed
 
 	applier *client      // the connection-less client of Apply (apply.go); engine lock
 	barrier barrierState // the reply barrier (barrier.go)
@@ -215,14 +204,9 @@ func New(cfg *config.Config, opts Options) *Server {
 		s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 		return nil
 	})
-	if opts.Listener != nil {
-		s.lns = []net.Listener{opts.Listener}
-	}
-	// the event loops accept on a TCP listener's socket; anything else (a
-	// wrapped listener in tests) is served by goroutines
-	_, plainTCP := opts.Listener.(*net.TCPListener)
-	s.blockOnPause = opts.GoroutinePerConn || !eventLoopSupported || (opts.Listener != nil && !plainTCP)
-	s.busyPoll = opts.BusyPoll
+	s.net = network.New(network.Deps{Host: (*netHost)(s), Config: cfg, Log: lg, Clock: clk, Limits: s.limits,
+		Listener: opts.Listener, Goroutines: opts.GoroutinePerConn, BusyPoll: opts.BusyPoll})
+	s.blockOnPause = s.net.Goroutines()
 	return s
 }
 
@@ -233,154 +217,11 @@ func randomHex(n int) string {
 }
 
 // Addr is the first listening address (after Listen), or nil when there is none.
-func (s *Server) Addr() net.Addr {
-	s.lnMu.Lock()
-	defer s.lnMu.Unlock()
-	if len(s.lns) == 0 {
-		return nil
-	}
-	return s.lns[0].Addr()
-}
+func (s *Server) Addr() net.Addr { return s.net.Addr() }
 
-// listeners returns the current listeners.
-func (s *Server) listeners() []net.Listener {
-	s.lnMu.Lock()
-	defer s.lnMu.Unlock()
-	return append([]net.Listener(nil), s.lns...)
-}
-
-// Listen opens the listeners for bind and port unless a listener was given, and
-// registers the hooks that rebind on CONFIG SET port / bind.
-func (s *Server) Listen() error {
-	s.bind, s.port = s.cfg.String("bind"), s.cfg.Int("port")
-	if len(s.lns) == 0 {
-		lns, err := listenAll(s.bind, s.port)
-		if err != nil {
-			return err
-		}
-		s.lns = lns
-	}
-	s.cfg.OnChange("port", func(v string) error {
-		p, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return err
-		}
-		return s.rebind(s.bind, p)
-	})
-	s.cfg.OnChange("bind", func(v string) error { return s.rebind(v, s.port) })
-	return nil
-}
-
-// listenAll opens one listener per bind address (Redis's "-addr" prefix marks an
-// address whose failure is not fatal).
-func listenAll(bind string, port int64) ([]net.Listener, error) {
-	var lns []net.Listener
-	ps := strconv.FormatInt(port, 10)
-	for _, addr := range bindAddrs(bind) {
-		optional := false
-		if len(addr) > 0 && addr[0] == '-' {
-			addr, optional = addr[1:], true
-		}
-		if addr == "*" {
-			addr = ""
-		}
-		ln, err := net.Listen("tcp", net.JoinHostPort(addr, ps))
-		if err != nil {
-			if optional {
-				continue
-			}
-			for _, l := range lns {
-				_ = l.Close()
-			}
-			return nil, err
-		}
-		lns = append(lns, ln)
-	}
-	if len(lns) == 0 {
-		return nil, errors.New("no address to listen on")
-	}
-	return lns, nil
-}
-
-// rebind moves the server to new listeners (CONFIG SET port/bind). Existing
-// connections stay; on failure nothing changes and CONFIG SET reports Redis's error.
-// It runs inside a config hook, so it must not read the configuration.
-func (s *Server) rebind(bind string, port int64) error {
-	s.lnMu.Lock()
-	defer s.lnMu.Unlock()
-	// close first, as Redis's changeListener does, so that an overlapping address
-	// (same port, another bind list) can be bound again
-	for _, ln := range s.lns {
-		_ = ln.Close()
-	}
-	lns, err := listenAll(bind, port)
-	if err != nil {
-		s.log.Warn("failed to bind", "bind", bind, "port", port, "err", err)
-		if restored, rerr := listenAll(s.bind, s.port); rerr == nil {
-			s.startListeners(restored)
-		} else {
-			s.log.Error("failed to restore the previous listeners", "err", rerr)
-			s.lns = nil
-		}
-		return errors.New("Unable to listen on this port. Check server logs.")
-	}
-	s.bind, s.port = bind, port
-	s.startListeners(lns)
-	return nil
-}
-
-// startListeners installs lns and, when the server runs, accepts on them. Call
-// with lnMu held.
-func (s *Server) startListeners(lns []net.Listener) {
-	s.lns = lns
-	if !s.running {
-		return
-	}
-	for _, ln := range lns {
-		if s.blockOnPause {
-			go s.acceptLoop(ln)
-		} else if err := s.watchListener(ln); err != nil {
-			s.log.Error("cannot accept on the new listener", "err", err)
-		}
-	}
-}
-
-func bindAddrs(bind string) []string {
-	var out []string
-	for _, f := range splitFields(bind) {
-		out = append(out, f)
-	}
-	if len(out) == 0 {
-		out = []string{"*"}
-	}
-	return out
-}
-
-func splitFields(s string) []string {
-	var out []string
-	start := -1
-	for i := 0; i <= len(s); i++ {
-		if i == len(s) || s[i] == ' ' {
-			if start >= 0 {
-				out = append(out, s[start:i])
-				start = -1
-			}
-		} else if start < 0 {
-			start = i
-		}
-	}
-	return out
-}
-
-func (s *Server) closeListeners() {
-	s.lnMu.Lock()
-	s.running = false
-	lns := s.lns
-	s.lnMu.Unlock()
-	for _, ln := range lns {
-		_ = ln.Close()
-	}
-}
+// Listen opens the listeners for bind and port unless Options.Listener was
+// given, and follows CONFIG SET port / bind.
+func (s *Server) Listen() error { return s.net.Listen() }
 
 // Run serves until ctx is cancelled or SHUTDOWN; it then closes every connection
 // and returns. Listen must have succeeded.
@@ -396,23 +237,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Unlock()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)
-	s.lnMu.Lock()
-	s.running = true
-	var stopLoops func()
-	if !s.blockOnPause {
-		var err error
-		if stopLoops, err = s.runLoops(int(s.cfg.Int("io-threads"))); err != nil {
-			s.lnMu.Unlock()
-			return err
-		}
+	if err := s.net.Start(); err != nil {
+		return err
 	}
-	for _, ln := range s.lns {
-		s.log.Info("ready to accept connections", "addr", ln.Addr().String())
-		if s.blockOnPause {
-			go s.acceptLoop(ln)
-		}
-	}
-	s.lnMu.Unlock()
 	select {
 	case <-ctx.Done():
 	case <-s.shutdown:
@@ -425,50 +252,13 @@ func (s *Server) Run(ctx context.Context) error {
 
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
-	if stopLoops != nil {
-		stopLoops() // closes the loops' connections
-	}
-	s.closeListeners()
-	s.mu.Lock()
-	for _, cl := range s.clients {
-		cl.kill()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	s.net.Stop()           // closes the listeners and every connection
 	s.log.Info("HotKV is now ready to exit, bye bye...")
 	return nil
 }
 
-func (s *Server) acceptLoop(ln net.Listener) {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return
-		}
-		s.stats.connectionsReceived.Add(1)
-		s.mu.Lock()
-		if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
-			s.mu.Unlock()
-			s.stats.rejectedConnections.Add(1)
-			_, _ = conn.Write([]byte("-ERR max number of clients reached\r\n"))
-			_ = conn.Close()
-			continue
-		}
-		cl := s.newClient(conn)
-		s.clients[cl.ID] = cl
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serve(cl)
-	}
-}
-
 // idleReaper closes clients idle for longer than timeout (when timeout > 0),
-// and wakes goroutine-mode clients idle for idleReplyMs that hold a reply
+// and wakes goroutine-mode clients idle for network.IdleReplyMs that hold a reply
 // or read buffer, to give them back.
 func (s *Server) idleReaper(ctx context.Context) {
 	t := time.NewTicker(time.Second)
@@ -483,17 +273,17 @@ func (s *Server) idleReaper(ctx context.Context) {
 		now := s.clock.NowMs()
 		s.mu.Lock()
 		for id, cl := range s.clients {
-			idle := now - cl.lastInteraction.Load()
+			idle := now - cl.nc.LastActive()
 			if limit > 0 && idle > limit*1000 {
 				delete(s.clients, id)
 				cl.kill()
 				continue
 			}
 			// goroutine mode: an idle client's goroutine waits in a read,
-			// so it is woken (a past read deadline, as for pushes) to give
-			// its buffers back (dropIdleBuffers)
-			if cl.conn != nil && idle >= idleReplyMs && cl.mem.rbs.Load()+cl.mem.qbufFree.Load() > 0 && !cl.idleShrink.Swap(true) {
-				_ = cl.conn.SetReadDeadline(time.Unix(1, 0))
+			// so it is woken to give its buffers back (the event loops
+			// sweep theirs)
+			if idle >= network.IdleReplyMs && cl.mem.rbs.Load()+cl.mem.qbufFree.Load() > 0 {
+				cl.nc.ShrinkWhenIdle()
 			}
 		}
 		s.mu.Unlock()

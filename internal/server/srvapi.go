@@ -1,8 +1,6 @@
 package server
 
 import (
-	"sync/atomic"
-
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 )
@@ -39,20 +37,11 @@ func (s *Server) ResetStats() {
 	s.errStats = map[string]int64{}
 	s.ks.Stats.ExpiredSubkeys = 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
-	s.stats.connectionsReceived.Store(0)
-	s.stats.rejectedConnections.Store(0)
-	s.stats.netInput.Store(0)
-	s.stats.netOutput.Store(0)
-	s.stats.reads.Store(0)
-	s.stats.writes.Store(0)
 	s.stats.obufLimitDisconnects.Store(0)
 	s.inst = instantaneous{}
 	s.memPeak, s.memPeakTime = 0, 0
-	for _, a := range []*atomic.Int64{&s.loopStats.cycles, &s.loopStats.durSum, &s.loopStats.cmdSum,
-		&s.loopStats.durMax, &s.loopStats.cmdPerCycleMax, &s.loopStats.cronSum} {
-		a.Store(0)
-	}
-	s.stats.queryBufLimitDisconnects.Store(0)
+	s.net.Stats.Reset()
+	s.cronSum.Store(0)
 	s.stats.evictedClients.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
 	s.ks.Stats.EvictedKeys, s.mem.exceedSum = 0, 0

@@ -1,0 +1,23 @@
+//go:build !linux
+
+package network
+
+import "net"
+
+// Without epoll, every connection runs on its own goroutine.
+const eventLoopSupported = false
+
+type eventLoop struct{}
+
+func shutdownFD(int) {}
+
+func (n *Net) runLoops(int) (func(), error) { return func() {}, nil }
+
+func (n *Net) watchListener(net.Listener) error { return nil }
+
+// PollWhileBusy has nothing to poll: without event loops, no connection
+// waits on the script's goroutine.
+func (c *Conn) PollWhileBusy() {}
+
+// queuePush is never called: without event loops, Conn.loop is always nil.
+func (l *eventLoop) queuePush(*Conn) {}
