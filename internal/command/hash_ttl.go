@@ -1,6 +1,8 @@
 package command
 
 import (
+	"math/bits"
+
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -105,6 +107,63 @@ func hpexpireCmd(c *Ctx)   { hexpireGeneric(c, c.Now, false, "hpexpire") }
 func hexpireatCmd(c *Ctx)  { hexpireGeneric(c, 0, true, "hexpireat") }
 func hpexpireatCmd(c *Ctx) { hexpireGeneric(c, 0, false, "hpexpireat") }
 
+// parseHexpireArgs is Redis 8.6's parseHashCommandArgs after the deadline
+// (argv[2]): the condition (NX, XX, GT or LT; one may repeat, two differ)
+// and the FIELDS block in any order. It returns the condition and the
+// fields, or ok=false after Redis's error.
+func parseHexpireArgs(c *Ctx) (cond int, fields [][]byte, ok bool) {
+	argv := c.Argv
+	first, seen := -1, 0
+	for i := 3; i < len(argv); i++ {
+		switch arg := argv[i]; {
+		case eqFold(arg, "fields"):
+			if first != -1 {
+				c.Error("ERR FIELDS keyword specified multiple times")
+				return 0, nil, false
+			}
+			if i >= len(argv)-2 {
+				c.Error("ERR FIELDS requires at least numfields and one field argument")
+				return 0, nil, false
+			}
+			n, nok := resp.ParseInt(argv[i+1])
+			if !nok || n < 1 || n > 1<<31-1 {
+				c.Error("ERR Parameter `numFields` should be greater than 0")
+				return 0, nil, false
+			}
+			first = i + 2
+			if int64(first)+n > int64(len(argv)) {
+				c.Error("ERR wrong number of arguments")
+				return 0, nil, false
+			}
+			fields = argv[first : first+int(n)]
+			i = first + int(n) - 1
+		case eqFold(arg, "nx"):
+			seen |= 1 << hfeNX
+		case eqFold(arg, "xx"):
+			seen |= 1 << hfeXX
+		case eqFold(arg, "gt"):
+			seen |= 1 << hfeGT
+		case eqFold(arg, "lt"):
+			seen |= 1 << hfeLT
+		default:
+			c.Error(sanitize(append([]byte("ERR unknown argument: "), arg...)))
+			return 0, nil, false
+		}
+	}
+	if first == -1 {
+		c.Error("ERR missing FIELDS argument")
+		return 0, nil, false
+	}
+	if bits.OnesCount(uint(seen)) > 1 {
+		c.Error("ERR Multiple condition flags specified")
+		return 0, nil, false
+	}
+	if seen != 0 {
+		cond = bits.TrailingZeros(uint(seen))
+	}
+	return cond, fields, true
+}
+
 // hexpireGeneric is hexpireGenericCommand: HEXPIRE key time [NX|XX|GT|LT] FIELDS
 // numfields field... The key's type is checked first, then the arguments. Every
 // field gets a code: -2 no such field, 0 condition not met (a field without a
@@ -120,22 +179,8 @@ func hexpireGeneric(c *Ctx, base int64, seconds bool, name string) {
 	if !ok {
 		return
 	}
-	cond, fieldsAt := 0, 3
-	switch opt := c.Argv[3]; {
-	case eqFold(opt, "nx"):
-		cond = hfeNX
-	case eqFold(opt, "xx"):
-		cond = hfeXX
-	case eqFold(opt, "gt"):
-		cond = hfeGT
-	case eqFold(opt, "lt"):
-		cond = hfeLT
-	}
-	if cond != 0 {
-		fieldsAt++
-	}
-	fields := parseFields(c, fieldsAt, "ERR Parameter `numFields` should be greater than 0")
-	if fields == nil {
+	cond, fields, ok := parseHexpireArgs(c)
+	if !ok {
 		return
 	}
 	if h == nil {
@@ -337,47 +382,11 @@ func hgetexCmd(c *Ctx) {
 	if !ok {
 		return
 	}
-	cond := 0
-	switch opt := c.Argv[2]; {
-	case eqFold(opt, "ex"):
-		cond = hfeEX
-	case eqFold(opt, "px"):
-		cond = hfePX
-	case eqFold(opt, "exat"):
-		cond = hfeEXAT
-	case eqFold(opt, "pxat"):
-		cond = hfePXAT
-	case eqFold(opt, "persist"):
-		cond = hfePersist
-	}
-	fieldsAt := 2
-	var at int64
-	switch {
-	case cond&hfeAnyTTL != 0:
-		fieldsAt += 2
-		base := int64(0)
-		if cond&(hfeEX|hfePX) != 0 {
-			base = c.Now
-		}
-		if at, ok = parseFieldExpire(c, c.Argv[3], cond&(hfeEX|hfeEXAT) != 0, base, "hgetex"); !ok {
-			return
-		}
-	case cond == hfePersist:
-		fieldsAt++
-	}
-	if !eqFold(c.Argv[fieldsAt], "fields") {
-		c.Error(errFieldsMissing)
+	args, ok := parseHashExArgs(c, false)
+	if !ok {
 		return
 	}
-	if fieldsAt+1 >= len(c.Argv) {
-		// "HGETEX k EX 10 FIELDS": Redis reads past its argument vector here
-		c.Error(ErrArity("hgetex"))
-		return
-	}
-	fields := parseFields(c, fieldsAt, errNumFieldsPos)
-	if fields == nil {
-		return
-	}
+	cond, at, fields := args.flags, args.at, args.fields(c.Argv)
 	c.W.ArrayLen(len(fields))
 	if h == nil {
 		for range fields {
@@ -445,79 +454,128 @@ func hgetexCmd(c *Ctx) {
 	finishFieldChange(c, key, h)
 }
 
-// parseHsetex is hsetexParseArgs: HSETEX key [FNX|FXX] [EX s|PX ms|EXAT ts|PXAT
-// ms-ts|KEEPTTL] FIELDS numfields field value... in any order before FIELDS, the
-// deadline checked as it is read. It returns the option flags, the deadline and
-// the field/value pairs, or ok=false after an error reply.
-func parseHsetex(c *Ctx) (flags int, at int64, pairs [][]byte, ok bool) {
-	const ttlOpts = hfeAnyTTL | hfeKeepTTL
+// hashExArgs are the arguments of HGETEX and HSETEX (parseHashExArgs).
+type hashExArgs struct {
+	flags int   // hfe*
+	at    int64 // the deadline (Unix ms) of EX, PX, EXAT or PXAT
+	atPos int   // where the deadline's value is in argv (0: none)
+	first int   // the first field's position
+	n     int   // numfields
+	per   int   // arguments per field: 1 (HGETEX) or 2 (HSETEX: field value)
+}
+
+// fields are the FIELDS block's arguments: n fields (HGETEX) or field value
+// pairs (HSETEX).
+func (a *hashExArgs) fields(argv [][]byte) [][]byte {
+	return argv[a.first : a.first+a.n*a.per]
+}
+
+// parseHashExArgs is Redis 8.6's parseHashFieldExpireArgs, for HGETEX and
+// HSETEX (setex): the options and the FIELDS block in any order, FIELDS
+// once; an option's deadline is checked as it is read. HGETEX takes one of
+// EX, PX, EXAT, PXAT and PERSIST; HSETEX one of EX, PX, EXAT, PXAT and
+// KEEPTTL, and one of FXX and FNX. Each error is Redis's, in Redis's order
+// (an option of the other command is refused last: "unknown argument").
+func parseHashExArgs(c *Ctx, setex bool) (a hashExArgs, ok bool) {
 	argv := c.Argv
+	a.first, a.per = -1, 1
+	if setex {
+		a.per = 2
+	}
 	for i := 2; i < len(argv); i++ {
-		a := argv[i]
-		var opt int
-		switch {
-		case eqFold(a, "fields"):
-			if i >= len(argv)-3 {
-				c.Error(ErrArity("hsetex"))
-				return 0, 0, nil, false
+		opt := 0
+		switch arg := argv[i]; {
+		case eqFold(arg, "fields"):
+			if a.first != -1 {
+				c.Error("ERR FIELDS keyword specified multiple times")
+				return a, false
+			}
+			if i+1 >= len(argv) {
+				c.Error(ErrArity(c.Spec.FullName()))
+				return a, false
 			}
 			n, nok := resp.ParseInt(argv[i+1])
 			if !nok || n < 1 || n > 1<<31-1 {
 				c.Error("ERR invalid number of fields")
-				return 0, 0, nil, false
+				return a, false
 			}
-			rest := len(argv) - i - 2
-			if rest%2 != 0 || n != int64(rest/2) {
-				c.Error(ErrArity("hsetex"))
-				return 0, 0, nil, false
+			a.first, a.n = i+2, int(n)
+			if int64(a.first)+n*int64(a.per) > int64(len(argv)) {
+				c.Error("ERR wrong number of arguments")
+				return a, false
 			}
-			return flags, at, argv[i+2:], true
-		case eqFold(a, "ex"):
+			i = a.first + a.n*a.per - 1
+			continue
+		case eqFold(arg, "ex"):
 			opt = hfeEX
-		case eqFold(a, "px"):
+		case eqFold(arg, "px"):
 			opt = hfePX
-		case eqFold(a, "exat"):
+		case eqFold(arg, "exat"):
 			opt = hfeEXAT
-		case eqFold(a, "pxat"):
+		case eqFold(arg, "pxat"):
 			opt = hfePXAT
-		case eqFold(a, "keepttl"):
+		case eqFold(arg, "persist"):
+			opt = hfePersist
+		case eqFold(arg, "keepttl"):
 			opt = hfeKeepTTL
-		case eqFold(a, "fxx"):
+		case eqFold(arg, "fxx"):
 			opt = hfeFXX
-		case eqFold(a, "fnx"):
+		case eqFold(arg, "fnx"):
 			opt = hfeFNX
 		default:
-			c.Error(sanitize(append([]byte("ERR unknown argument: "), a...)))
-			return 0, 0, nil, false
+			c.Error(sanitize(append([]byte("ERR unknown argument: "), arg...)))
+			return a, false
 		}
-		switch {
-		case opt&(hfeFXX|hfeFNX) != 0:
-			if flags&(hfeFXX|hfeFNX) != 0 {
+		var clash int
+		switch opt {
+		case hfePersist:
+			clash = hfeAnyTTL | hfePersist
+		case hfeKeepTTL:
+			clash = hfeAnyTTL | hfeKeepTTL
+		case hfeFXX, hfeFNX:
+			clash = hfeFXX | hfeFNX
+		default:
+			clash = hfeAnyTTL | hfeKeepTTL | hfePersist
+		}
+		if a.flags&clash != 0 {
+			switch {
+			case clash == hfeFXX|hfeFNX:
 				c.Error("ERR Only one of FXX or FNX arguments can be specified")
-				return 0, 0, nil, false
+			case setex:
+				c.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
+			default:
+				c.Error("ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified")
 			}
-		case flags&ttlOpts != 0:
-			c.Error("ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified")
-			return 0, 0, nil, false
-		case opt != hfeKeepTTL:
-			if i >= len(argv)-1 {
-				c.Error("ERR missing expire time")
-				return 0, 0, nil, false
-			}
-			i++
-			base := int64(0)
-			if opt&(hfeEX|hfePX) != 0 {
-				base = c.Now
-			}
-			var pok bool
-			if at, pok = parseFieldExpire(c, argv[i], opt&(hfeEX|hfeEXAT) != 0, base, "hsetex"); !pok {
-				return 0, 0, nil, false
-			}
+			return a, false
 		}
-		flags |= opt
+		a.flags |= opt
+		if opt&hfeAnyTTL == 0 {
+			continue
+		}
+		if i >= len(argv)-1 {
+			c.Error("ERR missing expire time")
+			return a, false
+		}
+		i++
+		base := int64(0)
+		if opt&(hfeEX|hfePX) != 0 {
+			base = c.Now
+		}
+		var pok bool
+		if a.at, pok = parseFieldExpire(c, argv[i], opt&(hfeEX|hfeEXAT) != 0, base, c.Spec.FullName()); !pok {
+			return a, false
+		}
+		a.atPos = i
 	}
-	c.Error(ErrArity("hsetex")) // no FIELDS (Redis asserts this cannot happen)
-	return 0, 0, nil, false
+	if a.first == -1 {
+		c.Error("ERR missing FIELDS argument")
+		return a, false
+	}
+	if (!setex && a.flags&(hfeKeepTTL|hfeFXX|hfeFNX) != 0) || (setex && a.flags&hfePersist != 0) {
+		c.Error("ERR unknown argument")
+		return a, false
+	}
+	return a, true
 }
 
 // hsetexCmd replies 1 when it set every field, 0 when FNX or FXX refused. With
@@ -526,10 +584,11 @@ func parseHsetex(c *Ctx) (flags int, at int64, pairs [][]byte, ok bool) {
 // fields lose their deadlines. A field named twice is set twice, the last value
 // winning.
 func hsetexCmd(c *Ctx) {
-	flags, at, pairs, ok := parseHsetex(c)
+	args, ok := parseHashExArgs(c, true)
 	if !ok {
 		return
 	}
+	flags, at, pairs := args.flags, args.at, args.fields(c.Argv)
 	key := c.Argv[1]
 	h, ok := hashLookup(c, key, true)
 	if !ok {
@@ -590,21 +649,9 @@ func hsetexCmd(c *Ctx) {
 	c.W.Int(1)
 	hsetexFinish(c, key, h, set, expired, deleted, updated)
 	if c.Prop != nil && flags&(hfeEX|hfePX|hfeEXAT) != 0 {
-		// a relative (or EXAT) deadline goes out as PXAT <ms>
-		argv := make([][]byte, 0, len(c.Argv))
-		for i := 0; i < len(c.Argv); i++ {
-			a := c.Argv[i]
-			if eqFold(a, "fields") {
-				argv = append(argv, c.Argv[i:]...)
-				break
-			}
-			if eqFold(a, "ex") || eqFold(a, "px") || eqFold(a, "exat") {
-				argv = append(argv, wPXAT, c.PropInt(at))
-				i++
-				continue
-			}
-			argv = append(argv, a)
-		}
+		// a relative (or EXAT) deadline goes out as PXAT <ms>, in its place
+		argv := append([][]byte(nil), c.Argv...)
+		argv[args.atPos-1], argv[args.atPos] = wPXAT, c.PropInt(at)
 		c.PropagateAs(argv...)
 	}
 }
