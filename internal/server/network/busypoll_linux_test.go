@@ -46,3 +46,25 @@ func TestBusyPoll(t *testing.T) {
 		t.Fatalf("busyPoll = %d, %v, fd %d; want the eventfd's event", n, err, l.events[0].Fd)
 	}
 }
+
+// A signal that interrupts the loop's epoll_wait (EINTR: epoll_wait is never
+// restarted) leaves the loop serving. unix.EpollWait reports it as -1
+// events, which once stopped the loop with an index out of range.
+func TestLoopSurvivesSignals(t *testing.T) {
+	h := &fakeHost{}
+	n, addr := start(t, false, h)
+	c, r := pinged(t, addr)
+	l := n.loops[0]
+	tid := int(l.tid.Load())
+	if tid == 0 {
+		t.Fatal("the loop did not record its thread")
+	}
+	for i := 0; i < 20; i++ {
+		time.Sleep(5 * time.Millisecond) // idle: past the raw wait, in the runtime's EpollWait
+		if err := unix.Tgkill(unix.Getpid(), tid, unix.SIGURG); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(t, c, "PING\r\n")
+	expect(t, r, "+PING")
+}

@@ -46,6 +46,7 @@ type eventLoop struct {
 	// loop's connections then needs no wake-up, as the loop serves its pushes
 	// before the end of the cycle (queuePush)
 	running atomic.Bool
+	tid     atomic.Int32 // the loop's thread (tests signal it)
 
 	// connections with output to write (Conn.Wake), filled by any goroutine
 	pushMu    sync.Mutex
@@ -176,6 +177,7 @@ func (s *Net) watchListener(ln net.Listener) error {
 func (l *eventLoop) run() {
 	runtime.LockOSThread() // the loop is the thread: no migration between epoll calls
 	defer runtime.UnlockOSThread()
+	l.tid.Store(int32(unix.Gettid()))
 	rawWait, busyPoll := rawWaitMs, l.n.busyPoll
 	if runtime.GOMAXPROCS(0) <= len(l.n.loops) {
 		// the loops could hold every P: leave one to the other goroutines
@@ -208,6 +210,7 @@ func (l *eventLoop) run() {
 			l.n.log.Error("epoll_wait failed", "err", err)
 			break
 		}
+		n = max(n, 0) // EpollWait returns -1 with EINTR (a signal)
 		cycleStart := l.n.clock.NowUs()
 		l.cmdUs, l.cmds = 0, 0
 		for _, ev := range l.events[:n] {
