@@ -487,6 +487,8 @@ func clientHelp(c *Ctx) {
 		"    Set client meta attr. Options are:",
 		"    * LIB-NAME: the client lib name.",
 		"    * LIB-VER: the client lib version.",
+		"UNBLOCK <clientid> [TIMEOUT|ERROR]",
+		"    Unblock the specified blocked client.",
 		"TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
 		"         [OPTIN] [OPTOUT] [NOLOOP]",
 		"    Control server assisted client side caching.",

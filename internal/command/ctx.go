@@ -116,6 +116,8 @@ type Client struct {
 // Server is what connection and server commands need from the server plumbing.
 // Calls happen on the calling client's goroutine.
 type Server interface {
+	// Warn logs msg at warning level (what Redis logs with LL_WARNING).
+	Warn(msg string)
 	// Info appends the INFO sections named (lower case; "default", "all",
 	// "everything" as Redis) to dst in Redis's text format.
 	Info(dst []byte, sections []string) []byte

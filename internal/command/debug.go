@@ -23,6 +23,9 @@ func debugCmd(c *Ctx) {
 			"    Output a hex signature representing the current DB content.",
 			"DIGEST-VALUE <key> [<key> ...]",
 			"    Output a hex signature of the values of all the specified keys.",
+			"ERROR <string>",
+			"    Return a Redis protocol error with <string> as message. Useful for clients",
+			"    unit tests to simulate Redis errors.",
 			"OBJECT <key>",
 			"    Show low level info about the <key> and associated value.",
 			"PROTOCOL <type>",
@@ -85,6 +88,21 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		debugDigest(c)
+	case "error":
+		// the string as the whole error line, its code included (no "ERR "
+		// added), newlines turned to spaces; written as Redis writes it
+		// (addReplySds): not counted in errorstats
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		line := append([]byte{'-'}, args[0]...)
+		for i, b := range line {
+			if b == '\r' || b == '\n' {
+				line[i] = ' '
+			}
+		}
+		c.W.Buf = append(append(c.W.Buf, line...), '\r', '\n')
 	case "digest-value":
 		debugDigestValue(c, args)
 	case "reload":

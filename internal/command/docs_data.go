@@ -2201,6 +2201,63 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module": {
+		Summary:    "A container for module commands.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "5.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module|list": {
+		Summary:    "Returns all loaded modules.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of loaded modules.",
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module|load": {
+		Summary:    "Loads a module.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "path", Type: "string", KeySpecIndex: -1},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module|loadex": {
+		Summary:    "Loads a module using extended parameters.",
+		Since:      "7.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "path", Type: "string", KeySpecIndex: -1},
+			{Name: "configs", Type: "block", KeySpecIndex: -1, Token: "CONFIG", Flags: ArgOptional | ArgMultiple | ArgMultipleToken, Args: []ArgDoc{
+				{Name: "name", Type: "string", KeySpecIndex: -1},
+				{Name: "value", Type: "string", KeySpecIndex: -1},
+			}},
+			{Name: "args", Type: "string", KeySpecIndex: -1, Token: "ARGS", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"module|unload": {
+		Summary:    "Unloads a module.",
+		Since:      "4.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "name", Type: "string", KeySpecIndex: -1},
+		},
+	},
 	// source: 8.2: redis/redis src/commands.def @da13ede
 	"move": {
 		Summary:    "Moves a key to another database.",
@@ -2639,6 +2696,28 @@ var docsTable = map[string]*CommandDoc{
 		Since:      "2.6.0",
 		Group:      "generic",
 		Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+		History: [][2]string{
+			{"3.0.0", "Added the `REPLACE` modifier."},
+			{"5.0.0", "Added the `ABSTTL` modifier."},
+			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
+		},
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "ttl", Type: "integer", KeySpecIndex: -1},
+			{Name: "serialized-value", Type: "string", KeySpecIndex: -1},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
+			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"restore-asking": {
+		Summary:    "An internal command for migrating keys in a cluster.",
+		Since:      "3.0.0",
+		Group:      "server",
+		Complexity: "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1). However for sorted set values the complexity is O(N*M*log(N)) because inserting values into sorted sets is O(log(N)).",
+		DocFlags:   []string{"syscmd"},
 		History: [][2]string{
 			{"3.0.0", "Added the `REPLACE` modifier."},
 			{"5.0.0", "Added the `ABSTTL` modifier."},

@@ -637,5 +637,5 @@ func writeHelp(c *Ctx, cmd string, lines ...string) {
 		c.W.SimpleString(l)
 	}
 	c.W.SimpleString("HELP")
-	c.W.SimpleString("    Prints this help.")
+	c.W.SimpleString("    Print this help.")
 }

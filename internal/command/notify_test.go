@@ -101,6 +101,13 @@ var writeEvents = map[string]notifyCase{
 		c.Do("DEL", "a")
 		return []string{"RESTORE", "b", "0", payload, "REPLACE"}
 	}, events: []string{"new b", "restore b", "overwritten b", "type_changed b"}},
+	// RESTORE-ASKING is RESTORE (the same restoreCommand)
+	"restore-asking": {prep: func(c *hotkvtest.Conn) []string {
+		c.Do("SET", "a", "v")
+		payload := bulkPayload(c.Do("DUMP", "a"))
+		c.Do("DEL", "a")
+		return []string{"RESTORE-ASKING", "b", "0", payload}
+	}, events: []string{"new b", "restore b"}},
 	"del":       {setup: [][]string{{"SET", "a", "v"}}, cmd: []string{"DEL", "a", "nokey"}, events: []string{"del a"}},
 	"unlink":    {setup: [][]string{{"SET", "a", "v"}}, cmd: []string{"UNLINK", "nokey", "a"}, events: []string{"del a"}},
 	"expire":    {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"EXPIRE", "k", "100"}, events: []string{"expire k"}},

@@ -40,6 +40,7 @@ const (
 	NoMulti
 	AllowBusy
 	NoAsyncLoading
+	Asking
 	// The flags below are HotKV's own: COMMAND INFO does not list them. They
 	// are the properties that Redis's processCommand, call() and friends test
 	// by comparing command procedures (c->cmd->proc == execCommand, ...): here
@@ -66,8 +67,9 @@ const (
 	// TouchesArbitraryKeys: the command may lazily expire keys it was not
 	// given (SCAN, RANDOMKEY: Redis's CMD_TOUCHES_ARBITRARY_KEYS).
 	TouchesArbitraryKeys
-	// Protected: the command is gated by enable-debug-command (Redis's
-	// CMD_PROTECTED: DEBUG).
+	// Protected: the command is gated by the parameter its Spec's Gate
+	// names (Redis's CMD_PROTECTED: DEBUG by enable-debug-command, MODULE
+	// LOAD, LOADEX and UNLOAD by enable-module-command).
 	Protected
 	// HealthCheck: refused with MISCONF while writes are, though it writes
 	// nothing (PING, as Redis's processCommand does).
@@ -84,7 +86,7 @@ var flagNames = []struct {
 	{Write, "write"}, {ReadOnly, "readonly"}, {DenyOOM, "denyoom"}, {Module, "module"},
 	{Admin, "admin"}, {PubSub, "pubsub"}, {NoScript, "noscript"}, {Blocking, "blocking"},
 	{Loading, "loading"}, {Stale, "stale"}, {SkipMonitor, "skip_monitor"},
-	{SkipSlowlog, "skip_slowlog"}, {Fast, "fast"}, {NoAuth, "no_auth"},
+	{SkipSlowlog, "skip_slowlog"}, {Asking, "asking"}, {Fast, "fast"}, {NoAuth, "no_auth"},
 	// MayReplicate is not listed: Redis hides it on purpose (addReplyCommandFlags)
 	{NoMandatoryKeys, "no_mandatory_keys"}, {NoAsyncLoading, "no_async_loading"}, {NoMulti, "no_multi"}, {AllowBusy, "allow_busy"},
 }
@@ -129,6 +131,9 @@ type Spec struct {
 	// (EVAL: its body, EVALSHA: its SHA1, FCALL: a function): admission
 	// judges such a command by the script's flags (Redis's getCommandFlags).
 	ScriptArg ScriptArg
+	// Gate is the parameter that allows a Protected command ("yes", or
+	// "local" for a loopback client), and the command's name in the refusal.
+	Gate *Gate
 	// KeysFn extracts key positions for commands whose keys aren't a simple range
 	// (e.g. MSETEX numkeys). It returns indexes into argv.
 	KeysFn func(argv [][]byte) []int
@@ -146,6 +151,24 @@ type Spec struct {
 	parent  *Spec
 	subByLC map[string]*Spec
 }
+
+// Gate is what allows a Protected command: a parameter and the name the
+// refusal gives the command.
+type Gate struct {
+	Param, Command string
+}
+
+// Refusal is Redis's reply to a Protected command the parameter refuses.
+func (g *Gate) Refusal() string {
+	return "ERR " + g.Command + " command not allowed. If the " + g.Param + " option is set to \"local\", " +
+		"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
+		"and then restart the server."
+}
+
+var (
+	debugGate  = &Gate{Param: "enable-debug-command", Command: "DEBUG"}
+	moduleGate = &Gate{Param: "enable-module-command", Command: "MODULE"}
+)
 
 // ScriptArg is what a script command's first argument names.
 type ScriptArg uint8

@@ -79,14 +79,14 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if dir == "" {
 		dir = t.TempDir()
 	}
-	// dir is protected: set it as a startup argument
-	if _, err := cfg.ParseArgs([]string{"--dir", dir}); err != nil {
-		t.Fatalf("config: %v", err)
+	// startup arguments: dir and the immutable parameters
+	// (enable-module-command, ...) are set as the command line sets them
+	args := []string{"--dir", dir}
+	for _, kv := range rest {
+		args = append(args, "--"+kv[0], kv[1])
 	}
-	if len(rest) > 0 {
-		if err := cfg.Set(rest...); err != nil {
-			t.Fatalf("config: %v", err)
-		}
+	if _, err := cfg.ParseArgs(args); err != nil {
+		t.Fatalf("config: %v", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -55,8 +55,8 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 	switch {
 	case !command.CheckArity(spec.Arity, len(argv)) || spec.Run == nil:
 		return spec, refused, s.refuse(spec, command.ErrArity(spec.FullName()))
-	case spec.Flags&command.Protected != 0 && s.protectedDenied(cl):
-		return spec, refused, s.refuse(spec, errProtectedDebug)
+	case spec.Flags&command.Protected != 0 && s.protectedDenied(cl, spec.Gate):
+		return spec, refused, s.refuse(spec, spec.Gate.Refusal())
 	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
 		return spec, refused, s.refuse(spec, command.ErrNoAuth.Text())
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
@@ -197,14 +197,11 @@ func (s *Server) refuseAs(spec *command.Spec, code, text string) string {
 	return text
 }
 
-const errProtectedDebug = "ERR DEBUG command not allowed. If the enable-debug-command option is set to \"local\", " +
-	"you can run it from a local connection, otherwise you need to set this option in the configuration file, " +
-	"and then restart the server."
-
-// protectedDenied applies enable-debug-command to a protected command
-// (DEBUG): "yes", or "local" for a loopback client.
-func (s *Server) protectedDenied(cl *client) bool {
-	switch s.cfg.String("enable-debug-command") {
+// protectedDenied applies a protected command's gate (DEBUG:
+// enable-debug-command, MODULE LOAD/LOADEX/UNLOAD: enable-module-command):
+// "yes", or "local" for a loopback client.
+func (s *Server) protectedDenied(cl *client, g *command.Gate) bool {
+	switch s.cfg.String(g.Param) {
 	case "yes":
 		return false
 	case "local":

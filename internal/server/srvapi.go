@@ -10,6 +10,9 @@ import (
 
 var _ command.Server = (*Server)(nil)
 
+// Warn implements command.Server.
+func (s *Server) Warn(msg string) { s.log.Warn(msg) }
+
 // ConfigGet implements CONFIG GET.
 func (s *Server) ConfigGet(patterns []string) [][2]string { return s.cfg.Match(patterns...) }
 
