@@ -116,6 +116,11 @@ type Client struct {
 // Server is what connection and server commands need from the server plumbing.
 // Calls happen on the calling client's goroutine.
 type Server interface {
+	// Migrate sends a MIGRATE's RESTORE commands to its target, over the
+	// connection kept for that address (opened, authenticated and switched
+	// to the database as needed), and reads the replies; it blocks until
+	// they come or the timeout passes (Redis's migrateCommand's I/O).
+	Migrate(m *Migration) MigrateResult
 	// Warn logs msg at warning level (what Redis logs with LL_WARNING).
 	Warn(msg string)
 	// Info appends the INFO sections named (lower case; "default", "all",

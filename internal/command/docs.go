@@ -147,7 +147,9 @@ func writeArgDocs(c *Ctx, args []ArgDoc) {
 		a := &args[i]
 		container := a.Type == "oneof" || a.Type == "block"
 		n := 3 // name, type, and display_text or arguments
-		for _, present := range []bool{a.KeySpecIndex >= 0, a.Token != "", a.Summary != "", a.Since != "",
+		// a pure token always has one, empty for MIGRATE's empty-string (`""""` in Redis's C)
+		hasToken := a.Token != "" || a.Type == "pure-token"
+		for _, present := range []bool{a.KeySpecIndex >= 0, hasToken, a.Summary != "", a.Since != "",
 			a.DeprecatedSince != "", a.Flags != 0} {
 			if present {
 				n++
@@ -170,7 +172,7 @@ func writeArgDocs(c *Ctx, args []ArgDoc) {
 			w.BulkString("key_spec_index")
 			w.Int(int64(a.KeySpecIndex))
 		}
-		if a.Token != "" {
+		if hasToken {
 			w.BulkString("token")
 			w.BulkString(a.Token)
 		}

@@ -2202,6 +2202,39 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"migrate": {
+		Summary:    "Atomically transfers a key from one Redis instance to another.",
+		Since:      "2.6.0",
+		Group:      "generic",
+		Complexity: "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed.",
+		History: [][2]string{
+			{"3.0.0", "Added the `COPY` and `REPLACE` options."},
+			{"3.0.6", "Added the `KEYS` option."},
+			{"4.0.7", "Added the `AUTH` option."},
+			{"6.0.0", "Added the `AUTH2` option."},
+		},
+		Args: []ArgDoc{
+			{Name: "host", Type: "string", KeySpecIndex: -1},
+			{Name: "port", Type: "integer", KeySpecIndex: -1},
+			{Name: "key-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "key", Type: "key", KeySpecIndex: 0},
+				{Name: "empty-string", Type: "pure-token", KeySpecIndex: -1},
+			}},
+			{Name: "destination-db", Type: "integer", KeySpecIndex: -1},
+			{Name: "timeout", Type: "integer", KeySpecIndex: -1},
+			{Name: "copy", Type: "pure-token", KeySpecIndex: -1, Token: "COPY", Since: "3.0.0", Flags: ArgOptional},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
+			{Name: "authentication", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "auth", Type: "string", KeySpecIndex: -1, Token: "AUTH", Since: "4.0.7", DisplayText: "password"},
+				{Name: "auth2", Type: "block", KeySpecIndex: -1, Token: "AUTH2", Since: "6.0.0", Args: []ArgDoc{
+					{Name: "username", Type: "string", KeySpecIndex: -1},
+					{Name: "password", Type: "string", KeySpecIndex: -1},
+				}},
+			}},
+			{Name: "keys", Type: "key", KeySpecIndex: 1, Token: "KEYS", Since: "3.0.6", DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"module": {
 		Summary:    "A container for module commands.",
 		Since:      "4.0.0",

@@ -101,6 +101,12 @@ var writeEvents = map[string]notifyCase{
 		c.Do("DEL", "a")
 		return []string{"RESTORE", "b", "0", payload, "REPLACE"}
 	}, events: []string{"new b", "restore b", "overwritten b", "type_changed b"}},
+	// MIGRATE deletes what the target restored (migrateTarget: a second
+	// server the test starts)
+	"migrate": {setup: [][]string{{"SET", "a", "v"}}, prep: func(c *hotkvtest.Conn) []string {
+		host, port, _ := strings.Cut(migrateTarget, ":")
+		return []string{"MIGRATE", host, port, "a", "0", "5000", "REPLACE"}
+	}, events: []string{"del a"}},
 	// RESTORE-ASKING is RESTORE (the same restoreCommand)
 	"restore-asking": {prep: func(c *hotkvtest.Conn) []string {
 		c.Do("SET", "a", "v")
@@ -180,7 +186,11 @@ const notifyLib = "#!lua name=notifylib\nredis.register_function('nf', function(
 
 // TestNotifyEveryWriteCommand runs the sample invocation of every write command
 // against a live server and compares the published events with writeEvents.
+// migrateTarget is the address of the server MIGRATE's sample moves its key to.
+var migrateTarget string
+
 func TestNotifyEveryWriteCommand(t *testing.T) {
+	migrateTarget = hotkvtest.Start(t).Addr
 	srv := hotkvtest.Start(t, hotkvtest.WithFakeClock(captureMs))
 	c := hotkvtest.Dial(t, srv.Addr)
 	sub := hotkvtest.Dial(t, srv.Addr)

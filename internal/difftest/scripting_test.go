@@ -127,7 +127,7 @@ var scriptingCases = [][]string{
 	{"SCRIPT", "EXISTS"},
 	{"SCRIPT", "FLUSH", "FOO"}, {"SCRIPT", "FLUSH"},
 	{"SCRIPT", "EXISTS", "b534286061d4b9e4026607613b95c06c06015ae8"},
-	{"SCRIPT", "KILL"}, {"SCRIPT", "FOO"}, {"SCRIPT", "HELP"},
+	{"SCRIPT", "KILL"}, {"SCRIPT", "FOO"}, // HELP: 8.6's text in scripting.golden
 	{"EVAL", "return redis.call('select', 1) and redis.call('set', 'k1', 'db1')", "0"},
 	{"GET", "k1"}, {"SELECT", "1"}, {"GET", "k1"}, {"SELECT", "0"},
 	{"EVAL", "redis.setresp(3) return redis.call('hgetall', 'nohash')", "0"},
@@ -217,7 +217,7 @@ var scriptingCases = [][]string{
 	{"FUNCTION", "DELETE", "errs"}, {"FUNCTION", "DELETE", "errs"},
 	{"FUNCTION", "STATS"}, {"FUNCTION", "KILL"},
 	{"FUNCTION", "RESTORE", "abc"}, {"FUNCTION", "RESTORE", "abc", "FOO"},
-	{"FUNCTION", "FLUSH", "FOO"}, {"FUNCTION", "FLUSH", "SYNC"}, {"FUNCTION", "LIST"}, {"FUNCTION", "HELP"},
+	{"FUNCTION", "FLUSH", "FOO"}, {"FUNCTION", "FLUSH", "SYNC"}, {"FUNCTION", "LIST"}, // HELP: 8.6's text in scripting.golden
 	{"FUNCTION", "LOAD", "#!lua name=d1\nredis.register_function('d1f', function() return 1 end)"},
 }
 

@@ -334,6 +334,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "pubsubshard_channels", int64(s.hub.Len(pubsub.Shard)))
 	b = kv(b, "latest_fork_usec", "0")
 	b = kv(b, "total_forks", "0")
+	b = kvi(b, "migrate_cached_sockets", int64(len(s.migrate)))
 	_, tk, ti, tp := s.trk.Stats()
 	b = kvi(b, "tracking_total_keys", int64(tk))
 	b = kvi(b, "tracking_total_items", int64(ti))

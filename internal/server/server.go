@@ -112,8 +112,9 @@ type Server struct {
 	blockOnPause bool
 	stopping     atomic.Bool // the server stops: a busy script is killed
 
-	applier *client      // the connection-less client of Apply (apply.go); engine lock
-	barrier barrierState // the reply barrier (barrier.go)
+	applier *client                 // the connection-less client of Apply (apply.go); engine lock
+	migrate map[string]*migrateConn // MIGRATE's connections (migrate.go); engine lock
+	barrier barrierState            // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
@@ -249,6 +250,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
 	s.rdb.KillBG()             // a BGSAVE in progress is abandoned, as Redis kills its child
+	for name := range s.migrate {
+		s.closeMigrateConn(name)
+	}
 
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
