@@ -77,7 +77,7 @@ func (d *decoder) value(r *reader, t byte) (Value, error) {
 		return d.hashPacked(r, t)
 	case TypeHashZipmap:
 		return d.hashZipmap(r)
-	case TypeStreamListpacks, TypeStreamListpacks2, TypeStreamListpacks3:
+	case TypeStreamListpacks, TypeStreamListpacks2, TypeStreamListpacks3, TypeStreamListpacks4:
 		return d.stream(r, t)
 	}
 	// modules and unknown types: HotKV cannot hold them

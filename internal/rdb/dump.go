@@ -16,14 +16,14 @@ func Dump(e *keyspace.Entry, compress bool) []byte {
 }
 
 // VerifyPayload is verifyDumpPayload: the footer's version must not be newer
-// than ours and its checksum must match, unless it is 0 (no checksum) or
+// than the newest we read (MaxVersion) and its checksum must match, unless it is 0 (no checksum) or
 // skipChecksum (DEBUG SET-SKIP-CHECKSUM-VALIDATION).
 func VerifyPayload(p []byte, skipChecksum bool) error {
 	if len(p) < 10 {
 		return ErrBadVersionOrChecksum
 	}
 	footer := p[len(p)-10:]
-	if binary.LittleEndian.Uint16(footer) > Version {
+	if binary.LittleEndian.Uint16(footer) > MaxVersion {
 		return ErrBadVersionOrChecksum
 	}
 	if skipChecksum {

@@ -117,7 +117,7 @@ type LoadStats struct {
 	FunctionLibraries int
 }
 
-// Load reads an RDB file of version 1 to 12 into ks (rdbLoadRio). Keys are
+// Load reads an RDB file of version 1 to 13 into ks (rdbLoadRio). Keys are
 // added to the databases as they come (the caller empties them first if it
 // wants only the file's contents); on an error the keyspace holds what was
 // loaded before it. The caller holds the engine lock for the whole call.
@@ -131,7 +131,7 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 		return st, errors.New("wrong signature trying to load DB from file")
 	}
 	ver, err := strconv.Atoi(string(data[5:9]))
-	if err != nil || ver < 1 || ver > Version {
+	if err != nil || ver < 1 || ver > MaxVersion {
 		return st, fmt.Errorf("can't handle RDB format version %s", data[5:9])
 	}
 	st.Version = ver

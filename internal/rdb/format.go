@@ -4,8 +4,9 @@
 // QUICKLIST_2 lists of listpacks, intset/listpack/hashtable sets, listpack and
 // ZSET_2 sorted sets, listpack, listpackex and hashtable hashes with field TTLs
 // as HASH_LISTPACK_EX and HASH_METADATA), and reads every value type and
-// encoding Redis 7.0 to 8.4 writes, plus the older ziplist, zipmap and
-// RDB_TYPE_LIST encodings. Decoding checks payloads as Redis does with
+// encoding Redis 7.0 to 8.6 writes (8.6's RDB 13 streams with their IDMP
+// state: MaxVersion), plus the older ziplist, zipmap and RDB_TYPE_LIST
+// encodings. Decoding checks payloads as Redis does with
 // sanitize-dump-payload yes (listpack, intset and ziplist integrity, duplicate
 // members, TTL order): corrupt input is an error, never a panic or a hang.
 //
@@ -26,6 +27,10 @@ import (
 
 // Version is the RDB version written (Redis 7.4 to 8.4 write 12).
 const Version = 12
+
+// MaxVersion is the newest RDB version read: Redis 8.6 writes 13, whose one
+// new type is a stream with its IDMP state (TypeStreamListpacks4).
+const MaxVersion = 13
 
 // RDB value types (rdb.h).
 const (
@@ -54,10 +59,11 @@ const (
 	TypeHashListpackExPre = 23
 	TypeHashMetadata      = 24
 	TypeHashListpackEx    = 25
+	TypeStreamListpacks4  = 26 // Redis 8.6: a stream with its IDMP state
 )
 
 // isObjectType is rdbIsObjectType.
-func isObjectType(t byte) bool { return t <= 7 || (t >= 9 && t <= 25) }
+func isObjectType(t byte) bool { return t <= 7 || (t >= 9 && t <= 26) }
 
 // RDB opcodes (rdb.h).
 const (

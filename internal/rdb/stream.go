@@ -168,7 +168,45 @@ func (d *decoder) stream(r *reader, t byte) (Value, error) {
 			return Value{}, ErrBadData // a pending entry without a consumer
 		}
 	}
+	if t >= TypeStreamListpacks4 {
+		if err := r.streamIDMP(); err != nil {
+			return Value{}, err
+		}
+	}
 	return Value{Kind: keyspace.KindStream, Obj: s}, nil
+}
+
+// streamIDMP reads Redis 8.6's IDMP state of a stream (rdbLoadObject's
+// RDB_TYPE_STREAM_LISTPACKS_4 part): the IDMP duration and size, the
+// producers' idempotency records, the counts of IDs added and duplicates
+// seen. HotKV has no IDMP yet: a stream with records is refused (its
+// duplicate detection would be lost, not kept); the settings and the
+// counts, which change no entry, are dropped.
+func (r *reader) streamIDMP() error {
+	dur, err := r.length()
+	if err != nil {
+		return err
+	}
+	size, err := r.length()
+	if err != nil {
+		return err
+	}
+	if dur < 1 || dur > 86400 || size < 1 || size > 10000 { // CONFIG_STREAM_IDMP_{MIN,MAX}_*
+		return ErrBadData
+	}
+	producers, err := r.length()
+	if err != nil {
+		return err
+	}
+	if producers != 0 {
+		return ErrBadData
+	}
+	for range 2 { // iids_added, iids_duplicates
+		if _, err := r.length(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (r *reader) streamID() (keyspace.StreamID, error) {
