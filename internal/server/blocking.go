@@ -193,7 +193,10 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock}
 	prev := s.trk.Save()
 	s.trk.BeforeExec(cl, &cl.Client) // cl's own invalidations follow its reply, as for any command
+	prevCur := s.cur
+	s.cur = cl
 	s.call(fromBlocked, &c, spec, start)
+	s.cur = prevCur
 	if c.Parked {
 		s.trk.Restore(prev)
 		return false

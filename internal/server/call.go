@@ -73,6 +73,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	if c.Parked {
 		return endUs
 	}
+	if s.cur != nil {
+		s.cur.cmdsDone++ // CLIENT LIST tot-cmds: its scripts' and EXEC's commands too
+	}
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += endUs - startUs

@@ -34,7 +34,8 @@ type client struct {
 	lastCmd       atomic.Pointer[command.Spec] // read by CLIENT LIST
 	mem           clientMem                    // published memory figures (clientmem.go)
 	pushed        bool                         // the reply buffer holds out-of-band messages (resetReplyBuf)
-	cmds          int64
+	cmds          int64                        // commands received (those refused and queued too)
+	cmdsDone      int64                        // commands run on its behalf (CLIENT LIST tot-cmds); engine lock
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
 	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC

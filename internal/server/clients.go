@@ -174,7 +174,12 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = append(b, cl.LibName...)
 	b = append(b, " lib-ver="...)
 	b = append(b, cl.LibVer...)
-	b = append(b, " io-thread=0"...)
+	b = append(b, " io-thread=0 tot-net-in="...)
+	b = strconv.AppendInt(b, cl.nc.NetIn(), 10)
+	b = append(b, " tot-net-out="...)
+	b = strconv.AppendInt(b, cl.nc.NetOut(), 10)
+	b = append(b, " tot-cmds="...)
+	b = strconv.AppendInt(b, cl.cmdsDone, 10)
 	return b
 }
 

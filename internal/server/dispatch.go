@@ -79,7 +79,10 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	}
 	if o == fromBusy {
 		c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
+		prev := s.cur
+		s.cur = cl
 		cl.clockUs = s.call(fromBusy, c, spec, cl.clockUs)
+		s.cur = prev
 		s.finishReply(cl, mark)
 		return true
 	}
@@ -88,7 +91,9 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	s.trk.BeforeExec(cl, &cl.Client)
 	cl.push.running = true // messages for cl from its own command follow its reply
 	c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
+	s.cur = cl
 	cl.clockUs = s.call(fromClient, c, spec, cl.clockUs)
+	s.cur = nil
 	cl.push.running = false
 	s.noteReplySeq(cl)
 	if s.mem.evictAfter {

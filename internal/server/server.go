@@ -114,7 +114,11 @@ type Server struct {
 
 	applier *client                 // the connection-less client of Apply (apply.go); engine lock
 	migrate map[string]*migrateConn // MIGRATE's connections (migrate.go); engine lock
-	barrier barrierState            // the reply barrier (barrier.go)
+	// cur is the client whose command runs (Redis's server.current_client):
+	// the commands it issues (EXEC's, its scripts') count in its tot-cmds.
+	// Engine lock.
+	cur     *client
+	barrier barrierState // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)

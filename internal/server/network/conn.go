@@ -33,13 +33,17 @@ type Conn struct {
 	killed       atomic.Bool
 	idleShrink   atomic.Bool  // goroutine mode: give the buffers back (ShrinkWhenIdle)
 	lastActive   atomic.Int64 // ms: when its last batch of commands started
+	netIn        atomic.Int64 // bytes read (CLIENT LIST tot-net-in)
+	netOut       atomic.Int64 // bytes written (tot-net-out)
 }
 
 // NewConn wraps conn for goroutine mode, without serving it: the
 // connections a listener accepts are served (acceptLoop); tests and
 // benchmarks that run a session's commands themselves use it directly.
 func (n *Net) NewConn(conn net.Conn) *Conn {
-	c := n.newConn(conn.RemoteAddr(), conn.LocalAddr(), readSource(conn))
+	c := n.newConn(conn.RemoteAddr(), conn.LocalAddr(), func(c *Conn) io.Reader {
+		return readSource(conn, countIn{st: &n.Stats, conn: &c.netIn})
+	})
 	c.conn = conn
 	c.rd.SetPool(&n.readBufs) // given back when idle (dropIdleBuffers)
 	if tc, ok := conn.(*net.TCPConn); ok {
@@ -52,11 +56,33 @@ func (n *Net) NewConn(conn net.Conn) *Conn {
 	return c
 }
 
-func (n *Net) newConn(raddr, laddr net.Addr, src io.Reader) *Conn {
-	c := &Conn{fd: -1, raddr: raddr, laddr: laddr, rd: resp.NewReader(src, n.limits)}
+// newConn builds a connection whose reader reads what src returns for it.
+func (n *Net) newConn(raddr, laddr net.Addr, src func(*Conn) io.Reader) *Conn {
+	c := &Conn{fd: -1, raddr: raddr, laddr: laddr}
+	c.rd = resp.NewReader(src(c), n.limits)
 	c.lastActive.Store(n.clock.NowMs())
 	return c
 }
+
+// countIn counts bytes read: the server's (INFO total_net_input_bytes,
+// total_reads_processed) and the connection's (tot-net-in).
+type countIn struct {
+	st   *Stats
+	conn *atomic.Int64
+}
+
+func (ci countIn) add(n int) {
+	ci.st.Reads.Add(1)
+	if n > 0 {
+		ci.st.NetInput.Add(int64(n))
+		ci.conn.Add(int64(n))
+	}
+}
+
+// NetIn and NetOut are the bytes read from and written to the connection
+// (CLIENT LIST tot-net-in, tot-net-out); any goroutine.
+func (c *Conn) NetIn() int64  { return c.netIn.Load() }
+func (c *Conn) NetOut() int64 { return c.netOut.Load() }
 
 // RemoteAddr and LocalAddr are the connection's addresses.
 func (c *Conn) RemoteAddr() net.Addr { return c.raddr }
@@ -233,6 +259,7 @@ func (n *Net) flush(c *Conn) bool {
 	written, err := c.conn.Write(c.w.Buf)
 	n.Stats.Writes.Add(1)
 	n.Stats.NetOutput.Add(int64(written))
+	c.netOut.Add(int64(written))
 	c.sess.AfterWrite()
 	return err == nil
 }
@@ -255,4 +282,16 @@ func copyArgv(argv [][]byte) [][]byte {
 		cp[i] = append([]byte(nil), a...)
 	}
 	return cp
+}
+
+// countedReader is an io.Reader that counts what it reads.
+type countedReader struct {
+	r  io.Reader
+	in countIn
+}
+
+func (c countedReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.in.add(n)
+	return n, err
 }

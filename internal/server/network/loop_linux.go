@@ -69,16 +69,13 @@ func shutdownFD(fd int) {
 // leaves the resp.Reader's state intact for the next readiness event.
 type fdReader struct {
 	fd int
-	st *Stats
+	in countIn
 }
 
 func (r fdReader) Read(p []byte) (int, error) {
 	for {
 		n, err := rawRead(r.fd, p)
-		r.st.Reads.Add(1)
-		if n > 0 {
-			r.st.NetInput.Add(int64(n))
-		}
+		r.in.add(n)
 		if err == unix.EINTR {
 			continue
 		}
@@ -342,7 +339,9 @@ func (l *eventLoop) accept(lfd int) {
 			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_KEEPCNT, 3)
 		}
 		lsa, _ := unix.Getsockname(fd)
-		c := n.newConn(sockaddrToAddr(sa), sockaddrToAddr(lsa), fdReader{fd: fd, st: &n.Stats})
+		c := n.newConn(sockaddrToAddr(sa), sockaddrToAddr(lsa), func(c *Conn) io.Reader {
+			return fdReader{fd: fd, in: countIn{st: &n.Stats, conn: &c.netIn}}
+		})
 		c.fd = fd
 		c.loop = l
 		c.rd.SetPool(l.bufs)
@@ -527,6 +526,7 @@ func (l *eventLoop) flush(c *Conn) {
 			return
 		}
 		c.sent += n
+		c.netOut.Add(int64(n))
 		l.n.Stats.NetOutput.Add(int64(n))
 		l.n.Stats.Writes.Add(1)
 	}

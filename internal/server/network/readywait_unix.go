@@ -17,18 +17,26 @@ import (
 type readyConn struct {
 	net.Conn
 	rc syscall.RawConn
+	in countIn
+}
+
+// Read reads the connection, counting what it reads.
+func (c readyConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	c.in.add(n)
+	return n, err
 }
 
 // readSource returns what a goroutine-mode Reader reads conn through: a
 // readyConn when the connection exposes its socket, else conn (a Reader
 // then takes a buffer before it waits).
-func readSource(conn net.Conn) io.Reader {
+func readSource(conn net.Conn, in countIn) io.Reader {
 	if sc, ok := conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
-			return readyConn{Conn: conn, rc: rc}
+			return readyConn{Conn: conn, rc: rc, in: in}
 		}
 	}
-	return conn
+	return countedReader{r: conn, in: in}
 }
 
 // WaitReady waits in the runtime's poller until the socket is readable: a
