@@ -363,8 +363,12 @@ func clientKill(c *Ctx) {
 			}
 		case eqFold(k, "maxage"):
 			age, ok := resp.ParseInt(v)
-			if !ok || age <= 0 {
-				c.Err(ErrSyntax)
+			if !ok {
+				c.Error("ERR maxage is not an integer or out of range")
+				return
+			}
+			if age <= 0 {
+				c.Error("ERR maxage should be greater than 0")
 				return
 			}
 			f.MaxAgeSec = age

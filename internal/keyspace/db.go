@@ -309,6 +309,7 @@ func (db *DB) ActiveExpireStep(n int, rnd func() uint64) (sampled, expired int) 
 		it := *db.expiring.at(int(rnd() % uint64(db.expiring.len())))
 		if it.at <= db.ks.now {
 			db.expireKeyString(it.de.key())
+			db.ks.Stats.ExpiredKeysActive++
 			expired++
 		}
 	}

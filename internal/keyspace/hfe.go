@@ -86,6 +86,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 		}
 		if db.isExpired(e) {
 			db.expireKeyString(it.key) // the key itself is due first
+			db.ks.Stats.ExpiredKeysActive++
 			continue
 		}
 		fo, _ := db.ks.Obs.(FieldExpiryObserver)
@@ -98,6 +99,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 		expired += n
 		if n > 0 {
 			db.ks.Stats.ExpiredSubkeys += int64(n)
+			db.ks.Stats.ExpiredSubkeysActive += int64(n)
 			kb := []byte(it.key)
 			empty := it.h.Len() == 0
 			if fo != nil {

@@ -15,7 +15,11 @@ type Stats struct {
 	KeyspaceMisses int64
 	ExpiredKeys    int64
 	ExpiredSubkeys int64 // hash fields deleted because their deadline passed
-	EvictedKeys    int64 // keys removed by the maxmemory policy (Evict)
+	// the part of ExpiredKeys and ExpiredSubkeys the active expiry cycle
+	// deleted (INFO expired_keys_active, expired_subkeys_active)
+	ExpiredKeysActive    int64
+	ExpiredSubkeysActive int64
+	EvictedKeys          int64 // keys removed by the maxmemory policy (Evict)
 }
 
 // Observer learns of key changes. Calls happen under the engine's serialisation

@@ -73,6 +73,7 @@ type Reader struct {
 	waiter ReadyWaiter // rd, when it can wait for input without a buffer
 
 	unauth bool
+	last   int   // the bytes of the last request returned (LastLen)
 	err    error // sticky: *ProtocolError or ErrQueryBufferLimit
 	rerr   error // error that came with data from rd, returned by next fill
 }
@@ -151,6 +152,11 @@ func (r *Reader) SetUnauthenticated(on bool) { r.unauth = on }
 // rd but not yet returned as part of a command: the rest of a pipeline, or
 // a partially received request.
 func (r *Reader) Buffered() int { return r.w - r.r + r.bigN }
+
+// LastLen is the size in bytes of the request last returned: while it
+// runs, Redis's query buffer still holds it (CLIENT LIST's qbuf of the
+// client that asks).
+func (r *Reader) LastLen() int { return r.last }
 
 // Mem is the bytes of memory the Reader holds: its buffers (the small one, a
 // larger one, a big bulk's) and the request's completed big arguments.
@@ -231,6 +237,7 @@ func (r *Reader) finish() [][]byte {
 	}
 	r.argv = argv
 	r.r += r.p
+	r.last = r.p + int(r.extN)
 	r.p, r.mbl, r.bulk, r.lineAt, r.extN = 0, 0, -1, -1, 0
 	return argv
 }

@@ -143,8 +143,14 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = append(b, " watch="...)
 	b = strconv.AppendInt(b, int64(len(cl.multi.watched)), 10)
 	m := &cl.mem
+	qbuf := m.qbuf.Load()
+	if cl == s.cur && cl.nc != nil {
+		// the client asking: its request is still in its query buffer
+		rd := cl.nc.Reader()
+		qbuf = int64(rd.Buffered() + rd.LastLen())
+	}
 	b = append(b, " qbuf="...)
-	b = strconv.AppendInt(b, m.qbuf.Load(), 10)
+	b = strconv.AppendInt(b, qbuf, 10)
 	b = append(b, " qbuf-free="...)
 	b = strconv.AppendInt(b, m.qbufFree.Load(), 10)
 	b = append(b, " argv-mem=0 multi-mem="...) // argv: the running command's arguments alias the query buffer

@@ -8,7 +8,8 @@ import (
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
-// TestClientTotals: CLIENT INFO's tot-net-in, tot-net-out and tot-cmds
+// TestClientTotals: CLIENT INFO's qbuf of the client asking, and its
+// tot-net-in, tot-net-out and tot-cmds
 // (Redis 8) on both transports: the bytes read from and written to the
 // connection, and the commands run on its behalf, EXEC's and its scripts'
 // included, refused ones not, the running one not yet (the figures
@@ -36,6 +37,11 @@ func TestClientTotals(t *testing.T) {
 				return 0
 			}
 			first := c.Do("CLIENT", "INFO")
+			// the client asking: its request (26 bytes) is still in its query
+			// buffer, as in Redis (unit/introspection's CLIENT LIST test)
+			if q := field(first, "qbuf"); q != 26 {
+				t.Fatalf("CLIENT INFO's own qbuf=%d, want 26", q)
+			}
 			if in, out, cmds := field(first, "tot-net-in"), field(first, "tot-net-out"), field(first, "tot-cmds"); in != 26 || out != 0 || cmds != 0 {
 				t.Fatalf("first CLIENT INFO: tot-net-in=%d tot-net-out=%d tot-cmds=%d, want 26 0 0", in, out, cmds)
 			}
