@@ -84,7 +84,7 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 	}))
 	g.RawSetString("rawset", L.NewFunction(func(L *lua.LState) int {
 		t := L.CheckTable(1)
-		if vm.protected[t] {
+		if vm.protected[t] || (vm.libReadonly != nil && vm.libReadonly(t)) {
 			L.Error(lua.LString(errReadonly), 0)
 		}
 		L.RawSet(t, L.CheckAny(2), L.CheckAny(3))

@@ -81,9 +81,11 @@ type VM struct {
 	hook      hookCtx
 	protected map[*lua.LTable]bool
 	real      map[*lua.LTable]*lua.LTable // read-only view -> the table it shows
-	fn        functions
-	keys      *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
-	argv      *lua.LTable
+	// libReadonly tells the libraries' read-only tables (Options.LibReadonly)
+	libReadonly func(t *lua.LTable) bool
+	fn          functions
+	keys        *lua.LTable // EVAL's KEYS and ARGV, refilled for every run
+	argv        *lua.LTable
 	// redis.call's argument buffers (scriptArgs), reused by every call
 	argv0    [][]byte
 	argBytes []byte
@@ -103,6 +105,10 @@ type Options struct {
 	// Libs, when not nil, loads the extra libraries Redis preloads (cjson,
 	// cmsgpack, bit, struct) into the interpreter's globals.
 	Libs func(L *lua.LState)
+	// LibReadonly, when not nil, tells the read-only tables the libraries
+	// make (cjson's array metatable): rawset refuses them as it refuses the
+	// sandbox's own.
+	LibReadonly func(t *lua.LTable) bool
 	// Version is redis.REDIS_VERSION ("8.4.0").
 	Version string
 	// CommandExists tells redis.acl_check_cmd whether argv names a command.
@@ -115,7 +121,7 @@ type Options struct {
 // NewVM builds the sandboxed interpreter.
 func NewVM(o Options) *VM {
 	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{}, real: map[*lua.LTable]*lua.LTable{},
-		version: o.Version, commandExists: o.CommandExists, logf: o.Log}
+		version: o.Version, commandExists: o.CommandExists, logf: o.Log, libReadonly: o.LibReadonly}
 	vm.rand.reset()
 	vm.L = newSandbox(vm, o.Libs)
 	vm.initFunctions(vm.L)

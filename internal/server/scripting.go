@@ -54,8 +54,9 @@ type scriptState struct {
 func newScripting(s *Server) *scripting {
 	sc := &scripting{s: s}
 	sc.vm = script.NewVM(script.Options{
-		Libs:    lualib.Open, // cjson, cmsgpack, bit, struct
-		Version: command.Version,
+		Libs:        lualib.Open, // cjson, cmsgpack, bit, struct
+		LibReadonly: lualib.IsReadonly,
+		Version:     command.Version,
 		CommandExists: func(argv [][]byte) bool {
 			return s.specFor(argv) != nil
 		},

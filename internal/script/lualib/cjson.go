@@ -24,7 +24,9 @@ type cjsonConfig struct {
 	encodePrecision int32
 	keepBuffer      int32
 	decodeInvalid   int32
-	buf             []byte // the kept encode buffer
+	arrayMT         int32       // decode_array_with_array_mt (Redis 8.2+)
+	arrayMeta       *lua.LTable // the read-only metatable of decoded arrays, made once
+	buf             []byte      // the kept encode buffer
 }
 
 func newCJSONConfig() *cjsonConfig {
@@ -53,7 +55,10 @@ func newCJSON(L *lua.LState) *lua.LTable {
 		"encode_keep_buffer":      cfg.cfgEncodeKeepBuffer,
 		"encode_invalid_numbers":  cfg.cfgEncodeInvalidNumbers,
 		"decode_invalid_numbers":  cfg.cfgDecodeInvalidNumbers,
-		"new":                     OpenCJSON,
+		// Redis 8.2+: decoded arrays carry a metatable whose __is_cjson_array
+		// makes encode write them as arrays, empty ones too
+		"decode_array_with_array_mt": cfg.cfgDecodeArrayWithArrayMT,
+		"new":                        OpenCJSON,
 	})
 	t.RawSetString("null", jsonNull(L))
 	t.RawSetString("_NAME", lua.LString("cjson"))
@@ -202,6 +207,24 @@ func (cfg *cjsonConfig) cfgEncodeInvalidNumbers(L *lua.LState) int {
 	return 1
 }
 
+func (cfg *cjsonConfig) cfgDecodeArrayWithArrayMT(L *lua.LState) int {
+	argInit(L, 1)
+	enumOption(L, 1, &cfg.arrayMT, nil, 1)
+	return 1
+}
+
+// arrayMetatable is the metatable decoded arrays get with
+// decode_array_with_array_mt: {__is_cjson_array = true}, read-only as
+// Redis makes it (lua_enablereadonlytable).
+func (cfg *cjsonConfig) arrayMetatable(L *lua.LState) *lua.LTable {
+	if cfg.arrayMeta == nil {
+		real := L.NewTable()
+		real.RawSetString("__is_cjson_array", lua.LTrue)
+		cfg.arrayMeta = readonlyProxy(L, real)
+	}
+	return cfg.arrayMeta
+}
+
 func (cfg *cjsonConfig) cfgDecodeInvalidNumbers(L *lua.LState) int {
 	argInit(L, 1)
 	enumOption(L, 1, &cfg.decodeInvalid, nil, 1)
@@ -331,7 +354,9 @@ func (e *jsonEncoder) appendData(v lua.LValue, depth int32, top int) {
 		if !(depth <= e.cfg.encodeMaxDepth && checkStack(top, 3)) {
 			luaError(e.L, "Cannot serialise, excessive nesting (%d)", depth)
 		}
-		if n := e.arrayLength(x); n > 0 {
+		if mt, ok := e.L.GetMetatable(x).(*lua.LTable); ok && lua.LVAsBool(e.L.GetField(mt, "__is_cjson_array")) {
+			e.appendArray(x, depth, top, int32(x.Len())) // a decoded array: an array, even empty
+		} else if n := e.arrayLength(x); n > 0 {
 			e.appendArray(x, depth, top, n)
 		} else {
 			e.appendObject(x, depth, top)
@@ -699,6 +724,9 @@ func (p *jsonParser) object(top int) lua.LValue {
 func (p *jsonParser) array(top int) lua.LValue {
 	p.descend(top, 2) // table, value
 	t := p.L.CreateTable(0, 0)
+	if p.cfg.arrayMT != 0 {
+		p.L.SetMetatable(t, p.cfg.arrayMetatable(p.L))
+	}
 	tok := p.nextToken()
 	if tok.typ == tArrEnd {
 		p.depth--

@@ -529,3 +529,34 @@ func strtodHex(s string, i int, neg bool) (float64, int) {
 	}
 	return v, j
 }
+
+// errReadonly is the error of a write to a read-only table, Redis's.
+const errReadonly = "Attempt to modify a readonly table"
+
+// readonlyKey marks the metatable of a read-only table lualib makes.
+const readonlyKey = "__hotkv_readonly"
+
+// readonlyProxy returns an empty table that reads through to real and
+// refuses writes ("Attempt to modify a readonly table"); its metatable is
+// hidden and cannot be replaced. rawset is refused by the sandbox, which
+// asks IsReadonly.
+func readonlyProxy(L *lua.LState, real *lua.LTable) *lua.LTable {
+	proxy := L.NewTable()
+	mt := L.NewTable()
+	mt.RawSetString("__index", real)
+	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
+		L.RaiseError(errReadonly)
+		return 0
+	}))
+	mt.RawSetString("__metatable", lua.LFalse)
+	mt.RawSetString(readonlyKey, lua.LTrue)
+	L.SetMetatable(proxy, mt)
+	return proxy
+}
+
+// IsReadonly reports whether t is a read-only table made by these
+// libraries (cjson's array metatable): the sandbox refuses rawset on it.
+func IsReadonly(t *lua.LTable) bool {
+	mt, ok := t.Metatable.(*lua.LTable)
+	return ok && mt.RawGetString(readonlyKey) == lua.LTrue
+}
