@@ -84,7 +84,12 @@ func withVersion(p []byte, v uint16) []byte {
 // e; <1.5*i> m<i> for i < 200) and hashes (HSET f1 v1 f2 2 f3 30 "x"s;
 // f<i> v<i> for i < 600).
 func redis70Payloads(t *testing.T) map[string][]byte {
-	f, err := os.Open("testdata/redis70-dump.txt")
+	return payloadFile(t, "testdata/redis70-dump.txt")
+}
+
+// payloadFile reads a file of DUMP payloads: name, encoding, hex payload a line.
+func payloadFile(t *testing.T, path string) map[string][]byte {
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

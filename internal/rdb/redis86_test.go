@@ -1,12 +1,9 @@
 package rdb
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/binary"
-	"encoding/hex"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -18,23 +15,7 @@ import (
 // the same keys. Redis 8.6 writes every stream as RDB_TYPE_STREAM_LISTPACKS_4
 // (with its IDMP state).
 func redis86Payloads(t *testing.T) map[string][]byte {
-	f, err := os.Open("testdata/redis86-dump.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string][]byte{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		p, err := hex.DecodeString(fs[2])
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[fs[0]] = p
-	}
-	return out
+	return payloadFile(t, "testdata/redis86-dump.txt")
 }
 
 // Redis 8.6's payloads (version 13) restore; they were refused as too new.

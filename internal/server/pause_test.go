@@ -50,27 +50,22 @@ func TestPauseSuspendsExpiry(t *testing.T) {
 // event loops, the connection went on with its pipeline while blocked (PING
 // answered before BLPOP).
 func TestHeldCommandThatBlocksParks(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts []hotkvtest.Option
-	}{{"eventloop", nil}, {"goroutine", []hotkvtest.Option{hotkvtest.WithGoroutinePerConn()}}} {
-		t.Run(tc.name, func(t *testing.T) {
-			srv := hotkvtest.Start(t, tc.opts...)
-			a := hotkvtest.Dial(t, srv.Addr)
-			b := hotkvtest.Dial(t, srv.Addr)
-			if got := a.Do("CLIENT", "PAUSE", "200", "WRITE"); got != "+OK\r\n" {
-				t.Fatalf("CLIENT PAUSE: %q", got)
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		srv := hotkvtest.Start(t, opts...)
+		a := hotkvtest.Dial(t, srv.Addr)
+		b := hotkvtest.Dial(t, srv.Addr)
+		if got := a.Do("CLIENT", "PAUSE", "200", "WRITE"); got != "+OK\r\n" {
+			t.Fatalf("CLIENT PAUSE: %q", got)
+		}
+		b.Write(append(hotkvtest.EncodeCommand("BLPOP", "list", "0"), hotkvtest.EncodeCommand("PING")...))
+		time.Sleep(400 * time.Millisecond) // the pause ends; BLPOP runs and blocks
+		if got := a.Do("LPUSH", "list", "x"); got != ":1\r\n" {
+			t.Fatalf("LPUSH: %q", got)
+		}
+		for _, want := range []string{"*2\r\n$4\r\nlist\r\n$1\r\nx\r\n", "+PONG\r\n"} {
+			if got, err := b.ReadReply(); err != nil || got != want {
+				t.Fatalf("reply %q, %v; want %q", got, err, want)
 			}
-			b.Write(append(hotkvtest.EncodeCommand("BLPOP", "list", "0"), hotkvtest.EncodeCommand("PING")...))
-			time.Sleep(400 * time.Millisecond) // the pause ends; BLPOP runs and blocks
-			if got := a.Do("LPUSH", "list", "x"); got != ":1\r\n" {
-				t.Fatalf("LPUSH: %q", got)
-			}
-			for _, want := range []string{"*2\r\n$4\r\nlist\r\n$1\r\nx\r\n", "+PONG\r\n"} {
-				if got, err := b.ReadReply(); err != nil || got != want {
-					t.Fatalf("reply %q, %v; want %q", got, err, want)
-				}
-			}
-		})
-	}
+		}
+	})
 }
