@@ -129,8 +129,7 @@ func migrateCmd(c *Ctx) {
 			if i >= len(res.OK) || !res.OK[i] {
 				continue
 			}
-			c.DB.Delete(k)
-			c.DB.Touch(k)
+			c.DB.Delete(k) // signals the change (WATCH, tracking)
 			c.Notify('g', "del", k)
 			c.Dirty++
 			deleted = append(deleted, k)

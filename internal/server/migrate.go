@@ -101,6 +101,14 @@ func (s *Server) migrateOnce(m *command.Migration, mayRetry bool) (res command.M
 			return ioFailed("reading", err)
 		}
 	}
+	// a refused AUTH or SELECT fails every key, and is the error reported
+	var before string
+	switch {
+	case m.Password != nil && authLine[0] == '-':
+		before = authLine
+	case sel && selLine[0] == '-':
+		before = selLine
+	}
 	res.OK = make([]bool, m.N)
 	fromTarget := false
 	j := 0
@@ -109,21 +117,18 @@ func (s *Server) migrateOnce(m *command.Migration, mayRetry bool) (res command.M
 		if line, err = readLine(mc.rd); err != nil {
 			break
 		}
-		switch {
-		case m.Password != nil && authLine[0] == '-', sel && selLine[0] == '-', line[0] == '-':
-			if !fromTarget {
-				mc.lastDB = -1 // assume the selected database is unknown now
-				msg := line
-				if m.Password != nil && authLine[0] == '-' {
-					msg = authLine
-				} else if sel && selLine[0] == '-' {
-					msg = selLine
-				}
-				fromTarget = true
-				res.Err = "ERR Target instance replied with error: " + msg[1:]
-			}
-		default:
+		if before == "" && line[0] != '-' {
 			res.OK[j] = true
+			continue
+		}
+		if !fromTarget {
+			mc.lastDB = -1 // assume the selected database is unknown now
+			msg := before
+			if msg == "" {
+				msg = line
+			}
+			fromTarget = true
+			res.Err = "ERR Target instance replied with error: " + msg[1:]
 		}
 	}
 	if j < m.N { // the connection failed

@@ -15,16 +15,8 @@ import (
 // (resp.ReadyWaiter), so a connection that gave its buffer back when idle
 // (dropIdleBuffers) holds none while it waits for its next request.
 type readyConn struct {
-	net.Conn
-	rc syscall.RawConn
-	in countIn
-}
-
-// Read reads the connection, counting what it reads.
-func (c readyConn) Read(p []byte) (int, error) {
-	n, err := c.Conn.Read(p)
-	c.in.add(n)
-	return n, err
+	countedReader // Read: the connection's, counted
+	rc            syscall.RawConn
 }
 
 // readSource returns what a goroutine-mode Reader reads conn through: a
@@ -33,7 +25,7 @@ func (c readyConn) Read(p []byte) (int, error) {
 func readSource(conn net.Conn, in countIn) io.Reader {
 	if sc, ok := conn.(syscall.Conn); ok {
 		if rc, err := sc.SyscallConn(); err == nil {
-			return readyConn{Conn: conn, rc: rc, in: in}
+			return readyConn{countedReader: countedReader{r: conn, in: in}, rc: rc}
 		}
 	}
 	return countedReader{r: conn, in: in}
