@@ -3483,7 +3483,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xadd": {
 		Summary:    "Appends a new message to a stream. Creates the key if it doesn't exist.",
 		Since:      "5.0.0",
@@ -3492,10 +3492,27 @@ var docsTable = map[string]*CommandDoc{
 		History: [][2]string{
 			{"6.2.0", "Added the `NOMKSTREAM` option, `MINID` trimming strategy and the `LIMIT` option."},
 			{"7.0.0", "Added support for the `<ms>-*` explicit ID form."},
+			{"8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."},
 		},
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 			{Name: "nomkstream", Type: "pure-token", KeySpecIndex: -1, Token: "NOMKSTREAM", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+			}},
+			{Name: "idmp", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "idmpauto-with-pid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "idmpauto-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMPAUTO"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "producer-id"},
+				}},
+				{Name: "idmp-with-pid-iid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "idmp-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "producer-id"},
+					{Name: "iid", Type: "string", KeySpecIndex: -1, DisplayText: "idempotent-id"},
+				}},
+			}},
 			{Name: "trim", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "strategy", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
 					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN"},
@@ -3508,11 +3525,11 @@ var docsTable = map[string]*CommandDoc{
 				{Name: "threshold", Type: "string", KeySpecIndex: -1},
 				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
 			}},
-			{Name: "id_or_auto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "auto_id", Type: "pure-token", KeySpecIndex: -1, Token: "*"},
+			{Name: "id-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "auto-id", Type: "pure-token", KeySpecIndex: -1, Token: "*"},
 				{Name: "id", Type: "string", KeySpecIndex: -1},
 			}},
-			{Name: "field_value", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
 				{Name: "field", Type: "string", KeySpecIndex: -1},
 				{Name: "value", Type: "string", KeySpecIndex: -1},
 			}},
@@ -3535,6 +3552,24 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "start", Type: "string", KeySpecIndex: -1},
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"xcfgset": {
+		Summary:    "Sets the IDMP configuration parameters for a stream.",
+		Since:      "8.6.0",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "idmp-duration-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "idmp-duration-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-DURATION"},
+				{Name: "duration", Type: "integer", KeySpecIndex: -1},
+			}},
+			{Name: "idmp-maxsize-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "idmp-maxsize-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-MAXSIZE"},
+				{Name: "maxsize", Type: "integer", KeySpecIndex: -1},
+			}},
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
@@ -3673,6 +3708,19 @@ var docsTable = map[string]*CommandDoc{
 				{Name: "new_id", Type: "pure-token", KeySpecIndex: -1, Token: "$"},
 			}},
 			{Name: "entries_read", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	"xidmprecord": {
+		Summary:    "An internal command for setting IDMP metadata on an existing stream message.",
+		Since:      "8.6.2",
+		Group:      "stream",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "pid", Type: "string", KeySpecIndex: -1},
+			{Name: "iid", Type: "string", KeySpecIndex: -1},
+			{Name: "stream-id", Type: "string", KeySpecIndex: -1},
 		},
 	},
 	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)

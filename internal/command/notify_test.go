@@ -62,6 +62,8 @@ var writeEvents = map[string]notifyCase{
 	"xadd":                  {cmd: []string{"XADD", "k", "MAXLEN", "1", "1-1", "f", "v"}, events: []string{"new k", "xadd k"}},
 	"xtrim":                 {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}, {"XADD", "k", "1-2", "f", "v"}}, cmd: []string{"XTRIM", "k", "MAXLEN", "1"}, events: []string{"xtrim k"}},
 	"xdel":                  {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XDEL", "k", "1-1"}, events: []string{"xdel k"}},
+	"xcfgset":               {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XCFGSET", "k", "IDMP-MAXSIZE", "5"}, events: nil},
+	"xidmprecord":           {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XIDMPRECORD", "k", "p", "i", "1-1"}, events: nil},
 	"xsetid":                {setup: [][]string{{"XADD", "k", "1-1", "f", "v"}}, cmd: []string{"XSETID", "k", "5-0"}, events: []string{"xsetid k"}},
 	"xgroup|create":         {cmd: []string{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}, events: []string{"new k", "xgroup-create k"}},
 	"xgroup|setid":          {setup: [][]string{{"XGROUP", "CREATE", "k", "g", "$", "MKSTREAM"}}, cmd: []string{"XGROUP", "SETID", "k", "g", "0"}, events: []string{"xgroup-setid k"}},

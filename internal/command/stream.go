@@ -22,7 +22,9 @@ func streamCommands() []*Spec {
 		{Name: "xclaim", Arity: -6, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Tips: nd, Run: xclaimCmd},
 		{Name: "xdel", Arity: -3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Run: xdelCmd},
 		{Name: "xdelex", Arity: -5, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Run: xdelexCmd},
+		{Name: "xcfgset", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: xcfgsetCmd},
 		{Name: "xgroup", Arity: -2, Subs: xgroupSubcommands()},
+		{Name: "xidmprecord", Arity: 5, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: xidmprecordCmd},
 		{Name: "xinfo", Arity: -2, Subs: xinfoSubcommands()},
 		{Name: "xlen", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO", Run: xlenCmd},
 		{Name: "xpending", Arity: -3, Flags: r, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Tips: nd, Run: xpendingCmd},
@@ -246,9 +248,17 @@ type addTrimArgs struct {
 	idGiven   bool
 	seqGiven  bool
 	noMk      bool
+	stratKw   int // index of MAXLEN/MINID
 	stratIdx  int // index of the MAXLEN/MINID argument (for the rewrite)
+	limitIdx  int // index of LIMIT (0: none)
+	policyIdx int // index of KEEPREF/DELREF/ACKED (0: none)
 	limitSeen bool
 	policySet bool
+	// IDMP pid iid / IDMPAUTO pid (XADD, Redis 8.6): the producer, the
+	// idempotency ID (nil with IDMPAUTO), and where the option starts
+	pid, iid []byte
+	auto     bool
+	idmpIdx  int
 }
 
 func isPolicy(a []byte) bool { _, ok := parsePolicy(a); return ok }
@@ -280,6 +290,7 @@ func parseAddTrim(c *Ctx, a *addTrimArgs, xadd bool) int {
 			goto done
 		case eqFold(opt, "maxlen") && more > 0, eqFold(opt, "minid") && more > 0:
 			maxlen := eqFold(opt, "maxlen")
+			a.stratKw = i
 			if a.Strategy != keyspace.TrimNone {
 				c.Error("ERR syntax error, MAXLEN and MINID options at the same time are not compatible")
 				return -1
@@ -326,9 +337,36 @@ func parseAddTrim(c *Ctx, a *addTrimArgs, xadd bool) int {
 			}
 			a.Limit = v
 			a.limitSeen = true
+			a.limitIdx = i
 			i++
 		case xadd && eqFold(opt, "nomkstream"):
 			a.noMk = true
+		case xadd && eqFold(opt, "idmpauto") && more > 0:
+			if a.pid != nil {
+				c.Error("ERR syntax error, IDMP/IDMPAUTO specified multiple times")
+				return -1
+			}
+			if len(argv[i+1]) == 0 {
+				c.Error("ERR syntax error, IDMPAUTO requires a non-empty producer ID")
+				return -1
+			}
+			a.pid, a.auto, a.idmpIdx = argv[i+1], true, i
+			i++
+		case xadd && eqFold(opt, "idmp") && more >= 2:
+			if a.pid != nil {
+				c.Error("ERR syntax error, IDMP/IDMPAUTO specified multiple times")
+				return -1
+			}
+			if len(argv[i+1]) == 0 {
+				c.Error("ERR syntax error, IDMP requires a non-empty producer ID")
+				return -1
+			}
+			if len(argv[i+2]) == 0 {
+				c.Error("ERR syntax error, IDMP requires a non-empty idempotent ID")
+				return -1
+			}
+			a.pid, a.iid, a.idmpIdx = argv[i+1], argv[i+2], i
+			i += 2
 		case isPolicy(opt):
 			if a.policySet {
 				c.Err(ErrSyntax)
@@ -336,10 +374,15 @@ func parseAddTrim(c *Ctx, a *addTrimArgs, xadd bool) int {
 			}
 			a.Policy, _ = parsePolicy(opt)
 			a.policySet = true
+			a.policyIdx = i
 		case xadd:
 			id, seqGiven, ok := parseStreamID(opt, 0, true, true)
 			if !ok {
 				c.Error(errInvalidStreamID)
+				return -1
+			}
+			if a.pid != nil {
+				c.Error("ERR syntax error, IDMP/IDMPAUTO can be used only with auto-generated IDs")
 				return -1
 			}
 			a.id, a.seqGiven, a.idGiven = id, seqGiven, true
@@ -377,7 +420,21 @@ done:
 	return i
 }
 
-// xaddCmd: XADD key [NOMKSTREAM] [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
+// xaddCmd: XADD key [NOMKSTREAM] [KEEPREF|DELREF|ACKED] [IDMPAUTO pid|IDMP pid iid]
+// [MAXLEN|MINID [=|~] threshold [LIMIT count]] *|id field value [field value ...]
+//
+// With IDMP / IDMPAUTO (Redis 8.6), an idempotency ID the producer already
+// recorded (and that has not expired) answers the entry ID it produced and
+// appends nothing; otherwise the entry is appended and the ID recorded
+// (stream_idmp.go in keyspace). IDMPAUTO's ID is the hash of the field-value
+// pairs (idmpAutoIID).
+//
+// Propagation: XADD with the entry's ID, the trimming made exact (MAXLEN or
+// MINID = what it left, no LIMIT) and no IDMP option, then XIDMPRECORD for
+// the record; a duplicate propagates nothing. Redis propagates XADD IDMP with
+// the ID (a duplicate as received, with *), which a replica whose record
+// expired earlier than the master's appends a second time; the pair above
+// replays the master's decision instead (docs/decisions/0039).
 func xaddCmd(c *Ctx) {
 	var a addTrimArgs
 	idpos := parseAddTrim(c, &a, true)
@@ -404,9 +461,27 @@ func xaddCmd(c *Ctx) {
 			c.W.Null()
 			return
 		}
-		s = keyspace.NewStream()
+		s = keyspace.NewStream(c.KS.Limits.StreamLimits())
 	} else {
 		s = e.Obj().(*keyspace.Stream)
+	}
+	var autoIID [16]byte
+	if a.pid != nil {
+		if a.auto {
+			autoIID = idmpAutoIID(c.Argv[fieldPos:])
+			a.iid = autoIID[:]
+		}
+		if e != nil {
+			s.IdmpExpire(c.Now)
+			if dup, found := s.IdmpLookup(a.pid, a.iid); found {
+				s.IidsDuplicates++
+				replyStreamID(c, dup)
+				c.DB.Touch(key)
+				c.Dirty++
+				c.PreventPropagation()
+				return
+			}
+		}
 	}
 	if s.LastID == keyspace.MaxStreamID {
 		c.Error("ERR The stream has exhausted the last possible ID, unable to add more items")
@@ -447,14 +522,89 @@ func xaddCmd(c *Ctx) {
 		c.DB.SetObject(key, keyspace.KindStream, s)
 	}
 	replyStreamID(c, id)
+	if a.pid != nil {
+		s.IdmpRecord(a.pid, a.iid, id)
+		c.DB.IdmpChanged(s)
+	}
 	c.Notify('t', "xadd", key)
 	c.Dirty++
+	var trimmed int64
 	if a.Strategy != keyspace.TrimNone {
-		if s.Trim(&a.TrimArgs) > 0 {
+		if trimmed = s.Trim(&a.TrimArgs); trimmed > 0 {
 			c.Notify('t', "xtrim", key)
 		}
 	}
 	c.DB.Touch(key)
+	if c.Propagating() && (!a.seqGiven || a.Approx || a.pid != nil) {
+		c.PreventPropagation()
+		if a.pid == nil {
+			c.AlsoPropagate(addTrimRewrite(c, &a, s, idpos, id, false)...)
+			return
+		}
+		// the record goes between the append and the trimming, which may
+		// delete the entry it names
+		c.AlsoPropagate(addTrimRewrite(c, &a, s, idpos, id, true)...)
+		var idb [41]byte
+		c.AlsoPropagate(wXidmprecord, key, a.pid, a.iid, id.Append(idb[:0]))
+		if trimmed > 0 {
+			c.AlsoPropagate(xaddTrimAsXtrim(c, &a, s)...)
+		}
+	}
+}
+
+// xaddTrimAsXtrim is the XTRIM that repeats what XADD's trimming did: the
+// strategy with "=" and the threshold made exact, and the policy.
+func xaddTrimAsXtrim(c *Ctx, a *addTrimArgs, s *keyspace.Stream) [][]byte {
+	out := [][]byte{wXtrim, c.Argv[1], c.Argv[a.stratKw], wEquals, trimThreshold(c, a, s)}
+	if a.policyIdx != 0 {
+		out = append(out, c.Argv[a.policyIdx])
+	}
+	return out
+}
+
+// trimThreshold is the MAXLEN/MINID argument to propagate: as received for
+// an exact trim; for an approximate one what the trimming left, the length
+// or the first entry's ID (streamRewriteTrimArgument).
+func trimThreshold(c *Ctx, a *addTrimArgs, s *keyspace.Stream) []byte {
+	switch {
+	case !a.Approx:
+		return c.Argv[a.stratIdx]
+	case a.Strategy == keyspace.TrimMaxLen:
+		return strconv.AppendUint(nil, s.Len(), 10)
+	}
+	return s.FirstEntryID().Append(nil)
+}
+
+// addTrimRewrite is XADD's or XTRIM's argv for propagation (Redis's
+// streamRewriteApproxSpecifier and streamRewriteTrimArgument, and XADD's ID
+// rewrite): "~" becomes "=", the threshold what trimming left (the length, or
+// the first entry's ID), LIMIT and IDMP/IDMPAUTO are dropped, and XADD's ID
+// argument (idpos > 0) is id. noTrim drops the trimming options altogether.
+func addTrimRewrite(c *Ctx, a *addTrimArgs, s *keyspace.Stream, idpos int, id keyspace.StreamID, noTrim bool) [][]byte {
+	out := make([][]byte, 0, len(c.Argv))
+	for i := 0; i < len(c.Argv); i++ {
+		switch {
+		case a.limitIdx != 0 && i == a.limitIdx:
+			i++ // LIMIT count
+		case a.pid != nil && i == a.idmpIdx:
+			if a.auto {
+				i++ // IDMPAUTO pid
+			} else {
+				i += 2 // IDMP pid iid
+			}
+		case noTrim && a.Strategy != keyspace.TrimNone && i >= a.stratKw && i <= a.stratIdx:
+		case noTrim && a.policyIdx != 0 && i == a.policyIdx:
+		case a.Approx && i == a.stratIdx-1:
+			out = append(out, wEquals)
+		case a.Strategy != keyspace.TrimNone && i == a.stratIdx:
+			out = append(out, trimThreshold(c, a, s))
+		case idpos > 0 && i == idpos:
+			out = append(out, id.Append(nil))
+		default:
+			out = append(out, c.Argv[i])
+		}
+	}
+	return out
 }
 
 // xtrimCmd: XTRIM key MAXLEN|MINID [=|~] threshold [LIMIT count]
@@ -476,6 +626,9 @@ func xtrimCmd(c *Ctx) {
 		c.Notify('t', "xtrim", c.Argv[1])
 		c.DB.Touch(c.Argv[1])
 		c.Dirty += int(n)
+		if a.Approx && c.Propagating() {
+			c.PropagateAs(addTrimRewrite(c, &a, s, 0, keyspace.StreamID{}, false)...)
+		}
 	}
 	c.W.Int(n)
 }

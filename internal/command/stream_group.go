@@ -147,7 +147,7 @@ func xgroupCmd(c *Ctx) {
 			return
 		}
 		if s == nil {
-			s = keyspace.NewStream()
+			s = keyspace.NewStream(c.KS.Limits.StreamLimits())
 			c.DB.SetObject(key, keyspace.KindStream, s)
 			c.DB.Touch(key)
 		}
@@ -709,9 +709,9 @@ func xinfoStream(c *Ctx, s *keyspace.Stream) {
 		}
 	}
 	if full {
-		c.W.MapLen(9)
+		c.W.MapLen(15)
 	} else {
-		c.W.MapLen(10)
+		c.W.MapLen(16)
 	}
 	c.W.BulkString("length")
 	c.W.Int(int64(s.Len()))
@@ -727,6 +727,18 @@ func xinfoStream(c *Ctx, s *keyspace.Stream) {
 	c.W.Int(int64(s.EntriesAdded))
 	c.W.BulkString("recorded-first-entry-id")
 	replyStreamID(c, s.FirstID)
+	c.W.BulkString("idmp-duration")
+	c.W.Int(int64(s.IdmpDuration))
+	c.W.BulkString("idmp-maxsize")
+	c.W.Int(int64(s.IdmpMaxSize))
+	c.W.BulkString("pids-tracked")
+	c.W.Int(int64(s.IdmpProducers()))
+	c.W.BulkString("iids-tracked")
+	c.W.Int(int64(s.IdmpTracked()))
+	c.W.BulkString("iids-added")
+	c.W.Int(int64(s.IidsAdded))
+	c.W.BulkString("iids-duplicates")
+	c.W.Int(int64(s.IidsDuplicates))
 	var sc streamScratch
 	if !full {
 		c.W.BulkString("groups")

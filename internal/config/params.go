@@ -28,7 +28,8 @@ const (
 //	maxmemory-eviction-tenacity, lfu-log-factor, lfu-decay-time,
 //	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
 //	encoding thresholds (hash-, list-, set-, zset-max-listpack-*,
-//	set-max-intset-entries), and the RDB snapshot ones (save, dir, dbfilename,
+//	set-max-intset-entries, stream-node-max-*), the settings of new streams
+//	(stream-idmp-duration, stream-idmp-maxsize), and the RDB snapshot ones (save, dir, dbfilename,
 //	rdbcompression, rdbchecksum, stop-writes-on-bgsave-error, shutdown-on-sigint,
 //	shutdown-on-sigterm)
 //
@@ -167,8 +168,10 @@ func paramTable() []paramDef {
 		intP("zset-max-listpack-entries", "zset-max-ziplist-entries", H|fUnsigned, 0, longMax, 128, "Largest sorted set kept as a listpack."),
 		intP("zset-max-listpack-value", "zset-max-ziplist-value", H|fMemory|fUnsigned, 0, longMax, 64, "Longest member of a listpack sorted set."),
 		intP("hll-sparse-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 3000, "Largest sparse HyperLogLog."),
-		intP("stream-node-max-bytes", "", fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
-		intP("stream-node-max-entries", "", 0, 0, longMax, 100, "Largest stream node in entries."),
+		intP("stream-node-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
+		intP("stream-node-max-entries", "", H, 0, longMax, 100, "Largest stream node in entries."),
+		intP("stream-idmp-duration", "", H, 1, 86400, 100, "Seconds a new stream keeps its XADD IDMP records."),
+		intP("stream-idmp-maxsize", "", H, 1, 10000, 100, "XADD IDMP records a new stream keeps per producer."),
 
 		// Replication.
 		specP("replicaof", "slaveof", imm|fMulti, replicaofSpecial, "Master to replicate: host port."),

@@ -447,7 +447,9 @@ func TestParams(t *testing.T) {
 		"timeout", "tracking-table-max-keys", "zset-max-listpack-entries", "zset-max-listpack-value",
 		// RDB snapshots (decision 0027)
 		"dbfilename", "dir", "rdbchecksum", "rdbcompression", "save", "shutdown-on-sigint", "shutdown-on-sigterm",
-		"stop-writes-on-bgsave-error"}
+		"stop-writes-on-bgsave-error",
+		// streams: node limits, and the IDMP settings of new streams (decision 0039)
+		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -300,7 +300,25 @@ func TestDiffStreamRandom(t *testing.T) {
 	// the delivered ID. Both are checked by stream.golden and the lag tests of
 	// stream-cgroups.tcl (which 7.0 fails), and masked here.
 	lagRe := regexp.MustCompile(`(\$(3\r\nlag|12\r\nentries-read)\r\n)(:-?[0-9]+|_|\$-1)\r\n`)
-	maskLag := func(s string) string { return lagRe.ReplaceAllString(s, "$1N\r\n") }
+	// XINFO STREAM's IDMP fields (Redis 8.6) are not in 7.0's reply; they are
+	// checked by stream.golden and stream.tcl, and dropped here.
+	idmpRe := regexp.MustCompile(`\$13\r\nidmp-duration\r\n:[0-9]+\r\n\$12\r\nidmp-maxsize\r\n:[0-9]+\r\n\$12\r\npids-tracked\r\n:[0-9]+\r\n\$12\r\niids-tracked\r\n:[0-9]+\r\n\$10\r\niids-added\r\n:[0-9]+\r\n\$15\r\niids-duplicates\r\n:[0-9]+\r\n`)
+	countRe := regexp.MustCompile(`^([*%])([0-9]+)\r\n`)
+	dropIdmp := func(s string) string {
+		if !idmpRe.MatchString(s) {
+			return s
+		}
+		s = idmpRe.ReplaceAllString(s, "")
+		m := countRe.FindStringSubmatch(s)
+		n, _ := strconv.Atoi(m[2])
+		if m[1] == "*" {
+			n -= 12
+		} else {
+			n -= 6
+		}
+		return m[1] + strconv.Itoa(n) + s[len(m[0])-2:]
+	}
+	maskLag := func(s string) string { return lagRe.ReplaceAllString(dropIdmp(s), "$1N\r\n") }
 	longest := 0
 	for _, proto := range []string{"2", "3"} {
 		p.do("HELLO", proto) // the replies name different versions
@@ -340,8 +358,11 @@ func TestDiffStreamRandom(t *testing.T) {
 		}
 		for _, k := range keys {
 			p.same("XRANGE", k, "-", "+")
-			p.same("XINFO", "STREAM", k)
-			hk, rd := p.do("XINFO", "GROUPS", k)
+			hk, rd := p.do("XINFO", "STREAM", k)
+			if dropIdmp(hk) != rd {
+				t.Errorf("XINFO STREAM %s\n hotkv %s\n redis %s", k, hotkvtest.Escape(hk), hotkvtest.Escape(rd))
+			}
+			hk, rd = p.do("XINFO", "GROUPS", k)
 			if maskLag(hk) != maskLag(rd) {
 				t.Errorf("XINFO GROUPS %s\n hotkv %s\n redis %s", k, hotkvtest.Escape(hk), hotkvtest.Escape(rd))
 			}

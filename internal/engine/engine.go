@@ -32,6 +32,7 @@ type Engine struct {
 	ExpireCycleCapHits  int64
 	ExpiredStalePercent float64
 	nextDB              int
+	lastIdmpUs          int64 // when ExpireIdmp last ran (Unix µs)
 }
 
 // New returns an engine over ks that reads time from clk and draws random numbers
@@ -103,7 +104,8 @@ const (
 )
 
 // RunCron runs the periodic work until ctx ends: the active expiry cycle, hz times
-// per second (hz is read each tick so CONFIG SET hz applies at once). tick, when
+// per second (hz is read each tick so CONFIG SET hz applies at once), and the
+// stream IDMP expiry (ExpireIdmp) once a second. tick, when
 // not nil, runs on every tick with the lock held, given the tick's start (Unix µs).
 func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs int64)) {
 	for {
@@ -122,6 +124,10 @@ func (e *Engine) RunCron(ctx context.Context, hz func() int, tick func(startUs i
 		start := e.clock.NowUs()
 		if e.activeExpire.Load() && !e.expiryPaused() {
 			e.ActiveExpireCycle(period * slowCycleCPU / 100)
+		}
+		if start-e.lastIdmpUs >= 1e6 {
+			e.lastIdmpUs = start
+			e.ExpireIdmp()
 		}
 		e.rehashStep()
 		if tick != nil {
@@ -166,6 +172,18 @@ func (e *Engine) ActiveExpireCycle(budget time.Duration) {
 		}
 	}
 	e.finishCycle(startUs, sampledAll, expiredAll)
+}
+
+// ExpireIdmp forgets the stream IDMP records that are due, in every
+// database (Redis's handleExpiredIdmpEntries, which serverCron runs once a
+// second whatever active-expire says). Call with the lock held.
+func (e *Engine) ExpireIdmp() {
+	e.Begin()
+	for _, db := range e.ks.DBs {
+		if db.IdmpStreams() > 0 {
+			db.ActiveExpireIdmp()
+		}
+	}
 }
 
 // rehashStep gives one database with a rehash in progress 1 ms of rehashing, as

@@ -16,9 +16,10 @@ type DB struct {
 	ID       int
 	ks       *Keyspace
 	dict     *Dict[Entry]
-	expiring expIndex  // the keys with a TTL and their deadlines (expindex.go)
-	hfe      []hfeItem // hashes with field deadlines, a min-heap (hfe.go)
-	avgTTL   int64     // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
+	expiring expIndex             // the keys with a TTL and their deadlines (expindex.go)
+	hfe      []hfeItem            // hashes with field deadlines, a min-heap (hfe.go)
+	idmp     map[*Stream]struct{} // streams with IDMP records (stream_idmp.go)
+	avgTTL   int64                // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -121,7 +122,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	}
 	oldKind := e.Kind
 	if existed {
-		db.dropHashReg(e)
+		db.dropReg(e)
 	}
 	if old := e.Bytes(); existed && e.Kind == KindString && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
 		e.SetBytes(append(old[:0], val...))
@@ -168,7 +169,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 		if e.expIdx != 0 {
 			db.clearTTL(e)
 		}
-		db.dropHashReg(e)
+		db.dropReg(e)
 		db.ks.Freed += valueUsage(e, defaultSamples)
 	}
 	access := db.ks.newAccess()
@@ -223,7 +224,7 @@ func (db *DB) unlink(key string) (Entry, bool) {
 	if old.expIdx != 0 {
 		db.dropExpiring(old.expIdx)
 	}
-	db.dropHashReg(&old)
+	db.dropReg(&old)
 	return old, true
 }
 
@@ -363,6 +364,7 @@ func (db *DB) Flush() {
 	db.dict = db.ks.newKeyDict(db.ID)
 	db.expiring = expIndex{acct: db.ks.allocCount()}
 	db.clearHashReg()
+	db.idmp = nil
 	db.avgTTL = 0
 }
 
@@ -385,7 +387,7 @@ func (db *DB) Rename(src, dst []byte) {
 	if at != 0 {
 		db.setExpire(dst, ne, at)
 	}
-	db.trackHash(dst, ne)
+	db.trackValue(dst, ne)
 	db.ks.added(db.ID, dst)
 	db.ks.modified(db.ID, src)
 	db.ks.modified(db.ID, dst)
@@ -406,7 +408,7 @@ func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	if at != 0 {
 		db.setExpire(key, ne, at)
 	}
-	db.trackHash(key, ne)
+	db.trackValue(key, ne)
 	db.ks.added(db.ID, key)
 	db.ks.modified(db.ID, key)
 	return ne

@@ -121,9 +121,15 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 	return expired
 }
 
-// dropHashReg takes the value of e out of the registry if it is a registered hash
-// (e is being deleted or overwritten).
-func (db *DB) dropHashReg(e *Entry) {
+// dropReg takes the value of e out of the registries (hash field expiry,
+// IDMP) it is in (e is being deleted or overwritten).
+func (db *DB) dropReg(e *Entry) {
+	if e.Kind == KindStream {
+		if s, ok := e.Obj().(*Stream); ok && s != nil {
+			delete(db.idmp, s)
+		}
+		return
+	}
 	if e.Kind != KindHash {
 		return
 	}
@@ -132,9 +138,15 @@ func (db *DB) dropHashReg(e *Entry) {
 	}
 }
 
-// trackHash registers the value stored at key if it is a hash with field
-// deadlines (after RENAME, MOVE, COPY).
-func (db *DB) trackHash(key []byte, e *Entry) {
+// trackValue registers the value stored at key if it is a hash with field
+// deadlines or a stream with IDMP records (after RENAME, MOVE, COPY, RESTORE).
+func (db *DB) trackValue(key []byte, e *Entry) {
+	if e.Kind == KindStream {
+		if s, ok := e.Obj().(*Stream); ok && s != nil {
+			db.idmpTrack(s)
+		}
+		return
+	}
 	if e.Kind != KindHash {
 		return
 	}

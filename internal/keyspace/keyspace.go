@@ -179,6 +179,7 @@ func (ks *Keyspace) Swap(a, b int) {
 	da.dict, dbb.dict = dbb.dict, da.dict
 	da.expiring, dbb.expiring = dbb.expiring, da.expiring
 	da.hfe, dbb.hfe = dbb.hfe, da.hfe
+	da.idmp, dbb.idmp = dbb.idmp, da.idmp
 	da.avgTTL, dbb.avgTTL = dbb.avgTTL, da.avgTTL
 }
 

@@ -18,6 +18,8 @@ type EncodingLimits struct {
 	HLLSparseMaxBytes      func() int64 // hll-sparse-max-bytes (3000)
 	StreamNodeMaxBytes     func() int64 // stream-node-max-bytes (4096)
 	StreamNodeMaxEntries   func() int64 // stream-node-max-entries (100)
+	StreamIdmpDuration     func() int64 // stream-idmp-duration (100)
+	StreamIdmpMaxSize      func() int64 // stream-idmp-maxsize (100)
 }
 
 func constant(n int64) func() int64 { return func() int64 { return n } }
@@ -36,5 +38,7 @@ func DefaultEncodingLimits() *EncodingLimits {
 		HLLSparseMaxBytes:      constant(3000),
 		StreamNodeMaxBytes:     constant(4096),
 		StreamNodeMaxEntries:   constant(100),
+		StreamIdmpDuration:     constant(100),
+		StreamIdmpMaxSize:      constant(100),
 	}
 }

@@ -87,10 +87,21 @@ type Stream struct {
 	MaxDeletedID StreamID // max-deleted-entry-id
 	EntriesAdded uint64
 	groups       []*StreamCG // by name
+
+	// IDMP (stream_idmp.go): the settings, the records by producer, and the
+	// lifetime counters XINFO STREAM reports.
+	IdmpDuration   uint64 // seconds a record is kept (idmp-duration)
+	IdmpMaxSize    uint64 // records kept per producer (idmp-maxsize)
+	idmp           map[string]*idmpProducer
+	IidsAdded      uint64
+	IidsDuplicates uint64
 }
 
-// NewStream returns an empty stream.
-func NewStream() *Stream { return &Stream{} }
+// NewStream returns an empty stream with lim's IDMP settings (a stream takes
+// stream-idmp-duration and -maxsize when it is created).
+func NewStream(lim StreamLimits) *Stream {
+	return &Stream{IdmpDuration: lim.IdmpDuration, IdmpMaxSize: lim.IdmpMaxSize}
+}
 
 // Len is the number of entries.
 func (s *Stream) Len() uint64 { return s.length }
@@ -387,18 +398,29 @@ func (s *Stream) FirstEntryID() StreamID {
 	return MaxStreamID
 }
 
-// StreamLimits are the node limits (stream-node-max-bytes, -entries).
+// StreamLimits are the node limits (stream-node-max-bytes, -entries) and the
+// IDMP settings of new streams (stream-idmp-duration, -maxsize).
 type StreamLimits struct {
-	MaxBytes   int64
-	MaxEntries int64
+	MaxBytes     int64
+	MaxEntries   int64
+	IdmpDuration uint64
+	IdmpMaxSize  uint64
 }
 
-// StreamLimits returns the live node limits.
+// DefaultStreamLimits are Redis's defaults.
+var DefaultStreamLimits = StreamLimits{MaxBytes: 4096, MaxEntries: 100, IdmpDuration: 100, IdmpMaxSize: 100}
+
+// StreamLimits returns the live limits.
 func (l *EncodingLimits) StreamLimits() StreamLimits {
 	if l == nil || l.StreamNodeMaxBytes == nil {
-		return StreamLimits{MaxBytes: 4096, MaxEntries: 100}
+		return DefaultStreamLimits
 	}
-	return StreamLimits{MaxBytes: l.StreamNodeMaxBytes(), MaxEntries: l.StreamNodeMaxEntries()}
+	lim := StreamLimits{MaxBytes: l.StreamNodeMaxBytes(), MaxEntries: l.StreamNodeMaxEntries(),
+		IdmpDuration: DefaultStreamLimits.IdmpDuration, IdmpMaxSize: DefaultStreamLimits.IdmpMaxSize}
+	if l.StreamIdmpDuration != nil {
+		lim.IdmpDuration, lim.IdmpMaxSize = uint64(l.StreamIdmpDuration()), uint64(l.StreamIdmpMaxSize())
+	}
+	return lim
 }
 
 // streamListpackMaxSize is STREAM_LISTPACK_MAX_SIZE.
@@ -607,16 +629,18 @@ type TrimArgs struct {
 	Policy   int // DeleteKeepRef, DeleteDelRef or DeleteAcked
 }
 
-// Trim is streamTrim: it returns the number of entries removed. With the
-// KEEPREF policy only whole nodes go in approximate mode, and a trim stops in
-// the first node it cannot remove whole; with ACKED the entries a group still
-// needs stay and the trim goes on past them; with DELREF the trimmed entries
-// also leave every PEL.
+// Trim is streamTrim (Redis 8.6): it returns the number of entries removed.
+// A node whose entries are all past the threshold goes whole with KEEPREF;
+// with ACKED or DELREF its entries are visited one by one (ACKED keeps those
+// a group still needs, DELREF takes the trimmed ones out of every PEL) and
+// the node goes if all of them went, and the trim moves on to the next
+// node. In approximate mode KEEPREF stops at the first node it cannot remove
+// whole; otherwise the trim marks entries deleted inside the first node that
+// is not entirely past the threshold, and stops there.
 func (s *Stream) Trim(a *TrimArgs) int64 {
 	if a.Strategy == TrimNone {
 		return 0
 	}
-	refs := a.Policy != DeleteKeepRef && len(s.groups) > 0
 	var deleted int64
 	for i := 0; i < len(s.nodes); {
 		if a.Strategy == TrimMaxLen && int64(s.length) <= a.MaxLen {
@@ -627,70 +651,48 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 		if a.Limit != 0 && deleted+entries > a.Limit {
 			break
 		}
-		var remove bool
+		var eligible bool
 		_, _, nm, _, first := n.header()
 		if a.Strategy == TrimMaxLen {
-			remove = int64(s.length)-entries >= a.MaxLen
+			eligible = int64(s.length)-entries >= a.MaxLen
 		} else {
 			last := StreamID{}
 			if e, ok := n.lastEntry(nm); ok {
 				last = e.id
 			}
-			remove = last.Cmp(a.MinID) < 0
+			eligible = last.Cmp(a.MinID) < 0
 		}
-		if remove && refs {
-			// every live entry must be deletable (ACKED); they leave the
-			// PELs (DELREF)
-			for p := first; p < len(n.lp)-1 && remove; {
-				e := n.entryAt(p, nm)
-				p = e.end
-				if e.flags&streamFlagDeleted == 0 && a.Policy == DeleteAcked && s.EntryReferenced(e.id) {
-					remove = false
-				}
-			}
-			if remove && a.Policy == DeleteDelRef {
-				for p := first; p < len(n.lp)-1; {
-					e := n.entryAt(p, nm)
-					p = e.end
-					if e.flags&streamFlagDeleted == 0 {
-						s.CleanupEntryRefs(e.id)
-					}
-				}
-			}
-		}
-		if remove {
+		if eligible && a.Policy == DeleteKeepRef {
 			s.removeNode(i)
 			s.length -= uint64(entries)
 			deleted += entries
 			continue
 		}
-		if a.Approx {
+		if a.Approx && a.Policy == DeleteKeepRef {
 			break
 		}
 		var fromLP int64
-		stopped := false
 		for p := first; p < len(n.lp)-1; {
 			e := n.entryAt(p, nm)
+			var stop bool
 			if a.Strategy == TrimMaxLen {
-				stopped = int64(s.length) <= a.MaxLen
+				stop = int64(s.length) <= a.MaxLen
 			} else {
-				stopped = e.id.Cmp(a.MinID) >= 0
+				stop = e.id.Cmp(a.MinID) >= 0
 			}
-			if stopped {
+			if stop {
 				break
 			}
 			p = e.end
 			if e.flags&streamFlagDeleted != 0 {
 				continue
 			}
-			if refs && a.Policy == DeleteAcked && s.EntryReferenced(e.id) {
-				continue // still needed by a group: it stays
-			}
-			if a.Limit != 0 && refs && deleted+fromLP >= a.Limit {
-				stopped = true
-				break
-			}
-			if refs && a.Policy == DeleteDelRef {
+			switch a.Policy {
+			case DeleteAcked:
+				if s.EntryReferenced(e.id) {
+					continue // still needed by a group: it stays
+				}
+			case DeleteDelRef:
 				s.CleanupEntryRefs(e.id)
 			}
 			n.lp[e.flagsOff] = byte(e.flags | streamFlagDeleted)
@@ -698,17 +700,17 @@ func (s *Stream) Trim(a *TrimArgs) int64 {
 			s.length--
 		}
 		deleted += fromLP
-		if fromLP == entries && entries > 0 {
+		if eligible && fromLP == entries {
 			s.removeNode(i) // every entry of the node went: the node goes
-		} else {
-			q := lpHdrSize
-			n.lp = lpReplaceInt(n.lp, q, entries-fromLP)
-			q = lpSkip(n.lp, q)
-			md, _ := lpInt(n.lp, q)
-			n.lp = lpReplaceInt(n.lp, q, md+fromLP)
-			i++
+			continue
 		}
-		if stopped || !(refs && a.Policy == DeleteAcked) {
+		q := lpHdrSize
+		n.lp = lpReplaceInt(n.lp, q, entries-fromLP)
+		q = lpSkip(n.lp, q)
+		md, _ := lpInt(n.lp, q)
+		n.lp = lpReplaceInt(n.lp, q, md+fromLP)
+		i++
+		if !eligible {
 			break // enough was deleted in this node
 		}
 	}

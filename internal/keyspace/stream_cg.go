@@ -229,7 +229,9 @@ func (cg *StreamCG) Ack(id StreamID) bool {
 // Clone deep-copies the stream, its groups, consumers and PELs (COPY).
 func (s *Stream) Clone() any {
 	c := &Stream{length: s.length, LastID: s.LastID, FirstID: s.FirstID,
-		MaxDeletedID: s.MaxDeletedID, EntriesAdded: s.EntriesAdded}
+		MaxDeletedID: s.MaxDeletedID, EntriesAdded: s.EntriesAdded,
+		IdmpDuration: s.IdmpDuration, IdmpMaxSize: s.IdmpMaxSize, idmp: s.cloneIdmp(),
+		IidsAdded: s.IidsAdded, IidsDuplicates: s.IidsDuplicates}
 	c.nodes = make([]*streamNode, len(s.nodes))
 	for i, n := range s.nodes {
 		c.nodes[i] = &streamNode{master: n.master, lp: append([]byte(nil), n.lp...)}

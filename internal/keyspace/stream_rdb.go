@@ -17,8 +17,9 @@ type StreamLoader struct {
 	S *Stream
 }
 
-// NewStreamLoader starts an empty stream.
-func NewStreamLoader() *StreamLoader { return &StreamLoader{S: &Stream{}} }
+// NewStreamLoader starts an empty stream with lim's IDMP settings (the
+// payload may replace them).
+func NewStreamLoader(lim StreamLimits) *StreamLoader { return &StreamLoader{S: NewStream(lim)} }
 
 // AddNode appends a node; false when its master ID does not follow the
 // previous node's (a duplicate or out-of-order key).

@@ -16,9 +16,9 @@ func TestStreamAgainstModel(t *testing.T) {
 		id StreamID
 		fv []string
 	}
-	for _, lim := range []StreamLimits{{4096, 100}, {100, 3}, {0, 1}, {60, 0}} {
+	for _, lim := range []StreamLimits{{MaxBytes: 4096, MaxEntries: 100}, {MaxBytes: 100, MaxEntries: 3}, {MaxBytes: 0, MaxEntries: 1}, {MaxBytes: 60, MaxEntries: 0}} {
 		r := rand.New(rand.NewPCG(3, uint64(lim.MaxEntries)))
-		s := NewStream()
+		s := NewStream(DefaultStreamLimits)
 		var model []ent
 		next := StreamID{1, 0}
 		for i := 0; i < 3000; i++ {

@@ -269,5 +269,5 @@ func (s *Stream) usage(samples int) int64 {
 			n += allocSize(int64(unsafe.Sizeof(*c))) + allocSize(int64(len(c.Name))) + int64(c.PEL.Len())*ptrSize
 		}
 	}
-	return n
+	return n + s.idmpUsage()
 }

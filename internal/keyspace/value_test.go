@@ -71,7 +71,7 @@ func TestEntryObjAccessors(t *testing.T) {
 	for _, c := range []struct {
 		o    any
 		kind Kind
-	}{{l, KindList}, {h, KindHash}, {s, KindSet}, {z, KindZSet}, {NewStream(), KindStream}} {
+	}{{l, KindList}, {h, KindHash}, {s, KindSet}, {z, KindZSet}, {NewStream(DefaultStreamLimits), KindStream}} {
 		e.SetObj(c.o)
 		want := c.o
 		switch c.kind {

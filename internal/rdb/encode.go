@@ -39,7 +39,7 @@ func ValueType(e *keyspace.Entry) byte {
 		}
 		return TypeHash
 	case keyspace.KindStream:
-		return TypeStreamListpacks3
+		return TypeStreamListpacks4
 	}
 	return TypeString
 }
@@ -223,7 +223,20 @@ func appendStream(b []byte, s *keyspace.Stream, compress bool) []byte {
 			})
 		}
 	}
-	return b
+	// RDB_TYPE_STREAM_LISTPACKS_4: the IDMP settings, records and counters
+	b = AppendLen(b, s.IdmpDuration)
+	b = AppendLen(b, s.IdmpMaxSize)
+	b = AppendLen(b, uint64(s.IdmpProducers()))
+	s.EachIdmpProducer(func(pid string, n int, records func(func(iid string, id keyspace.StreamID))) {
+		b = AppendString(b, []byte(pid), compress)
+		b = AppendLen(b, uint64(n))
+		records(func(iid string, id keyspace.StreamID) {
+			b = AppendString(b, []byte(iid), compress)
+			b = appendStreamID(b, id)
+		})
+	})
+	b = AppendLen(b, s.IidsAdded)
+	return AppendLen(b, s.IidsDuplicates)
 }
 
 func appendStreamID(b []byte, id keyspace.StreamID) []byte {

@@ -37,7 +37,7 @@ func (c *crcWriter) write(b []byte) {
 	_, c.err = c.w.Write(b)
 }
 
-// Write writes ks as an RDB file of version 12 (rdbSaveRio): the REDIS0012
+// Write writes ks as an RDB file of version 13 (rdbSaveRio): the REDIS0013
 // magic, AUX fields (redis-ver, redis-bits, ctime, used-mem, aof-base), the
 // function libraries, then per non-empty database SELECTDB, RESIZEDB and its
 // keys (EXPIRETIME_MS before a key with a TTL), EOF and the CRC64. Keys whose

@@ -25,11 +25,12 @@ import (
 	"github.com/hotkv/hotkv/internal/rdb/lzf"
 )
 
-// Version is the RDB version written (Redis 7.4 to 8.4 write 12).
-const Version = 12
+// Version is the RDB version written: Redis 8.6's 13, whose one new type is
+// a stream with its IDMP state (TypeStreamListpacks4, the type every stream
+// is written as). Redis 7.4 to 8.4 write 12 and refuse 13.
+const Version = 13
 
-// MaxVersion is the newest RDB version read: Redis 8.6 writes 13, whose one
-// new type is a stream with its IDMP state (TypeStreamListpacks4).
+// MaxVersion is the newest RDB version read.
 const MaxVersion = 13
 
 // RDB value types (rdb.h).

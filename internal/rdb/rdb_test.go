@@ -335,7 +335,7 @@ func TestFileRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := buf.Bytes()
-	if string(file[:9]) != "REDIS0012" {
+	if string(file[:9]) != "REDIS0013" {
 		t.Fatalf("magic %q", file[:9])
 	}
 	dst := keyspace.New(16, 9)

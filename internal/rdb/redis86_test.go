@@ -3,6 +3,7 @@ package rdb
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"os"
 	"testing"
 
@@ -29,8 +30,8 @@ func TestRedis86Payloads(t *testing.T) {
 		"hash_lp": `hash/listpack:["f1"="v1"@0 "f2"="2"@0]`,
 	}
 	ps := redis86Payloads(t)
-	if len(ps) != 8 {
-		t.Fatalf("%d payloads, want 8", len(ps))
+	if len(ps) != 9 {
+		t.Fatalf("%d payloads, want 9", len(ps))
 	}
 	for name, p := range ps {
 		if binary.LittleEndian.Uint16(p[len(p)-10:]) != 13 {
@@ -60,23 +61,46 @@ func TestRedis86Payloads(t *testing.T) {
 	}
 }
 
-// A stream whose IDMP state holds producers' records is refused: HotKV has
-// no IDMP, and restoring it would lose its duplicate detection.
-func TestStreamIDMPRecordsRefused(t *testing.T) {
-	p := redis86Payloads(t)["stream"]
-	body := p[:len(p)-10]
-	// the IDMP part ends the value: duration, size, 0 producers, 2 counts
-	// (one byte each here); replace "0 producers" with one producer "p"
-	// holding one record "i" -> 1-1
-	if !bytes.HasSuffix(body, []byte{0, 0, 0}) {
-		t.Fatalf("the stream payload does not end with empty IDMP state: %x", body[len(body)-8:])
+// A stream with IDMP records from Redis 8.6.3 (XCFGSET sx IDMP-DURATION
+// 86400 IDMP-MAXSIZE 3; four XADD IDMP p1 i1..i4 and a repeat of i4; XADD
+// IDMP p0 <long iid>; XADD IDMPAUTO p2 c d; a group): HotKV keeps every
+// record, setting and counter, and dumps it again byte for byte.
+func TestRedis86StreamIDMP(t *testing.T) {
+	p := redis86Payloads(t)["stream_idmp"]
+	v, err := DecodePayload(p, keyspace.New(1, 1))
+	if err != nil {
+		t.Fatal(err)
 	}
-	b := append([]byte(nil), body[:len(body)-3]...)
-	b = append(b, 1, 1, 'p', 1, 1, 'i', 1, 1, 0, 0)
+	s := v.Obj.(*keyspace.Stream)
+	if s.IdmpDuration != 86400 || s.IdmpMaxSize != 3 || s.IidsAdded != 6 || s.IidsDuplicates != 1 ||
+		s.IdmpProducers() != 3 || s.IdmpTracked() != 5 {
+		t.Fatalf("duration %d size %d added %d dups %d producers %d tracked %d; want 86400 3 6 1 3 5",
+			s.IdmpDuration, s.IdmpMaxSize, s.IidsAdded, s.IidsDuplicates, s.IdmpProducers(), s.IdmpTracked())
+	}
+	if _, ok := s.IdmpLookup([]byte("p1"), []byte("i1")); ok {
+		t.Error("p1's i1 was evicted by MAXSIZE 3 but is recorded")
+	}
+	if id, ok := s.IdmpLookup([]byte("p1"), []byte("i4")); !ok || id != (keyspace.StreamID{Ms: 1796206058308}) {
+		t.Errorf("p1 i4 -> %v %v", id, ok)
+	}
+	auto, _ := hex.DecodeString("b7e71ee96cd14e5b7ba7130358c9a61f")
+	if _, ok := s.IdmpLookup([]byte("p2"), auto); !ok {
+		t.Error("the IDMPAUTO record of p2 is missing")
+	}
+	if d := Dump(entryOf(v), true); !bytes.Equal(d, p) {
+		t.Errorf("DUMP differs from Redis 8.6.3's\n got %x\nwant %x", d, p)
+	}
+	// a producer named twice is corrupt
+	i := bytes.Index(p, []byte("\x02p1\x03"))
+	if i < 0 {
+		t.Fatal("producer p1 not found in the payload")
+	}
+	b := append([]byte(nil), p[:len(p)-10]...)
+	copy(b[i:], "\x02p0") // p0 twice
 	b = binary.LittleEndian.AppendUint16(b, 13)
 	b = binary.LittleEndian.AppendUint64(b, crc64.Update(0, b))
 	if _, err := DecodePayload(b, keyspace.New(1, 1)); err == nil {
-		t.Fatal("a stream with IDMP records was restored without them")
+		t.Error("a stream naming producer p0 twice restored")
 	}
 }
 

@@ -12,7 +12,11 @@ import (
 // _LISTPACKS_2 (7.0) and _LISTPACKS_3 (7.2+), with Redis's deep sanitisation
 // of every listpack (streamValidateListpackIntegrity) and of the PELs.
 func (d *decoder) stream(r *reader, t byte) (Value, error) {
-	l := keyspace.NewStreamLoader()
+	lim := keyspace.DefaultStreamLimits
+	if d.ks != nil {
+		lim = d.ks.Limits.StreamLimits()
+	}
+	l := keyspace.NewStreamLoader(lim)
 	nodes, err := r.count(2)
 	if err != nil {
 		return Value{}, err
@@ -169,7 +173,7 @@ func (d *decoder) stream(r *reader, t byte) (Value, error) {
 		}
 	}
 	if t >= TypeStreamListpacks4 {
-		if err := r.streamIDMP(); err != nil {
+		if err := r.streamIDMP(l); err != nil {
 			return Value{}, err
 		}
 	}
@@ -177,12 +181,11 @@ func (d *decoder) stream(r *reader, t byte) (Value, error) {
 }
 
 // streamIDMP reads Redis 8.6's IDMP state of a stream (rdbLoadObject's
-// RDB_TYPE_STREAM_LISTPACKS_4 part): the IDMP duration and size, the
-// producers' idempotency records, the counts of IDs added and duplicates
-// seen. HotKV has no IDMP yet: a stream with records is refused (its
-// duplicate detection would be lost, not kept); the settings and the
-// counts, which change no entry, are dropped.
-func (r *reader) streamIDMP() error {
+// RDB_TYPE_STREAM_LISTPACKS_4 part): the IDMP duration and size, each
+// producer's records oldest first, the counts of IDs added and duplicates
+// seen. A producer named twice is corrupt; a record repeated is skipped
+// (rdbLoadStreamIdmpEntries).
+func (r *reader) streamIDMP(l *keyspace.StreamLoader) error {
 	dur, err := r.length()
 	if err != nil {
 		return err
@@ -191,22 +194,44 @@ func (r *reader) streamIDMP() error {
 	if err != nil {
 		return err
 	}
-	if dur < 1 || dur > 86400 || size < 1 || size > 10000 { // CONFIG_STREAM_IDMP_{MIN,MAX}_*
+	if dur < keyspace.IdmpMinDuration || dur > keyspace.IdmpMaxDuration ||
+		size < keyspace.IdmpMinMaxSize || size > keyspace.IdmpMaxMaxSize {
 		return ErrBadData
 	}
-	producers, err := r.length()
+	l.S.IdmpDuration, l.S.IdmpMaxSize = dur, size
+	producers, err := r.count(2)
 	if err != nil {
 		return err
 	}
-	if producers != 0 {
-		return ErrBadData
-	}
-	for range 2 { // iids_added, iids_duplicates
-		if _, err := r.length(); err != nil {
+	for range producers {
+		pid, err := r.str()
+		if err != nil {
 			return err
 		}
+		if !l.AddIdmpProducer(pid) {
+			return ErrBadData
+		}
+		n, err := r.count(3)
+		if err != nil {
+			return err
+		}
+		for range n {
+			iid, err := r.str()
+			if err != nil {
+				return err
+			}
+			id, err := r.streamID()
+			if err != nil {
+				return err
+			}
+			l.AddIdmpRecord(pid, iid, id)
+		}
 	}
-	return nil
+	if l.S.IidsAdded, err = r.length(); err != nil {
+		return err
+	}
+	l.S.IidsDuplicates, err = r.length()
+	return err
 }
 
 func (r *reader) streamID() (keyspace.StreamID, error) {

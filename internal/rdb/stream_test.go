@@ -15,15 +15,15 @@ import (
 func streamSamples() map[string]*keyspace.Stream {
 	out := map[string]*keyspace.Stream{}
 	lim := keyspace.StreamLimits{MaxBytes: 4096, MaxEntries: 5}
-	empty := keyspace.NewStream()
+	empty := keyspace.NewStream(keyspace.DefaultStreamLimits)
 	empty.CreateCG([]byte("g"), keyspace.StreamID{}, -1)
 	out["empty"] = empty
 
-	one := keyspace.NewStream()
+	one := keyspace.NewStream(keyspace.DefaultStreamLimits)
 	one.Append(keyspace.StreamID{Ms: 1, Seq: 1}, [][]byte{[]byte("f"), []byte("v")}, lim)
 	out["one"] = one
 
-	big := keyspace.NewStream()
+	big := keyspace.NewStream(keyspace.DefaultStreamLimits)
 	for i := 0; i < 57; i++ {
 		fv := [][]byte{[]byte("name"), []byte("v" + strconv.Itoa(i)), []byte("n"), []byte(strconv.Itoa(i * 1000003))}
 		if i%7 == 3 {
@@ -43,6 +43,12 @@ func streamSamples() map[string]*keyspace.Stream {
 		alice.PEL.Insert(n)
 	}
 	big.CreateCG([]byte("g0"), keyspace.MaxStreamID, -1)
+	// IDMP: settings, three producers (one past its size), counters
+	big.IdmpConfigure(3600, 2)
+	for i, r := range [][2]string{{"p1", "a"}, {"p1", "b"}, {"p1", "c"}, {"p0", strings.Repeat("long", 20)}, {"p\x00bin", "\xff"}} {
+		big.IdmpRecord([]byte(r[0]), []byte(r[1]), keyspace.StreamID{Ms: 1010, Seq: uint64(i)})
+	}
+	big.IidsDuplicates = 7
 	out["big"] = big
 	return out
 }
@@ -56,7 +62,7 @@ func TestStreamPayloadRoundTrip(t *testing.T) {
 		e := objEntry(s)
 		for _, compress := range []bool{true, false} {
 			p := Dump(e, compress)
-			if p[0] != TypeStreamListpacks3 {
+			if p[0] != TypeStreamListpacks4 {
 				t.Fatalf("%s: type %d", name, p[0])
 			}
 			v, err := DecodePayload(p, ks)
@@ -85,6 +91,12 @@ func describeStream(s *keyspace.Stream) string {
 		return true
 	})
 	b.WriteString("]")
+	b.WriteString(" idmp=" + strconv.FormatUint(s.IdmpDuration, 10) + "/" + strconv.FormatUint(s.IdmpMaxSize, 10) +
+		" added=" + strconv.FormatUint(s.IidsAdded, 10) + " dups=" + strconv.FormatUint(s.IidsDuplicates, 10))
+	s.EachIdmpProducer(func(pid string, n int, records func(func(string, keyspace.StreamID))) {
+		b.WriteString(" producer " + strconv.Quote(pid) + ":")
+		records(func(iid string, id keyspace.StreamID) { b.WriteString(strconv.Quote(iid) + "=" + id.String() + ",") })
+	})
 	for _, g := range s.Groups() {
 		b.WriteString(" group " + g.Name + " last=" + g.LastID.String() + " read=" + strconv.FormatInt(g.EntriesRead, 10) + " pel=")
 		g.PEL.Ascend(keyspace.StreamID{}, func(n *keyspace.StreamNACK) bool {
@@ -101,8 +113,9 @@ func describeStream(s *keyspace.Stream) string {
 
 // A payload redis-server 7.0.15 DUMPed (RDB_TYPE_STREAM_LISTPACKS_2, RDB 10)
 // after XADD x 1-1 a b loads, and HotKV dumps it back byte for byte but for
-// the type (LISTPACKS_3, whose consumers also carry an active time: there are
-// none here) and the RDB version. Payloads with groups from 7.0 are loaded
+// the type (LISTPACKS_4, whose consumers also carry an active time: there are
+// none here), the IDMP state Redis 8.6 appends (the default settings, no
+// record) and the RDB version. Payloads with groups from 7.0 are loaded
 // by stream-cgroups.tcl ("Loading from legacy ... persistence").
 func TestRedis70StreamPayload(t *testing.T) {
 	ks := keyspace.New(1, 7)
@@ -116,13 +129,16 @@ func TestRedis70StreamPayload(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := v.Obj.(*keyspace.Stream)
-	if got := describeStream(s); got != "len=1 last=1-1 first=1-1 maxdel=0-0 added=1 nodes=1 [1-1{a=b }]" {
+	if got := describeStream(s); got != "len=1 last=1-1 first=1-1 maxdel=0-0 added=1 nodes=1 [1-1{a=b }] idmp=100/100 added=0 dups=0" {
 		t.Fatal(got)
 	}
-	// 8.4 writes type 21 and the same body (no groups: nothing else differs)
+	// 8.6 writes type 26, the same body (no groups: nothing else differs),
+	// then duration 100, size 100, no producer, 0 added, 0 duplicates
 	d := Dump(entryOf(v), true)
-	q := append([]byte(nil), p...)
-	q[0] = TypeStreamListpacks3
+	q := append([]byte(nil), p[:len(p)-10]...)
+	q[0] = TypeStreamListpacks4
+	q = append(q, 0x40, 100, 0x40, 100, 0, 0, 0)
+	q = append(q, p[len(p)-10:]...)
 	want := withVersion(q, Version)
 	if !bytes.Equal(d, want) {
 		t.Errorf("DUMP\n got %x\nwant %x", d, want)

@@ -255,9 +255,18 @@ var groupGens = map[string]func(g gen) []string{
 	},
 	"stream": func(g gen) []string {
 		k := g.key("x:")
-		switch g.n(14) {
+		switch g.n(17) {
 		case 0, 1, 2:
 			return []string{"XADD", k, g.pick("*", "*", "MAXLEN", "NOMKSTREAM"), "f", g.value()}
+		case 14:
+			if g.n(2) == 0 {
+				return []string{"XADD", k, "IDMPAUTO", "p" + g.num(0, 1), "MAXLEN", "~", g.num(0, 5), "*", "f", g.value()}
+			}
+			return []string{"XADD", k, "IDMP", "p" + g.num(0, 1), "i" + g.num(0, 4), "*", "f", g.value()}
+		case 15:
+			return []string{"XCFGSET", k, "IDMP-MAXSIZE", g.num(1, 3)}
+		case 16:
+			return []string{"XTRIM", k, g.pick("MAXLEN", "MINID"), "~", g.pick("0", "1", "2-0"), "LIMIT", g.num(0, 3)}
 		case 3:
 			return []string{"XRANGE", k, "-", "+", "COUNT", g.num(1, 5)}
 		case 4:

@@ -200,6 +200,28 @@ func TestPropagationRewrites(t *testing.T) {
 		{"hsetex-hgetdel", nil, [][]string{s("HSETEX", "h", "FNX", "EX", "10", "FIELDS", "2", "a", "1", "b", "2"),
 			s("HGETDEL", "h", "FIELDS", "2", "a", "zz")},
 			s("SELECT 0", "HSETEX h FNX PXAT "+at(10000)+" FIELDS 2 a 1 b 2", "HDEL h a")},
+		// streams: XADD with the ID it made, approximate trims made exact
+		// (LIMIT dropped), IDMP as XADD then XIDMPRECORD, duplicates not at all
+		{"xadd-id", nil, [][]string{s("XADD", "x", "*", "f", "v"), s("XADD", "x", at(0)+"-*", "g", "w"), s("XADD", "x", at(5)+"-7", "h", "u")},
+			s("SELECT 0", "XADD x "+at(0)+"-0 f v", "XADD x "+at(0)+"-1 g w", "XADD x "+at(5)+"-7 h u")},
+		{"xadd-trim-approx", s2(s("CONFIG", "SET", "stream-node-max-entries", "2"), s("XADD", "y", "1-1", "a", "1"), s("XADD", "y", "1-2", "a", "2"),
+			s("XADD", "y", "1-3", "a", "3"), s("XADD", "y", "1-4", "a", "4"), s("XADD", "y", "1-5", "a", "5")),
+			[][]string{s("XADD", "y", "MAXLEN", "~", "2", "LIMIT", "10", "*", "f", "v"), s("XADD", "y", "1-9", "a", "9"), s("XADD", "y", "2-0", "a", "9"),
+				s("XTRIM", "y", "MINID", "~", "2-0", "LIMIT", "5"), s("XTRIM", "y", "MAXLEN", "~", "0")},
+			s("SELECT 0", "XADD y MAXLEN = 2 "+at(0)+"-0 f v", "XTRIM y MAXLEN = 0")},
+		{"xtrim-approx", s2(s("CONFIG", "SET", "stream-node-max-entries", "2"), s("XADD", "y", "1-1", "a", "1"), s("XADD", "y", "1-2", "a", "2"),
+			s("XADD", "y", "1-3", "a", "3"), s("XADD", "y", "1-4", "a", "4"), s("XADD", "y", "1-5", "a", "5")),
+			[][]string{s("XTRIM", "y", "MINID", "~", "1-4", "LIMIT", "100"), s("XTRIM", "y", "MAXLEN", "=", "2"), s("XTRIM", "y", "MAXLEN", "~", "0")},
+			s("SELECT 0", "XTRIM y MINID = 1-3", "XTRIM y MAXLEN = 2", "XTRIM y MAXLEN = 0")},
+		{"xadd-idmp", nil, [][]string{s("XADD", "z", "IDMP", "p", "i", "*", "f", "v"), s("XADD", "z", "IDMP", "p", "i", "*", "f", "v"),
+			s("XADD", "z", "NOMKSTREAM", "IDMP", "p", "j", "MAXLEN", "~", "5", "*", "g", "w"),
+			s("XCFGSET", "z", "IDMP-MAXSIZE", "100"), s("XCFGSET", "z", "IDMP-MAXSIZE", "5"),
+			s("XIDMPRECORD", "z", "q", "k", at(0)+"-0"), s("XIDMPRECORD", "z", "q", "k", at(0)+"-0"), s("XIDMPRECORD", "z", "q", "k", at(0)+"-1"),
+			s("XADD", "z", "IDMP", "p", "k", "MAXLEN", "0", "ACKED", "*", "h", "u")},
+			s("MULTI", "SELECT 0", "XADD z "+at(0)+"-0 f v", "XIDMPRECORD z p i "+at(0)+"-0", "EXEC",
+				"MULTI", "XADD z NOMKSTREAM "+at(0)+"-1 g w", "XIDMPRECORD z p j "+at(0)+"-1", "EXEC",
+				"XCFGSET z IDMP-MAXSIZE 5", "XIDMPRECORD z q k "+at(0)+"-0",
+				"MULTI", "XADD z "+at(0)+"-2 h u", "XIDMPRECORD z p k "+at(0)+"-2", "XTRIM z MAXLEN = 0 ACKED", "EXEC")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -542,7 +564,7 @@ func TestReplconf(t *testing.T) {
 // is absent from the snapshot.
 func checkRDB(t *testing.T, b []byte, want map[int]map[string]string) {
 	t.Helper()
-	if !bytes.HasPrefix(b, []byte("REDIS0012")) {
+	if !bytes.HasPrefix(b, []byte("REDIS0013")) {
 		t.Fatalf("RDB header: %q", b[:min(len(b), 9)])
 	}
 	ks := keyspace.New(16, 1)

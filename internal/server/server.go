@@ -155,6 +155,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		HLLSparseMaxBytes:      cfg.IntFunc("hll-sparse-max-bytes"),
 		StreamNodeMaxBytes:     cfg.IntFunc("stream-node-max-bytes"),
 		StreamNodeMaxEntries:   cfg.IntFunc("stream-node-max-entries"),
+		StreamIdmpDuration:     cfg.IntFunc("stream-idmp-duration"),
+		StreamIdmpMaxSize:      cfg.IntFunc("stream-idmp-maxsize"),
 	}
 	s := &Server{
 		cfg:      cfg,
