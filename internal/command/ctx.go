@@ -200,6 +200,10 @@ type BlockOn struct {
 	// UnblockOnNoKey: run again when a key is deleted or changes type too
 	// (XREADGROUP, which then fails)
 	UnblockOnNoKey bool
+	// WakeAt (absolute Unix ms, 0: none): run again at that time, as if a
+	// key had changed, still waiting (XREADGROUP CLAIM: when a pending entry
+	// becomes idle enough). A later Block call sets it anew.
+	WakeAt int64
 }
 
 // KillFilter is CLIENT KILL's filter set (all given fields must match).
@@ -233,10 +237,15 @@ func (c *Ctx) Notify(class byte, event string, key []byte) {
 // with NoBlock set. Block returns false when the client may not block
 // (MayBlock): the handler must then reply at once as it does on timeout.
 func (c *Ctx) Block(kind keyspace.Kind, keys [][]byte, deadline int64, unblockOnNoKey bool) bool {
+	return c.BlockOn(BlockOn{Kind: kind, Keys: keys, Deadline: deadline, UnblockOnNoKey: unblockOnNoKey})
+}
+
+// BlockOn is Block with every parameter (see BlockOn's fields).
+func (c *Ctx) BlockOn(on BlockOn) bool {
 	if !c.MayBlock() || c.Srv == nil {
 		return false
 	}
-	return c.Srv.Block(c, BlockOn{Kind: kind, Keys: keys, Deadline: deadline, UnblockOnNoKey: unblockOnNoKey})
+	return c.Srv.Block(c, on)
 }
 
 // NotifyIn is Notify for a key of another database (MOVE, COPY ... DB).

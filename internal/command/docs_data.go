@@ -3451,7 +3451,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xack": {
 		Summary:    "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.",
 		Since:      "5.0.0",
@@ -3505,12 +3505,12 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "idmp", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "idmpauto-with-pid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
 					{Name: "idmpauto-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMPAUTO"},
-					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "producer-id"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1},
 				}},
 				{Name: "idmp-with-pid-iid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
 					{Name: "idmp-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP"},
-					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "producer-id"},
-					{Name: "iid", Type: "string", KeySpecIndex: -1, DisplayText: "idempotent-id"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1},
+					{Name: "iid", Type: "string", KeySpecIndex: -1},
 				}},
 			}},
 			{Name: "trim", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
@@ -3535,7 +3535,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xautoclaim": {
 		Summary:    "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.",
 		Since:      "6.2.0",
@@ -3572,7 +3572,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xclaim": {
 		Summary:    "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.",
 		Since:      "5.0.0",
@@ -3589,10 +3589,10 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "RETRYCOUNT", Flags: ArgOptional},
 			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", Flags: ArgOptional},
 			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
-			{Name: "id", Type: "string", KeySpecIndex: -1, Token: "LASTID", Flags: ArgOptional},
+			{Name: "lastid", Type: "string", KeySpecIndex: -1, Token: "LASTID", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xdel": {
 		Summary:    "Returns the number of messages after removing them from a stream.",
 		Since:      "5.0.0",
@@ -3622,7 +3622,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries)
 	"xgroup": {
 		Summary:    "A container for consumer groups commands.",
 		Since:      "5.0.0",
@@ -3723,7 +3723,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "stream-id", Type: "string", KeySpecIndex: -1},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.2: redis/redis src/commands.def @da13ede (summaries)
 	"xinfo": {
 		Summary:    "A container for stream introspection commands.",
 		Since:      "5.0.0",
@@ -3778,7 +3778,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xlen": {
 		Summary:    "Return the number of messages in a stream.",
 		Since:      "5.0.0",
@@ -3788,7 +3788,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xpending": {
 		Summary:    "Returns the information and entries from a stream consumer group's pending entries list.",
 		Since:      "5.0.0",
@@ -3809,7 +3809,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xrange": {
 		Summary:    "Returns the messages from a stream within a range of IDs.",
 		Since:      "5.0.0",
@@ -3825,12 +3825,11 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xread": {
-		Summary:    "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
-		Since:      "5.0.0",
-		Group:      "stream",
-		Complexity: "For each stream mentioned: O(N) with N being the number of elements being returned, it means that XREAD-ing with a fixed COUNT is O(1). Note that when the BLOCK option is used, XADD will pay O(M) time in order to serve the M clients blocked on the stream getting new data.",
+		Summary: "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
+		Since:   "5.0.0",
+		Group:   "stream",
 		Args: []ArgDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
@@ -3840,19 +3839,20 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xreadgroup": {
 		Summary:    "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
 		Args: []ArgDoc{
-			{Name: "group_consumer", Type: "block", KeySpecIndex: -1, Token: "GROUP", Args: []ArgDoc{
+			{Name: "group-block", Type: "block", KeySpecIndex: -1, Token: "GROUP", Args: []ArgDoc{
 				{Name: "group", Type: "string", KeySpecIndex: -1},
 				{Name: "consumer", Type: "string", KeySpecIndex: -1},
 			}},
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
+			{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "CLAIM", Flags: ArgOptional},
 			{Name: "noack", Type: "pure-token", KeySpecIndex: -1, Token: "NOACK", Flags: ArgOptional},
 			{Name: "streams", Type: "block", KeySpecIndex: -1, Token: "STREAMS", Args: []ArgDoc{
 				{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
@@ -3860,7 +3860,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xrevrange": {
 		Summary:    "Returns the messages from a stream within a range of IDs in reverse order.",
 		Since:      "5.0.0",
@@ -3876,7 +3876,7 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xsetid": {
 		Summary:    "An internal command for replicating stream values.",
 		Since:      "5.0.0",
@@ -3888,11 +3888,11 @@ var docsTable = map[string]*CommandDoc{
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
 			{Name: "last-id", Type: "string", KeySpecIndex: -1},
-			{Name: "entries_added", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESADDED", Since: "7.0.0", Flags: ArgOptional},
-			{Name: "max_deleted_entry_id", Type: "string", KeySpecIndex: -1, Token: "MAXDELETEDID", Since: "7.0.0", Flags: ArgOptional},
+			{Name: "entries-added", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESADDED", Since: "7.0.0", Flags: ArgOptional},
+			{Name: "max-deleted-id", Type: "string", KeySpecIndex: -1, Token: "MAXDELETEDID", Since: "7.0.0", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries); arguments as 7.0 (HotKV lacks 8.2's KEEPREF/DELREF/ACKED)
+	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
 	"xtrim": {
 		Summary:    "Deletes messages from the beginning of a stream.",
 		Since:      "5.0.0",
@@ -3900,6 +3900,7 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N), with N being the number of evicted entries. Constant times are very small however, since entries are organized in macro nodes containing multiple entries that can be released with a single deallocation.",
 		History: [][2]string{
 			{"6.2.0", "Added the `MINID` trimming strategy and the `LIMIT` option."},
+			{"8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."},
 		},
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0},
@@ -3914,6 +3915,11 @@ var docsTable = map[string]*CommandDoc{
 				}},
 				{Name: "threshold", Type: "string", KeySpecIndex: -1},
 				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+					{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
+					{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
+					{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+				}},
 			}},
 		},
 	},

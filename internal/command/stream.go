@@ -198,6 +198,11 @@ type streamScratch struct{ b []byte }
 // replyEntry writes [id, [field, value, ...]].
 func replyEntry(c *Ctx, e *keyspace.StreamEntry, sc *streamScratch) {
 	c.W.ArrayLen(2)
+	replyEntryBody(c, e, sc)
+}
+
+// replyEntryBody is an entry's ID and its field-value array.
+func replyEntryBody(c *Ctx, e *keyspace.StreamEntry, sc *streamScratch) {
 	replyStreamID(c, e.ID)
 	c.W.ArrayLen(2 * e.NumFields())
 	sc.b = e.Fields(sc.b, func(f, v []byte) {
@@ -753,11 +758,28 @@ func xreadGeneric(c *Ctx, group bool) {
 	var count int64
 	streamsArg, nstreams := 0, 0
 	noack := false
+	minIdle := int64(-1) // CLAIM min-idle-time (Redis 8.4); -1: none
 	var groupName, consumerName []byte
 	for i := 1; i < len(argv); i++ {
 		more := len(argv) - i - 1
 		o := argv[i]
 		switch {
+		case eqFold(o, "claim") && more > 0:
+			if !group {
+				c.Error("ERR The CLAIM option is only supported by XREADGROUP. You called XREAD instead.")
+				return
+			}
+			i++
+			v, ok := resp.ParseInt(argv[i])
+			if !ok {
+				c.Error("ERR min-idle-time is not an integer or out of range")
+				return
+			}
+			if v < 0 {
+				c.Error("ERR min-idle-time must be a positive integer")
+				return
+			}
+			minIdle = v
 		case eqFold(o, "block") && more > 0:
 			i++
 			t, ok := parseTimeoutMs(c, argv[i])
@@ -872,6 +894,7 @@ func xreadGeneric(c *Ctx, group bool) {
 	var top deferred
 	served := 0
 	var sc streamScratch
+	minPelTime := int64(math.MaxInt64) // the oldest delivery CLAIM waits on
 	for k := 0; k < nstreams; k++ {
 		key := argv[streamsArg+k]
 		s, _ := lookupStream(c, key, false)
@@ -879,10 +902,22 @@ func xreadGeneric(c *Ctx, group bool) {
 			continue
 		}
 		gt := ids[k]
-		serve, history := false, false
+		serve, history, serveClaimed := false, false, false
 		var consumer *keyspace.StreamConsumer
 		if group {
 			cg := groups[k]
+			if minIdle != -1 {
+				// the oldest pending delivery of an entry still there: is it
+				// idle enough to claim?
+				for _, n := range cg.TimeOrder() {
+					if !s.Exists(n.ID) {
+						continue
+					}
+					minPelTime = min(minPelTime, n.DeliveryTime)
+					serveClaimed = uint64(c.Now-n.DeliveryTime) >= uint64(minIdle)
+					break
+				}
+			}
 			if gt != keyspace.MaxStreamID {
 				serve, history = true, true
 			} else if s.Len() > 0 {
@@ -903,6 +938,12 @@ func xreadGeneric(c *Ctx, group bool) {
 				serve = true
 			}
 		}
+		claimedOnly := false
+		if history {
+			minIdle = -1 // CLAIM is ignored when serving history (for the next keys too, as Redis)
+		} else if !serve && serveClaimed {
+			serve, claimedOnly = true, true
+		}
 		if !serve {
 			continue
 		}
@@ -917,9 +958,9 @@ func xreadGeneric(c *Ctx, group bool) {
 		c.W.Bulk(key)
 		switch {
 		case history:
-			replyConsumerPEL(c, s, consumer, start, count, &sc)
+			replyConsumerPEL(c, s, groups[k], consumer, start, count, &sc)
 		case group:
-			if deliverToGroup(c, s, groups[k], consumer, start, count, noack, &sc) {
+			if deliverToGroup(c, s, groups[k], consumer, start, count, noack, minIdle, claimedOnly, &sc) {
 				c.Dirty++
 			}
 		default:
@@ -953,8 +994,18 @@ func xreadGeneric(c *Ctx, group bool) {
 		c.Argv = blockArgv
 		keys := argv[streamsArg : streamsArg+nstreams]
 		// XREADGROUP runs again when a key is deleted too, and fails
-		// (Redis's unblock_on_nokey)
-		if c.Block(keyspace.KindStream, keys, timeout, group) {
+		// (Redis's unblock_on_nokey); with CLAIM also when the oldest
+		// pending entry becomes idle enough (or after min-idle-time when
+		// none is pending: trackStreamClaimTimeouts)
+		on := BlockOn{Kind: keyspace.KindStream, Keys: keys, Deadline: timeout, UnblockOnNoKey: group}
+		if minIdle != -1 {
+			if minPelTime != math.MaxInt64 {
+				on.WakeAt = minPelTime + minIdle
+			} else {
+				on.WakeAt = c.Now + minIdle
+			}
+		}
+		if c.BlockOn(on) {
 			return
 		}
 	}
@@ -963,12 +1014,44 @@ func xreadGeneric(c *Ctx, group bool) {
 
 // deliverToGroup is streamReplyWithRange with a group: entries after start
 // go to consumer (pending unless noack), the group's last ID and read counter
-// advance. It reports whether anything was propagated (Redis's propCount).
+// advance. With CLAIM (minIdle != -1, Redis 8.4) the group's pending entries
+// idle for minIdle ms come first, oldest delivery first, claimed by consumer
+// (one more delivery, now); every entry is then [id, fields, idle, deliveries]
+// (new ones 0 and 0); claimedOnly serves only those. It reports whether
+// anything was propagated (Redis's propCount).
 func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer *keyspace.StreamConsumer,
-	start keyspace.StreamID, count int64, noack bool, sc *streamScratch) bool {
+	start keyspace.StreamID, count int64, noack bool, minIdle int64, claimedOnly bool, sc *streamScratch) bool {
 	d := deferLen(c)
 	var n int64
 	prop := false
+	if minIdle != -1 {
+		for _, nack := range cg.TimeOrder() {
+			idle := c.Now - nack.DeliveryTime
+			if uint64(idle) < uint64(minIdle) {
+				break
+			}
+			e, ok := s.Get(nack.ID)
+			if !ok {
+				continue // deleted: it stays pending, unclaimed
+			}
+			c.W.ArrayLen(4)
+			replyEntryBody(c, e, sc)
+			c.W.Int(idle)
+			c.W.Int(nack.DeliveryCount)
+			claimTo(nack, consumer)
+			nack.DeliveryCount++
+			cg.Deliver(nack, c.Now)
+			consumer.ActiveTime = c.Now
+			prop = true
+			if n++; count != 0 && n >= count {
+				break
+			}
+		}
+		if claimedOnly || (count != 0 && n >= count) {
+			d.set(c, '*', int(n))
+			return prop
+		}
+	}
 	var delivered []keyspace.StreamID
 	s.Range(start, keyspace.MaxStreamID, false, func(e *keyspace.StreamEntry) bool {
 		if e.ID.Cmp(cg.LastID) > 0 {
@@ -980,7 +1063,14 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 			cg.LastID = e.ID
 			prop = true
 		}
-		replyEntry(c, e, sc)
+		if minIdle != -1 {
+			c.W.ArrayLen(4)
+			replyEntryBody(c, e, sc)
+			c.W.Int(0)
+			c.W.Int(0)
+		} else {
+			replyEntry(c, e, sc)
+		}
 		if !noack {
 			delivered = append(delivered, e.ID)
 		}
@@ -990,7 +1080,8 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 	for _, id := range delivered {
 		nack := cg.PEL.Find(id)
 		if nack == nil {
-			nack = &keyspace.StreamNACK{ID: id, DeliveryTime: c.Now, DeliveryCount: 1, Consumer: consumer}
+			nack = &keyspace.StreamNACK{ID: id, DeliveryCount: 1, Consumer: consumer}
+			cg.Deliver(nack, c.Now)
 			cg.PEL.Insert(nack)
 			consumer.PEL.Insert(nack)
 		} else {
@@ -998,7 +1089,7 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 				nack.Consumer.PEL.Remove(id)
 			}
 			nack.Consumer = consumer
-			nack.DeliveryTime = c.Now
+			cg.Deliver(nack, c.Now)
 			nack.DeliveryCount = 1
 			consumer.PEL.Insert(nack)
 		}
@@ -1012,7 +1103,7 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 // replyConsumerPEL is streamReplyWithRangeFromConsumerPEL: the consumer's
 // pending entries from start, each with its fields, or nil fields when the
 // entry is gone; delivered entries count one more delivery.
-func replyConsumerPEL(c *Ctx, s *keyspace.Stream, consumer *keyspace.StreamConsumer, start keyspace.StreamID, count int64, sc *streamScratch) {
+func replyConsumerPEL(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer *keyspace.StreamConsumer, start keyspace.StreamID, count int64, sc *streamScratch) {
 	d := deferLen(c)
 	var n int64
 	consumer.PEL.Ascend(start, func(nack *keyspace.StreamNACK) bool {
@@ -1021,7 +1112,7 @@ func replyConsumerPEL(c *Ctx, s *keyspace.Stream, consumer *keyspace.StreamConsu
 		}
 		if e, ok := s.Get(nack.ID); ok {
 			replyEntry(c, e, sc)
-			nack.DeliveryTime = c.Now
+			cg.Deliver(nack, c.Now)
 			nack.DeliveryCount++
 		} else {
 			c.W.ArrayLen(2)

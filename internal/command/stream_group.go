@@ -459,7 +459,8 @@ func xclaimCmd(c *Ctx) {
 			continue
 		}
 		if force && nack == nil {
-			nack = &keyspace.StreamNACK{ID: id, DeliveryTime: now, DeliveryCount: 1}
+			nack = &keyspace.StreamNACK{ID: id, DeliveryCount: 1}
+			cg.Deliver(nack, now)
 			cg.PEL.Insert(nack)
 		}
 		if nack == nil {
@@ -471,7 +472,7 @@ func xclaimCmd(c *Ctx) {
 		if nack.Consumer != consumer && nack.Consumer != nil {
 			nack.Consumer.PEL.Remove(id)
 		}
-		nack.DeliveryTime = delivery
+		cg.Deliver(nack, delivery)
 		if retry >= 0 {
 			nack.DeliveryCount = retry
 		} else if !justid {
@@ -569,7 +570,7 @@ func xautoclaimCmd(c *Ctx) {
 			continue
 		}
 		claimTo(nack, consumer)
-		nack.DeliveryTime = now
+		cg.Deliver(nack, now)
 		if !justid {
 			nack.DeliveryCount++
 		}

@@ -1,6 +1,8 @@
 package keyspace
 
 import (
+	"cmp"
+	"slices"
 	"sort"
 )
 
@@ -8,9 +10,13 @@ import (
 // The group's PEL and its consumer's PEL share it.
 type StreamNACK struct {
 	ID            StreamID
-	DeliveryTime  int64 // Unix ms of the last delivery
+	DeliveryTime  int64 // Unix ms of the last delivery (set it with StreamCG.Deliver)
 	DeliveryCount int64
 	Consumer      *StreamConsumer
+	// order ranks entries delivered at the same time in the group's time
+	// order (TimeOrder): the later Deliver comes after; 0 (loaded, copied)
+	// comes first, by ID
+	order uint64
 }
 
 // StreamConsumer is a consumer of a group.
@@ -28,6 +34,34 @@ type StreamCG struct {
 	EntriesRead int64 // -1: SCG_INVALID_ENTRIES_READ
 	PEL         PEL
 	consumers   []*StreamConsumer // by name
+	delivers    uint64            // Deliver calls, for StreamNACK.order
+}
+
+// Deliver sets n's delivery time to at and moves it last among the entries
+// delivered at that time (Redis 8.6's pelListUpdate / pelListInsertAtTail:
+// the group's pending entries are kept in delivery time order for
+// XREADGROUP CLAIM). Every change of a delivery time goes through it.
+func (cg *StreamCG) Deliver(n *StreamNACK, at int64) {
+	cg.delivers++
+	n.DeliveryTime, n.order = at, cg.delivers
+}
+
+// TimeOrder returns the group's pending entries oldest delivery first (ties:
+// the earlier Deliver first; loaded or copied entries first, by ID), Redis's
+// pel_time list.
+func (cg *StreamCG) TimeOrder() []*StreamNACK {
+	out := make([]*StreamNACK, 0, cg.PEL.Len())
+	cg.PEL.Ascend(StreamID{}, func(n *StreamNACK) bool {
+		out = append(out, n)
+		return true
+	})
+	slices.SortStableFunc(out, func(a, b *StreamNACK) int {
+		if a.DeliveryTime != b.DeliveryTime {
+			return cmp.Compare(a.DeliveryTime, b.DeliveryTime)
+		}
+		return cmp.Compare(a.order, b.order)
+	})
+	return out
 }
 
 // PEL is a pending entries list ordered by ID: sorted chunks of bounded size,

@@ -2,6 +2,7 @@ package keyspace
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -139,5 +140,31 @@ func TestIdmpRegistryFollowsKeys(t *testing.T) {
 	db.Flush()
 	if db.IdmpStreams() != 0 {
 		t.Fatal("flush")
+	}
+}
+
+// TimeOrder is Redis 8.6's pel_time list: oldest delivery first; among equal
+// times the later Deliver last, entries that were never delivered here
+// (loaded, copied) first and by ID.
+func TestPELTimeOrder(t *testing.T) {
+	cg := &StreamCG{}
+	add := func(seq uint64) *StreamNACK {
+		n := &StreamNACK{ID: StreamID{Ms: 1, Seq: seq}}
+		cg.PEL.Insert(n)
+		return n
+	}
+	loadedB, loadedA := add(9), add(8) // loaded: time 50, no Deliver
+	loadedA.DeliveryTime, loadedB.DeliveryTime = 50, 50
+	a, b, c := add(1), add(2), add(3)
+	cg.Deliver(c, 50)
+	cg.Deliver(a, 50)
+	cg.Deliver(b, 10)
+	cg.Deliver(c, 70) // XCLAIM TIME / a new delivery moves it
+	var got []string
+	for _, n := range cg.TimeOrder() {
+		got = append(got, n.ID.String())
+	}
+	if want := "1-2 1-8 1-9 1-1 1-3"; strings.Join(got, " ") != want {
+		t.Fatalf("time order %v, want %s", got, want)
 	}
 }

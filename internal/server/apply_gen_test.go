@@ -278,6 +278,9 @@ var groupGens = map[string]func(g gen) []string{
 		case 7:
 			return []string{"XGROUP", "CREATE", k, "g" + g.num(0, 1), g.pick("0", "$"), "MKSTREAM"}
 		case 8:
+			if g.n(3) == 0 {
+				return []string{"XREADGROUP", "GROUP", "g" + g.num(0, 1), "c" + g.num(0, 2), "COUNT", g.num(1, 3), "CLAIM", g.num(0, 500), "STREAMS", k, ">"}
+			}
 			return []string{"XREADGROUP", "GROUP", "g" + g.num(0, 1), "c" + g.num(0, 2), "COUNT", g.num(1, 3), "STREAMS", k, ">"}
 		case 9:
 			return []string{"XACK", k, "g" + g.num(0, 1), "0-1"}

@@ -36,6 +36,7 @@ type blockedState struct {
 	db      int
 	keys    []string
 	timer   *time.Timer
+	wake    *time.Timer   // BlockOn.WakeAt's
 	started int64         // Unix ms
 	kind    keyspace.Kind // the type its keys must hold to serve it
 	// noKey: run again when a key is deleted or changes type too (XREADGROUP,
@@ -73,6 +74,7 @@ func (s *Server) Block(c *command.Ctx, on command.BlockOn) bool {
 	b := &cl.block
 	c.Parked = true
 	if b.on {
+		s.armWake(cl, on.WakeAt, c.Now)
 		return true // its command ran again and still finds nothing: it keeps its place
 	}
 	b.on = true
@@ -101,7 +103,42 @@ func (s *Server) Block(c *command.Ctx, on command.BlockOn) bool {
 		wait := max(on.Deadline-c.Now, 0)
 		b.timer = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { s.blockTimeout(cl) })
 	}
+	s.armWake(cl, on.WakeAt, c.Now)
 	return true
+}
+
+// armWake (re)sets cl's wake-up for BlockOn.WakeAt (0: none).
+func (s *Server) armWake(cl *client, at, now int64) {
+	b := &cl.block
+	if b.wake != nil {
+		b.wake.Stop()
+		b.wake = nil
+	}
+	if at <= 0 {
+		return
+	}
+	wait := max(at-now, 0) + 1 // the time must have passed when it runs again
+	b.wake = time.AfterFunc(time.Duration(wait)*time.Millisecond, func() { s.blockWake(cl) })
+}
+
+// blockWake runs at a blocked client's WakeAt: its keys are ready, so it and
+// every client waiting on them run again (Redis's handleClaimableStreamEntries
+// signals the stream key).
+func (s *Server) blockWake(cl *client) {
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if s.eng.Lent() {
+		cl.block.wake = time.AfterFunc(10*time.Millisecond, func() { s.blockWake(cl) })
+		return
+	}
+	if !cl.block.on {
+		return
+	}
+	cl.block.wake = nil
+	for _, k := range cl.block.keys {
+		s.keyChanged(cl.block.db, []byte(k))
+	}
+	s.serveReady()
 }
 
 // keyChanged marks key ready when clients wait on it (from Modified).
@@ -239,6 +276,10 @@ func (s *Server) unlinkBlocked(cl *client) {
 	if b.timer != nil {
 		b.timer.Stop()
 		b.timer = nil
+	}
+	if b.wake != nil {
+		b.wake.Stop()
+		b.wake = nil
 	}
 	s.blocked.count--
 	s.stats.blockedClients.Add(-1)
