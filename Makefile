@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet
+.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet redis-ref
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -16,8 +16,11 @@ cli: ## run hotkv-cli against 127.0.0.1:$(PORT) (try: make cli ARGS="tour locks"
 build: ## build bin/hotkv
 	$(GO) build -o bin/hotkv ./cmd/hotkv
 
-test: ## run every test (differential tests need redis-server on PATH)
+test: ## run every test (differential tests need the reference: make redis-ref)
 	$(GO) test ./...
+
+redis-ref: ## build the reference redis-server 8.6.3 into ~/.cache/hotkv (once)
+	bash .ci/redis-ref.sh
 
 race: ## run every test with the race detector, as CI does
 	$(GO) test -race -count=1 ./...

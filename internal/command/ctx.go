@@ -35,6 +35,10 @@ type Ctx struct {
 	FailedNoStats bool
 	// Dirty counts the changes the command made (Redis's server.dirty delta).
 	Dirty int
+	// ReplyLast: the messages the command produced for its own client (its
+	// invalidations) precede its reply, as for a command Redis finishes in
+	// the background and answers when done (FLUSHALL/FLUSHDB SYNC).
+	ReplyLast bool
 	// Prop collects the unit's propagated commands; nil when nothing listens
 	// (see propagate.go). Set by the server before each command.
 	Prop *Propagation

@@ -4,18 +4,18 @@ package command
 
 // docsTable is COMMAND DOCS's data (Redis 8.x), by full command name.
 var docsTable = map[string]*CommandDoc{
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"append": {
 		Summary:    "Appends a string to the value of a key. Creates the key if it doesn't exist.",
 		Since:      "2.0.0",
 		Group:      "string",
 		Complexity: "O(1). The amortized time complexity is O(1) assuming the appended value is small and the already present value is of any size, since the dynamic string library used by Redis will double the free space available on every reallocation.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"auth": {
 		Summary:    "Authenticates the connection.",
 		Since:      "1.0.0",
@@ -25,11 +25,11 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "Added ACL style (username and password)."},
 		},
 		Args: []ArgDoc{
-			{Name: "username", Type: "string", KeySpecIndex: -1, Since: "6.0.0", Flags: ArgOptional},
-			{Name: "password", Type: "string", KeySpecIndex: -1},
+			{Name: "username", Type: "string", KeySpecIndex: -1, Since: "6.0.0", DisplayText: "username", Flags: ArgOptional},
+			{Name: "password", Type: "string", KeySpecIndex: -1, DisplayText: "password"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bgsave": {
 		Summary:    "Asynchronously saves the database(s) to disk.",
 		Since:      "1.0.0",
@@ -39,10 +39,10 @@ var docsTable = map[string]*CommandDoc{
 			{"3.2.2", "Added the `SCHEDULE` option."},
 		},
 		Args: []ArgDoc{
-			{Name: "schedule", Type: "pure-token", KeySpecIndex: -1, Token: "SCHEDULE", Since: "3.2.2", Flags: ArgOptional},
+			{Name: "schedule", Type: "pure-token", KeySpecIndex: -1, Token: "SCHEDULE", Since: "3.2.2", DisplayText: "schedule", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bitcount": {
 		Summary:    "Counts the number of set bits (population counting) in a string.",
 		Since:      "2.6.0",
@@ -52,67 +52,67 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the `BYTE|BIT` option."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "range", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "start", Type: "integer", KeySpecIndex: -1},
-				{Name: "end", Type: "integer", KeySpecIndex: -1},
+				{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+				{Name: "end", Type: "integer", KeySpecIndex: -1, DisplayText: "end"},
 				{Name: "unit", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "byte", Type: "pure-token", KeySpecIndex: -1, Token: "BYTE"},
-					{Name: "bit", Type: "pure-token", KeySpecIndex: -1, Token: "BIT"},
+					{Name: "byte", Type: "pure-token", KeySpecIndex: -1, Token: "BYTE", DisplayText: "byte"},
+					{Name: "bit", Type: "pure-token", KeySpecIndex: -1, Token: "BIT", DisplayText: "bit"},
 				}},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bitfield": {
 		Summary:    "Performs arbitrary bitfield integer operations on strings.",
 		Since:      "3.2.0",
 		Group:      "bitmap",
 		Complexity: "O(1) for each subcommand specified",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "operation", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple, Args: []ArgDoc{
 				{Name: "get-block", Type: "block", KeySpecIndex: -1, Token: "GET", Args: []ArgDoc{
-					{Name: "encoding", Type: "string", KeySpecIndex: -1},
-					{Name: "offset", Type: "integer", KeySpecIndex: -1},
+					{Name: "encoding", Type: "string", KeySpecIndex: -1, DisplayText: "encoding"},
+					{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
 				}},
 				{Name: "write", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
 					{Name: "overflow-block", Type: "oneof", KeySpecIndex: -1, Token: "OVERFLOW", Flags: ArgOptional, Args: []ArgDoc{
-						{Name: "wrap", Type: "pure-token", KeySpecIndex: -1, Token: "WRAP"},
-						{Name: "sat", Type: "pure-token", KeySpecIndex: -1, Token: "SAT"},
-						{Name: "fail", Type: "pure-token", KeySpecIndex: -1, Token: "FAIL"},
+						{Name: "wrap", Type: "pure-token", KeySpecIndex: -1, Token: "WRAP", DisplayText: "wrap"},
+						{Name: "sat", Type: "pure-token", KeySpecIndex: -1, Token: "SAT", DisplayText: "sat"},
+						{Name: "fail", Type: "pure-token", KeySpecIndex: -1, Token: "FAIL", DisplayText: "fail"},
 					}},
 					{Name: "write-operation", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
 						{Name: "set-block", Type: "block", KeySpecIndex: -1, Token: "SET", Args: []ArgDoc{
-							{Name: "encoding", Type: "string", KeySpecIndex: -1},
-							{Name: "offset", Type: "integer", KeySpecIndex: -1},
-							{Name: "value", Type: "integer", KeySpecIndex: -1},
+							{Name: "encoding", Type: "string", KeySpecIndex: -1, DisplayText: "encoding"},
+							{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+							{Name: "value", Type: "integer", KeySpecIndex: -1, DisplayText: "value"},
 						}},
 						{Name: "incrby-block", Type: "block", KeySpecIndex: -1, Token: "INCRBY", Args: []ArgDoc{
-							{Name: "encoding", Type: "string", KeySpecIndex: -1},
-							{Name: "offset", Type: "integer", KeySpecIndex: -1},
-							{Name: "increment", Type: "integer", KeySpecIndex: -1},
+							{Name: "encoding", Type: "string", KeySpecIndex: -1, DisplayText: "encoding"},
+							{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+							{Name: "increment", Type: "integer", KeySpecIndex: -1, DisplayText: "increment"},
 						}},
 					}},
 				}},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bitfield_ro": {
 		Summary:    "Performs arbitrary read-only bitfield integer operations on strings.",
 		Since:      "6.0.0",
 		Group:      "bitmap",
 		Complexity: "O(1) for each subcommand specified",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "get-block", Type: "block", KeySpecIndex: -1, Token: "GET", Flags: ArgOptional | ArgMultiple | ArgMultipleToken, Args: []ArgDoc{
-				{Name: "encoding", Type: "string", KeySpecIndex: -1},
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
+				{Name: "encoding", Type: "string", KeySpecIndex: -1, DisplayText: "encoding"},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bitop": {
 		Summary:    "Performs bitwise operations on multiple strings, and stores the result.",
 		Since:      "2.6.0",
@@ -120,20 +120,20 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N)",
 		Args: []ArgDoc{
 			{Name: "operation", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "and", Type: "pure-token", KeySpecIndex: -1, Token: "AND"},
-				{Name: "or", Type: "pure-token", KeySpecIndex: -1, Token: "OR"},
-				{Name: "xor", Type: "pure-token", KeySpecIndex: -1, Token: "XOR"},
-				{Name: "not", Type: "pure-token", KeySpecIndex: -1, Token: "NOT"},
-				{Name: "diff", Type: "pure-token", KeySpecIndex: -1, Token: "DIFF"},
-				{Name: "diff1", Type: "pure-token", KeySpecIndex: -1, Token: "DIFF1"},
-				{Name: "andor", Type: "pure-token", KeySpecIndex: -1, Token: "ANDOR"},
-				{Name: "one", Type: "pure-token", KeySpecIndex: -1, Token: "ONE"},
+				{Name: "and", Type: "pure-token", KeySpecIndex: -1, Token: "AND", DisplayText: "and"},
+				{Name: "or", Type: "pure-token", KeySpecIndex: -1, Token: "OR", DisplayText: "or"},
+				{Name: "xor", Type: "pure-token", KeySpecIndex: -1, Token: "XOR", DisplayText: "xor"},
+				{Name: "not", Type: "pure-token", KeySpecIndex: -1, Token: "NOT", DisplayText: "not"},
+				{Name: "diff", Type: "pure-token", KeySpecIndex: -1, Token: "DIFF", DisplayText: "diff"},
+				{Name: "diff1", Type: "pure-token", KeySpecIndex: -1, Token: "DIFF1", DisplayText: "diff1"},
+				{Name: "andor", Type: "pure-token", KeySpecIndex: -1, Token: "ANDOR", DisplayText: "andor"},
+				{Name: "one", Type: "pure-token", KeySpecIndex: -1, Token: "ONE", DisplayText: "one"},
 			}},
-			{Name: "destkey", Type: "key", KeySpecIndex: 0},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
+			{Name: "destkey", Type: "key", KeySpecIndex: 0, DisplayText: "destkey"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bitpos": {
 		Summary:    "Finds the first set (1) or clear (0) bit in a string.",
 		Since:      "2.8.7",
@@ -143,58 +143,58 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the `BYTE|BIT` option."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "bit", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "bit", Type: "integer", KeySpecIndex: -1, DisplayText: "bit"},
 			{Name: "range", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "start", Type: "integer", KeySpecIndex: -1},
+				{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
 				{Name: "end-unit-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "end", Type: "integer", KeySpecIndex: -1},
+					{Name: "end", Type: "integer", KeySpecIndex: -1, DisplayText: "end"},
 					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-						{Name: "byte", Type: "pure-token", KeySpecIndex: -1, Token: "BYTE"},
-						{Name: "bit", Type: "pure-token", KeySpecIndex: -1, Token: "BIT"},
+						{Name: "byte", Type: "pure-token", KeySpecIndex: -1, Token: "BYTE", DisplayText: "byte"},
+						{Name: "bit", Type: "pure-token", KeySpecIndex: -1, Token: "BIT", DisplayText: "bit"},
 					}},
 				}},
 			}},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"blmove": {
 		Summary:    "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",
 		Since:      "6.2.0",
 		Group:      "list",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
 			{Name: "wherefrom", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
 			{Name: "whereto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"blmpop": {
 		Summary:    "Pops the first element from one of multiple lists. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Since:      "7.0.0",
 		Group:      "list",
 		Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
 		Args: []ArgDoc{
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"blpop": {
 		Summary:    "Removes and returns the first element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Since:      "2.0.0",
@@ -204,11 +204,11 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"brpop": {
 		Summary:    "Removes and returns the last element in a list. Blocks until an element is available otherwise. Deletes the list if the last element was popped.",
 		Since:      "2.0.0",
@@ -218,11 +218,11 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"brpoplpush": {
 		Summary:         "Pops an element from a list, pushes it to another list and returns it. Block until an element is available otherwise. Deletes the list if the last element was popped.",
 		Since:           "2.2.0",
@@ -235,29 +235,29 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 		},
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bzmpop": {
 		Summary:    "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
 		Since:      "7.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
 		Args: []ArgDoc{
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bzpopmax": {
 		Summary:    "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member available otherwise.  Deletes the sorted set if the last element was popped.",
 		Since:      "5.0.0",
@@ -267,11 +267,11 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"bzpopmin": {
 		Summary:    "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is available otherwise. Deletes the sorted set if the last element was popped.",
 		Since:      "5.0.0",
@@ -281,18 +281,18 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "`timeout` is interpreted as a double instead of an integer."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "timeout", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "timeout", Type: "double", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client": {
 		Summary:    "A container for client connection commands.",
 		Since:      "2.4.0",
 		Group:      "connection",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	// source: 8.6.3 COMMAND DOCS
 	"client|caching": {
 		Summary:    "Instructs the server whether to track the keys in the next request.",
 		Since:      "6.0.0",
@@ -300,47 +300,47 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "mode", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES"},
-				{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO"},
+				{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES", DisplayText: "yes"},
+				{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO", DisplayText: "no"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|getname": {
 		Summary:    "Returns the name of the connection.",
 		Since:      "2.6.9",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	// source: 8.6.3 COMMAND DOCS
 	"client|getredir": {
 		Summary:    "Returns the client ID to which the connection's tracking notifications are redirected.",
 		Since:      "6.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|id": {
 		Summary:    "Returns the unique client ID of the connection.",
 		Since:      "5.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|info": {
 		Summary:    "Returns information about the connection.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|kill": {
 		Summary:    "Terminates open connections.",
 		Since:      "2.4.0",
@@ -358,27 +358,27 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "filter", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
 				{Name: "old-format", Type: "string", KeySpecIndex: -1, DeprecatedSince: "2.8.12", DisplayText: "ip:port"},
 				{Name: "new-format", Type: "oneof", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-					{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "ID", Since: "2.8.12", Flags: ArgOptional},
+					{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "ID", Since: "2.8.12", DisplayText: "client-id", Flags: ArgOptional},
 					{Name: "client-type", Type: "oneof", KeySpecIndex: -1, Token: "TYPE", Since: "2.8.12", Flags: ArgOptional, Args: []ArgDoc{
-						{Name: "normal", Type: "pure-token", KeySpecIndex: -1, Token: "NORMAL"},
-						{Name: "master", Type: "pure-token", KeySpecIndex: -1, Token: "MASTER", Since: "3.2.0"},
-						{Name: "slave", Type: "pure-token", KeySpecIndex: -1, Token: "SLAVE"},
-						{Name: "replica", Type: "pure-token", KeySpecIndex: -1, Token: "REPLICA", Since: "5.0.0"},
-						{Name: "pubsub", Type: "pure-token", KeySpecIndex: -1, Token: "PUBSUB"},
+						{Name: "normal", Type: "pure-token", KeySpecIndex: -1, Token: "NORMAL", DisplayText: "normal"},
+						{Name: "master", Type: "pure-token", KeySpecIndex: -1, Token: "MASTER", Since: "3.2.0", DisplayText: "master"},
+						{Name: "slave", Type: "pure-token", KeySpecIndex: -1, Token: "SLAVE", DisplayText: "slave"},
+						{Name: "replica", Type: "pure-token", KeySpecIndex: -1, Token: "REPLICA", Since: "5.0.0", DisplayText: "replica"},
+						{Name: "pubsub", Type: "pure-token", KeySpecIndex: -1, Token: "PUBSUB", DisplayText: "pubsub"},
 					}},
-					{Name: "username", Type: "string", KeySpecIndex: -1, Token: "USER", Flags: ArgOptional},
+					{Name: "username", Type: "string", KeySpecIndex: -1, Token: "USER", DisplayText: "username", Flags: ArgOptional},
 					{Name: "addr", Type: "string", KeySpecIndex: -1, Token: "ADDR", DisplayText: "ip:port", Flags: ArgOptional},
 					{Name: "laddr", Type: "string", KeySpecIndex: -1, Token: "LADDR", Since: "6.2.0", DisplayText: "ip:port", Flags: ArgOptional},
 					{Name: "skipme", Type: "oneof", KeySpecIndex: -1, Token: "SKIPME", Flags: ArgOptional, Args: []ArgDoc{
-						{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES"},
-						{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO"},
+						{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES", DisplayText: "yes"},
+						{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO", DisplayText: "no"},
 					}},
-					{Name: "maxage", Type: "integer", KeySpecIndex: -1, Token: "MAXAGE", Since: "7.4.0", Flags: ArgOptional},
+					{Name: "maxage", Type: "integer", KeySpecIndex: -1, Token: "MAXAGE", Since: "7.4.0", DisplayText: "maxage", Flags: ArgOptional},
 				}},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|list": {
 		Summary:    "Lists open connections.",
 		Since:      "2.4.0",
@@ -397,15 +397,15 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "client-type", Type: "oneof", KeySpecIndex: -1, Token: "TYPE", Since: "5.0.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "normal", Type: "pure-token", KeySpecIndex: -1, Token: "NORMAL"},
-				{Name: "master", Type: "pure-token", KeySpecIndex: -1, Token: "MASTER"},
-				{Name: "replica", Type: "pure-token", KeySpecIndex: -1, Token: "REPLICA"},
-				{Name: "pubsub", Type: "pure-token", KeySpecIndex: -1, Token: "PUBSUB"},
+				{Name: "normal", Type: "pure-token", KeySpecIndex: -1, Token: "NORMAL", DisplayText: "normal"},
+				{Name: "master", Type: "pure-token", KeySpecIndex: -1, Token: "MASTER", DisplayText: "master"},
+				{Name: "replica", Type: "pure-token", KeySpecIndex: -1, Token: "REPLICA", DisplayText: "replica"},
+				{Name: "pubsub", Type: "pure-token", KeySpecIndex: -1, Token: "PUBSUB", DisplayText: "pubsub"},
 			}},
-			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "ID", Since: "6.2.0", Flags: ArgOptional | ArgMultiple},
+			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "ID", Since: "6.2.0", DisplayText: "client-id", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|no-evict": {
 		Summary:    "Sets the client eviction mode of the connection.",
 		Since:      "7.0.0",
@@ -413,12 +413,12 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "enabled", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON"},
-				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF"},
+				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON", DisplayText: "on"},
+				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF", DisplayText: "off"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|no-touch": {
 		Summary:    "Controls whether commands sent by the client affect the LRU/LFU of accessed keys.",
 		Since:      "7.2.0",
@@ -426,12 +426,12 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "enabled", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON"},
-				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF"},
+				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON", DisplayText: "on"},
+				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF", DisplayText: "off"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|pause": {
 		Summary:    "Suspends commands processing.",
 		Since:      "3.0.0",
@@ -441,14 +441,14 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "`CLIENT PAUSE WRITE` mode added along with the `mode` option."},
 		},
 		Args: []ArgDoc{
-			{Name: "timeout", Type: "integer", KeySpecIndex: -1},
+			{Name: "timeout", Type: "integer", KeySpecIndex: -1, DisplayText: "timeout"},
 			{Name: "mode", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "write", Type: "pure-token", KeySpecIndex: -1, Token: "WRITE"},
-				{Name: "all", Type: "pure-token", KeySpecIndex: -1, Token: "ALL"},
+				{Name: "write", Type: "pure-token", KeySpecIndex: -1, Token: "WRITE", DisplayText: "write"},
+				{Name: "all", Type: "pure-token", KeySpecIndex: -1, Token: "ALL", DisplayText: "all"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|reply": {
 		Summary:    "Instructs the server whether to reply to commands.",
 		Since:      "3.2.0",
@@ -456,13 +456,13 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "action", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON"},
-				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF"},
-				{Name: "skip", Type: "pure-token", KeySpecIndex: -1, Token: "SKIP"},
+				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON", DisplayText: "on"},
+				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF", DisplayText: "off"},
+				{Name: "skip", Type: "pure-token", KeySpecIndex: -1, Token: "SKIP", DisplayText: "skip"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|setinfo": {
 		Summary:    "Sets information specific to the client or connection.",
 		Since:      "7.2.0",
@@ -470,22 +470,22 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "attr", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "libname", Type: "string", KeySpecIndex: -1, Token: "LIB-NAME"},
-				{Name: "libver", Type: "string", KeySpecIndex: -1, Token: "LIB-VER"},
+				{Name: "libname", Type: "string", KeySpecIndex: -1, Token: "LIB-NAME", DisplayText: "libname"},
+				{Name: "libver", Type: "string", KeySpecIndex: -1, Token: "LIB-VER", DisplayText: "libver"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|setname": {
 		Summary:    "Sets the connection name.",
 		Since:      "2.6.9",
 		Group:      "connection",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "connection-name", Type: "string", KeySpecIndex: -1},
+			{Name: "connection-name", Type: "string", KeySpecIndex: -1, DisplayText: "connection-name"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	// source: 8.6.3 COMMAND DOCS
 	"client|tracking": {
 		Summary:    "Controls server-assisted client-side caching for the connection.",
 		Since:      "6.0.0",
@@ -493,99 +493,99 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1). Some options may introduce additional complexity.",
 		Args: []ArgDoc{
 			{Name: "status", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON"},
-				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF"},
+				{Name: "on", Type: "pure-token", KeySpecIndex: -1, Token: "ON", DisplayText: "on"},
+				{Name: "off", Type: "pure-token", KeySpecIndex: -1, Token: "OFF", DisplayText: "off"},
 			}},
-			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "REDIRECT", Flags: ArgOptional},
-			{Name: "prefix", Type: "string", KeySpecIndex: -1, Token: "PREFIX", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
-			{Name: "bcast", Type: "pure-token", KeySpecIndex: -1, Token: "BCAST", Flags: ArgOptional},
-			{Name: "optin", Type: "pure-token", KeySpecIndex: -1, Token: "OPTIN", Flags: ArgOptional},
-			{Name: "optout", Type: "pure-token", KeySpecIndex: -1, Token: "OPTOUT", Flags: ArgOptional},
-			{Name: "noloop", Type: "pure-token", KeySpecIndex: -1, Token: "NOLOOP", Flags: ArgOptional},
+			{Name: "client-id", Type: "integer", KeySpecIndex: -1, Token: "REDIRECT", DisplayText: "client-id", Flags: ArgOptional},
+			{Name: "prefix", Type: "string", KeySpecIndex: -1, Token: "PREFIX", DisplayText: "prefix", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
+			{Name: "bcast", Type: "pure-token", KeySpecIndex: -1, Token: "BCAST", DisplayText: "bcast", Flags: ArgOptional},
+			{Name: "optin", Type: "pure-token", KeySpecIndex: -1, Token: "OPTIN", DisplayText: "optin", Flags: ArgOptional},
+			{Name: "optout", Type: "pure-token", KeySpecIndex: -1, Token: "OPTOUT", DisplayText: "optout", Flags: ArgOptional},
+			{Name: "noloop", Type: "pure-token", KeySpecIndex: -1, Token: "NOLOOP", DisplayText: "noloop", Flags: ArgOptional},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the CLIENT table
+	// source: 8.6.3 COMMAND DOCS
 	"client|trackinginfo": {
 		Summary:    "Returns information about server-assisted client-side caching for the connection.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|unblock": {
 		Summary:    "Unblocks a client blocked by a blocking command from a different connection.",
 		Since:      "5.0.0",
 		Group:      "connection",
 		Complexity: "O(log N) where N is the number of client connections",
 		Args: []ArgDoc{
-			{Name: "client-id", Type: "integer", KeySpecIndex: -1},
+			{Name: "client-id", Type: "integer", KeySpecIndex: -1, DisplayText: "client-id"},
 			{Name: "unblock-type", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "timeout", Type: "pure-token", KeySpecIndex: -1, Token: "TIMEOUT"},
-				{Name: "error", Type: "pure-token", KeySpecIndex: -1, Token: "ERROR"},
+				{Name: "timeout", Type: "pure-token", KeySpecIndex: -1, Token: "TIMEOUT", DisplayText: "timeout"},
+				{Name: "error", Type: "pure-token", KeySpecIndex: -1, Token: "ERROR", DisplayText: "error"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"client|unpause": {
 		Summary:    "Resumes processing commands from paused clients.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(N) Where N is the number of paused clients",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command": {
 		Summary:    "Returns detailed information about all commands.",
 		Since:      "2.8.13",
 		Group:      "server",
 		Complexity: "O(N) where N is the total number of Redis commands",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|count": {
 		Summary:    "Returns a count of commands.",
 		Since:      "2.8.13",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|docs": {
 		Summary:    "Returns documentary information about one, multiple or all commands.",
 		Since:      "7.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of commands to look up",
 		Args: []ArgDoc{
-			{Name: "command-name", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "command-name", Type: "string", KeySpecIndex: -1, DisplayText: "command-name", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|getkeys": {
 		Summary:    "Extracts the key names from an arbitrary command.",
 		Since:      "2.8.13",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of arguments to the command",
 		Args: []ArgDoc{
-			{Name: "command", Type: "string", KeySpecIndex: -1},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "command", Type: "string", KeySpecIndex: -1, DisplayText: "command"},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|getkeysandflags": {
 		Summary:    "Extracts the key names and access flags for an arbitrary command.",
 		Since:      "7.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of arguments to the command",
 		Args: []ArgDoc{
-			{Name: "command", Type: "string", KeySpecIndex: -1},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "command", Type: "string", KeySpecIndex: -1, DisplayText: "command"},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|info": {
 		Summary:    "Returns information about one, multiple or all commands.",
 		Since:      "2.8.13",
@@ -595,10 +595,10 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Allowed to be called with no argument to get info on all commands."},
 		},
 		Args: []ArgDoc{
-			{Name: "command-name", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "command-name", Type: "string", KeySpecIndex: -1, DisplayText: "command-name", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"command|list": {
 		Summary:    "Returns a list of command names.",
 		Since:      "7.0.0",
@@ -606,20 +606,20 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N) where N is the total number of Redis commands",
 		Args: []ArgDoc{
 			{Name: "filterby", Type: "oneof", KeySpecIndex: -1, Token: "FILTERBY", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "module-name", Type: "string", KeySpecIndex: -1, Token: "MODULE"},
-				{Name: "category", Type: "string", KeySpecIndex: -1, Token: "ACLCAT"},
-				{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "PATTERN"},
+				{Name: "module-name", Type: "string", KeySpecIndex: -1, Token: "MODULE", DisplayText: "module-name"},
+				{Name: "category", Type: "string", KeySpecIndex: -1, Token: "ACLCAT", DisplayText: "category"},
+				{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "PATTERN", DisplayText: "pattern"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config": {
 		Summary:    "A container for server configuration commands.",
 		Since:      "2.0.0",
 		Group:      "server",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config|get": {
 		Summary:    "Returns the effective values of configuration parameters.",
 		Since:      "2.0.0",
@@ -629,31 +629,31 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the ability to pass multiple pattern parameters in one call"},
 		},
 		Args: []ArgDoc{
-			{Name: "parameter", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "parameter", Type: "string", KeySpecIndex: -1, DisplayText: "parameter", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config|resetstat": {
 		Summary:    "Resets the server's statistics.",
 		Since:      "2.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config|rewrite": {
 		Summary:    "Persists the effective configuration to file.",
 		Since:      "2.8.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"config|set": {
 		Summary:    "Sets configuration parameters in-flight.",
 		Since:      "2.0.0",
@@ -664,32 +664,32 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "parameter", Type: "string", KeySpecIndex: -1},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "parameter", Type: "string", KeySpecIndex: -1, DisplayText: "parameter"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"copy": {
 		Summary:    "Copies the value of a key to a new key.",
 		Since:      "6.2.0",
 		Group:      "generic",
 		Complexity: "O(N) worst case for collections, where N is the number of nested items. O(1) for string values.",
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
-			{Name: "destination-db", Type: "integer", KeySpecIndex: -1, Token: "DB", Flags: ArgOptional},
-			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Flags: ArgOptional},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
+			{Name: "destination-db", Type: "integer", KeySpecIndex: -1, Token: "DB", DisplayText: "destination-db", Flags: ArgOptional},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", DisplayText: "replace", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"dbsize": {
 		Summary:    "Returns the number of keys in the database.",
 		Since:      "1.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"debug": {
 		Summary:    "A container for debugging commands.",
 		Since:      "1.0.0",
@@ -697,150 +697,150 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "Depends on subcommand.",
 		DocFlags:   []string{"syscmd"},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"decr": {
 		Summary:    "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"decrby": {
 		Summary:    "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "decrement", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "decrement", Type: "integer", KeySpecIndex: -1, DisplayText: "decrement"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"del": {
 		Summary:    "Deletes one or more keys.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(N) where N is the number of keys that will be removed. When a key to remove holds a value other than a string, the individual complexity for this key is O(M) where M is the number of elements in the list, set, sorted set or hash. Removing a single key that holds a string value is O(1).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.4: src/commands/delex.json (arity -2 version) + summary from redis/docs content/commands/delex.md
+	// source: 8.6.3 COMMAND DOCS
 	"delex": {
-		Summary:    "Conditionally removes the specified key based on value or hash digest comparison.",
+		Summary:    "Conditionally removes the specified key based on value or digest comparison.",
 		Since:      "8.4.0",
 		Group:      "string",
 		Complexity: "O(1) for IFEQ/IFNE, O(N) for IFDEQ/IFDNE where N is the length of the string value.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "ifeq-value", Type: "string", KeySpecIndex: -1, Token: "IFEQ"},
-				{Name: "ifne-value", Type: "string", KeySpecIndex: -1, Token: "IFNE"},
-				{Name: "ifdeq-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDEQ"},
-				{Name: "ifdne-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDNE"},
+				{Name: "ifeq-value", Type: "string", KeySpecIndex: -1, Token: "IFEQ", DisplayText: "ifeq-value"},
+				{Name: "ifne-value", Type: "string", KeySpecIndex: -1, Token: "IFNE", DisplayText: "ifne-value"},
+				{Name: "ifdeq-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDEQ", DisplayText: "ifdeq-digest"},
+				{Name: "ifdne-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDNE", DisplayText: "ifdne-digest"},
 			}},
 		},
 	},
-	// source: 8.4: redis/docs content/commands/digest.md
+	// source: 8.6.3 COMMAND DOCS
 	"digest": {
-		Summary:    "Returns the hash digest of a string value as a hexadecimal string.",
+		Summary:    "Returns the XXH3 hash of a string value.",
 		Since:      "8.4.0",
 		Group:      "string",
 		Complexity: "O(N) where N is the length of the string value.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"discard": {
 		Summary:    "Discards a transaction.",
 		Since:      "2.0.0",
 		Group:      "transactions",
 		Complexity: "O(N), when N is the number of queued commands",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"dump": {
 		Summary:    "Returns a serialized representation of the value stored at a key.",
 		Since:      "2.6.0",
 		Group:      "generic",
 		Complexity: "O(1) to access the key and additional O(N*M) to serialize it, where N is the number of Redis objects composing the value and M their average size. For small string values the time complexity is thus O(1)+O(1*M) where M is small, so simply O(1).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"echo": {
 		Summary:    "Returns the given string.",
 		Since:      "1.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "message", Type: "string", KeySpecIndex: -1},
+			{Name: "message", Type: "string", KeySpecIndex: -1, DisplayText: "message"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"eval": {
 		Summary:    "Executes a server-side Lua script.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "Depends on the script that is executed.",
 		Args: []ArgDoc{
-			{Name: "script", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "script", Type: "string", KeySpecIndex: -1, DisplayText: "script"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"eval_ro": {
 		Summary:    "Executes a read-only server-side Lua script.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on the script that is executed.",
 		Args: []ArgDoc{
-			{Name: "script", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "script", Type: "string", KeySpecIndex: -1, DisplayText: "script"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"evalsha": {
 		Summary:    "Executes a server-side Lua script by SHA1 digest.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "Depends on the script that is executed.",
 		Args: []ArgDoc{
-			{Name: "sha1", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "sha1", Type: "string", KeySpecIndex: -1, DisplayText: "sha1"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"evalsha_ro": {
 		Summary:    "Executes a read-only server-side Lua script by SHA1 digest.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on the script that is executed.",
 		Args: []ArgDoc{
-			{Name: "sha1", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "sha1", Type: "string", KeySpecIndex: -1, DisplayText: "sha1"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"exec": {
 		Summary:    "Executes all commands in a transaction.",
 		Since:      "1.2.0",
 		Group:      "transactions",
 		Complexity: "Depends on commands in the transaction",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"exists": {
 		Summary:    "Determines whether one or more keys exist.",
 		Since:      "1.0.0",
@@ -850,10 +850,10 @@ var docsTable = map[string]*CommandDoc{
 			{"3.0.3", "Accepts multiple `key` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"expire": {
 		Summary:    "Sets the expiration time of a key in seconds.",
 		Since:      "1.0.0",
@@ -863,17 +863,17 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "seconds", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, DisplayText: "seconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"expireat": {
 		Summary:    "Sets the expiration time of a key to a Unix timestamp.",
 		Since:      "1.2.0",
@@ -883,53 +883,53 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, DisplayText: "unix-time-seconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"expiretime": {
 		Summary:    "Returns the expiration time of a key as a Unix timestamp.",
 		Since:      "7.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"fcall": {
 		Summary:    "Invokes a function.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on the function that is executed.",
 		Args: []ArgDoc{
-			{Name: "function", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "function", Type: "string", KeySpecIndex: -1, DisplayText: "function"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"fcall_ro": {
 		Summary:    "Invokes a read-only function.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on the function that is executed.",
 		Args: []ArgDoc{
-			{Name: "function", Type: "string", KeySpecIndex: -1},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgOptional | ArgMultiple},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "function", Type: "string", KeySpecIndex: -1, DisplayText: "function"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgOptional | ArgMultiple},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"flushall": {
 		Summary:    "Removes all keys from all databases.",
 		Since:      "1.0.0",
@@ -941,12 +941,12 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "flush-type", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", Since: "4.0.0"},
-				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", Since: "6.2.0"},
+				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", Since: "4.0.0", DisplayText: "async"},
+				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", Since: "6.2.0", DisplayText: "sync"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"flushdb": {
 		Summary:    "Remove all keys from the current database.",
 		Since:      "1.0.0",
@@ -958,36 +958,36 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "flush-type", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", Since: "4.0.0"},
-				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", Since: "6.2.0"},
+				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", Since: "4.0.0", DisplayText: "async"},
+				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", Since: "6.2.0", DisplayText: "sync"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function": {
 		Summary:    "A container for function commands.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|delete": {
 		Summary:    "Deletes a library and its functions.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "library-name", Type: "string", KeySpecIndex: -1},
+			{Name: "library-name", Type: "string", KeySpecIndex: -1, DisplayText: "library-name"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|dump": {
 		Summary:    "Dumps all libraries into a serialized binary payload.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(N) where N is the number of functions",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|flush": {
 		Summary:    "Deletes all libraries and functions.",
 		Since:      "7.0.0",
@@ -995,70 +995,70 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N) where N is the number of functions deleted",
 		Args: []ArgDoc{
 			{Name: "flush-type", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC"},
-				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC"},
+				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", DisplayText: "async"},
+				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", DisplayText: "sync"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|kill": {
 		Summary:    "Terminates a function during execution.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|list": {
 		Summary:    "Returns information about all libraries.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(N) where N is the number of functions",
 		Args: []ArgDoc{
-			{Name: "library-name-pattern", Type: "string", KeySpecIndex: -1, Token: "LIBRARYNAME", Flags: ArgOptional},
-			{Name: "withcode", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCODE", Flags: ArgOptional},
+			{Name: "library-name-pattern", Type: "string", KeySpecIndex: -1, Token: "LIBRARYNAME", DisplayText: "library-name-pattern", Flags: ArgOptional},
+			{Name: "withcode", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCODE", DisplayText: "withcode", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|load": {
 		Summary:    "Creates a library.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1) (considering compilation time is redundant)",
 		Args: []ArgDoc{
-			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Flags: ArgOptional},
-			{Name: "function-code", Type: "string", KeySpecIndex: -1},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", DisplayText: "replace", Flags: ArgOptional},
+			{Name: "function-code", Type: "string", KeySpecIndex: -1, DisplayText: "function-code"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|restore": {
 		Summary:    "Restores all libraries from a payload.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(N) where N is the number of functions on the payload",
 		Args: []ArgDoc{
-			{Name: "serialized-value", Type: "string", KeySpecIndex: -1},
+			{Name: "serialized-value", Type: "string", KeySpecIndex: -1, DisplayText: "serialized-value"},
 			{Name: "policy", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "flush", Type: "pure-token", KeySpecIndex: -1, Token: "FLUSH"},
-				{Name: "append", Type: "pure-token", KeySpecIndex: -1, Token: "APPEND"},
-				{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE"},
+				{Name: "flush", Type: "pure-token", KeySpecIndex: -1, Token: "FLUSH", DisplayText: "flush"},
+				{Name: "append", Type: "pure-token", KeySpecIndex: -1, Token: "APPEND", DisplayText: "append"},
+				{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", DisplayText: "replace"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"function|stats": {
 		Summary:    "Returns information about a function during execution.",
 		Since:      "7.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geoadd": {
 		Summary:    "Adds one or more members to a geospatial index. The key is created if it doesn't exist.",
 		Since:      "3.2.0",
@@ -1068,60 +1068,60 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `CH`, `NX` and `XX` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
 			}},
-			{Name: "change", Type: "pure-token", KeySpecIndex: -1, Token: "CH", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "change", Type: "pure-token", KeySpecIndex: -1, Token: "CH", Since: "6.2.0", DisplayText: "change", Flags: ArgOptional},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "longitude", Type: "double", KeySpecIndex: -1},
-				{Name: "latitude", Type: "double", KeySpecIndex: -1},
-				{Name: "member", Type: "string", KeySpecIndex: -1},
+				{Name: "longitude", Type: "double", KeySpecIndex: -1, DisplayText: "longitude"},
+				{Name: "latitude", Type: "double", KeySpecIndex: -1, DisplayText: "latitude"},
+				{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geodist": {
 		Summary:    "Returns the distance between two members of a geospatial index.",
 		Since:      "3.2.0",
 		Group:      "geo",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member1", Type: "string", KeySpecIndex: -1},
-			{Name: "member2", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member1", Type: "string", KeySpecIndex: -1, DisplayText: "member1"},
+			{Name: "member2", Type: "string", KeySpecIndex: -1, DisplayText: "member2"},
 			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geohash": {
 		Summary:    "Returns members from a geospatial index as geohash strings.",
 		Since:      "3.2.0",
 		Group:      "geo",
 		Complexity: "O(1) for each member requested.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geopos": {
 		Summary:    "Returns the longitude and latitude of members from a geospatial index.",
 		Since:      "3.2.0",
 		Group:      "geo",
 		Complexity: "O(1) for each member requested.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"georadius": {
 		Summary:         "Queries a geospatial index for members within a distance from a coordinate, optionally stores the result.",
 		Since:           "3.2.0",
@@ -1135,26 +1135,26 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "longitude", Type: "double", KeySpecIndex: -1},
-			{Name: "latitude", Type: "double", KeySpecIndex: -1},
-			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "longitude", Type: "double", KeySpecIndex: -1, DisplayText: "longitude"},
+			{Name: "latitude", Type: "double", KeySpecIndex: -1, DisplayText: "latitude"},
+			{Name: "radius", Type: "double", KeySpecIndex: -1, DisplayText: "radius"},
 			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 			}},
-			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
-			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
-			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", DisplayText: "withcoord", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", DisplayText: "withdist", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", DisplayText: "withhash", Flags: ArgOptional},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", DisplayText: "any", Flags: ArgOptional},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 			{Name: "store", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "storekey", Type: "key", KeySpecIndex: 1, Token: "STORE", DisplayText: "key"},
@@ -1162,7 +1162,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"georadius_ro": {
 		Summary:         "Returns members from a geospatial index that are within a distance from a coordinate.",
 		Since:           "3.2.10",
@@ -1176,30 +1176,30 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "longitude", Type: "double", KeySpecIndex: -1},
-			{Name: "latitude", Type: "double", KeySpecIndex: -1},
-			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "longitude", Type: "double", KeySpecIndex: -1, DisplayText: "longitude"},
+			{Name: "latitude", Type: "double", KeySpecIndex: -1, DisplayText: "latitude"},
+			{Name: "radius", Type: "double", KeySpecIndex: -1, DisplayText: "radius"},
 			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 			}},
-			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
-			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
-			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", DisplayText: "withcoord", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", DisplayText: "withdist", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", DisplayText: "withhash", Flags: ArgOptional},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Since: "6.2.0", DisplayText: "any", Flags: ArgOptional},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"georadiusbymember": {
 		Summary:         "Queries a geospatial index for members within a distance from a member, optionally stores the result.",
 		Since:           "3.2.0",
@@ -1213,25 +1213,25 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
-			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
+			{Name: "radius", Type: "double", KeySpecIndex: -1, DisplayText: "radius"},
 			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 			}},
-			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
-			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
-			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", DisplayText: "withcoord", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", DisplayText: "withdist", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", DisplayText: "withhash", Flags: ArgOptional},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", DisplayText: "any", Flags: ArgOptional},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 			{Name: "store", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "storekey", Type: "key", KeySpecIndex: 1, Token: "STORE", DisplayText: "key"},
@@ -1239,7 +1239,7 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"georadiusbymember_ro": {
 		Summary:         "Returns members from a geospatial index that are within a distance from a member.",
 		Since:           "3.2.10",
@@ -1253,29 +1253,29 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
-			{Name: "radius", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
+			{Name: "radius", Type: "double", KeySpecIndex: -1, DisplayText: "radius"},
 			{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+				{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+				{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+				{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+				{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 			}},
-			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
-			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
-			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", DisplayText: "withcoord", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", DisplayText: "withdist", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", DisplayText: "withhash", Flags: ArgOptional},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", DisplayText: "any", Flags: ArgOptional},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geosearch": {
 		Summary:    "Queries a geospatial index for members inside an area of a box or a circle.",
 		Since:      "6.2.0",
@@ -1285,49 +1285,49 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "from", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER"},
+				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER", DisplayText: "member"},
 				{Name: "fromlonlat", Type: "block", KeySpecIndex: -1, Token: "FROMLONLAT", Args: []ArgDoc{
-					{Name: "longitude", Type: "double", KeySpecIndex: -1},
-					{Name: "latitude", Type: "double", KeySpecIndex: -1},
+					{Name: "longitude", Type: "double", KeySpecIndex: -1, DisplayText: "longitude"},
+					{Name: "latitude", Type: "double", KeySpecIndex: -1, DisplayText: "latitude"},
 				}},
 			}},
 			{Name: "by", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
 				{Name: "circle", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS"},
+					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS", DisplayText: "radius"},
 					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 					}},
 				}},
 				{Name: "box", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX"},
-					{Name: "height", Type: "double", KeySpecIndex: -1},
+					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX", DisplayText: "width"},
+					{Name: "height", Type: "double", KeySpecIndex: -1, DisplayText: "height"},
 					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 					}},
 				}},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", DisplayText: "any", Flags: ArgOptional},
 			}},
-			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", Flags: ArgOptional},
-			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", Flags: ArgOptional},
-			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", Flags: ArgOptional},
+			{Name: "withcoord", Type: "pure-token", KeySpecIndex: -1, Token: "WITHCOORD", DisplayText: "withcoord", Flags: ArgOptional},
+			{Name: "withdist", Type: "pure-token", KeySpecIndex: -1, Token: "WITHDIST", DisplayText: "withdist", Flags: ArgOptional},
+			{Name: "withhash", Type: "pure-token", KeySpecIndex: -1, Token: "WITHHASH", DisplayText: "withhash", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"geosearchstore": {
 		Summary:    "Queries a geospatial index for members inside an area of a box or a circle, optionally stores the result.",
 		Since:      "6.2.0",
@@ -1337,108 +1337,108 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for uppercase unit names."},
 		},
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "source", Type: "key", KeySpecIndex: 1},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "source", Type: "key", KeySpecIndex: 1, DisplayText: "source"},
 			{Name: "from", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER"},
+				{Name: "member", Type: "string", KeySpecIndex: -1, Token: "FROMMEMBER", DisplayText: "member"},
 				{Name: "fromlonlat", Type: "block", KeySpecIndex: -1, Token: "FROMLONLAT", Args: []ArgDoc{
-					{Name: "longitude", Type: "double", KeySpecIndex: -1},
-					{Name: "latitude", Type: "double", KeySpecIndex: -1},
+					{Name: "longitude", Type: "double", KeySpecIndex: -1, DisplayText: "longitude"},
+					{Name: "latitude", Type: "double", KeySpecIndex: -1, DisplayText: "latitude"},
 				}},
 			}},
 			{Name: "by", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
 				{Name: "circle", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS"},
+					{Name: "radius", Type: "double", KeySpecIndex: -1, Token: "BYRADIUS", DisplayText: "radius"},
 					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 					}},
 				}},
 				{Name: "box", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX"},
-					{Name: "height", Type: "double", KeySpecIndex: -1},
+					{Name: "width", Type: "double", KeySpecIndex: -1, Token: "BYBOX", DisplayText: "width"},
+					{Name: "height", Type: "double", KeySpecIndex: -1, DisplayText: "height"},
 					{Name: "unit", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M"},
-						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM"},
-						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT"},
-						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI"},
+						{Name: "m", Type: "pure-token", KeySpecIndex: -1, Token: "M", DisplayText: "m"},
+						{Name: "km", Type: "pure-token", KeySpecIndex: -1, Token: "KM", DisplayText: "km"},
+						{Name: "ft", Type: "pure-token", KeySpecIndex: -1, Token: "FT", DisplayText: "ft"},
+						{Name: "mi", Type: "pure-token", KeySpecIndex: -1, Token: "MI", DisplayText: "mi"},
 					}},
 				}},
 			}},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
 			{Name: "count-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT"},
-				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count"},
+				{Name: "any", Type: "pure-token", KeySpecIndex: -1, Token: "ANY", DisplayText: "any", Flags: ArgOptional},
 			}},
-			{Name: "storedist", Type: "pure-token", KeySpecIndex: -1, Token: "STOREDIST", Flags: ArgOptional},
+			{Name: "storedist", Type: "pure-token", KeySpecIndex: -1, Token: "STOREDIST", DisplayText: "storedist", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"get": {
 		Summary:    "Returns the string value of a key.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"getbit": {
 		Summary:    "Returns a bit value by offset.",
 		Since:      "2.2.0",
 		Group:      "bitmap",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "offset", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"getdel": {
 		Summary:    "Returns the string value of a key after deleting the key.",
 		Since:      "6.2.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"getex": {
 		Summary:    "Returns the string value of a key after setting its expiration time.",
 		Since:      "6.2.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "expiration", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX"},
-				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX"},
-				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT"},
-				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT"},
-				{Name: "persist", Type: "pure-token", KeySpecIndex: -1, Token: "PERSIST"},
+				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", DisplayText: "seconds"},
+				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", DisplayText: "milliseconds"},
+				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", DisplayText: "unix-time-seconds"},
+				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", DisplayText: "unix-time-milliseconds"},
+				{Name: "persist", Type: "pure-token", KeySpecIndex: -1, Token: "PERSIST", DisplayText: "persist"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"getrange": {
 		Summary:    "Returns a substring of the string stored at a key.",
 		Since:      "2.4.0",
 		Group:      "string",
 		Complexity: "O(N) where N is the length of the returned string. The complexity is ultimately determined by the returned length, but because creating a substring from an existing string is very cheap, it can be considered O(1) for small strings.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "end", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "end", Type: "integer", KeySpecIndex: -1, DisplayText: "end"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"getset": {
 		Summary:         "Returns the previous string value of a key after setting it to a new value.",
 		Since:           "1.0.0",
@@ -1448,11 +1448,11 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "6.2.0",
 		ReplacedBy:      "`SET` with the `!GET` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hdel": {
 		Summary:    "Deletes one or more fields and their values from a hash. Deletes the hash if no fields remain.",
 		Since:      "2.0.0",
@@ -1462,11 +1462,11 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple `field` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hello": {
 		Summary:    "Handshakes with the Redis server.",
 		Since:      "6.0.0",
@@ -1477,194 +1477,194 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "arguments", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "protover", Type: "integer", KeySpecIndex: -1},
+				{Name: "protover", Type: "integer", KeySpecIndex: -1, DisplayText: "protover"},
 				{Name: "auth", Type: "block", KeySpecIndex: -1, Token: "AUTH", Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "username", Type: "string", KeySpecIndex: -1},
-					{Name: "password", Type: "string", KeySpecIndex: -1},
+					{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username"},
+					{Name: "password", Type: "string", KeySpecIndex: -1, DisplayText: "password"},
 				}},
-				{Name: "clientname", Type: "string", KeySpecIndex: -1, Token: "SETNAME", Flags: ArgOptional},
+				{Name: "clientname", Type: "string", KeySpecIndex: -1, Token: "SETNAME", DisplayText: "clientname", Flags: ArgOptional},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hexists": {
 		Summary:    "Determines whether a field exists in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hexpire": {
 		Summary:    "Set expiry for hash field using relative time to expire (seconds)",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "seconds", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, DisplayText: "seconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hexpireat": {
 		Summary:    "Set expiry for hash field using an absolute Unix timestamp (seconds)",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, DisplayText: "unix-time-seconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hexpiretime": {
 		Summary:    "Returns the expiration time of a hash field as a Unix timestamp, in seconds.",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hget": {
 		Summary:    "Returns the value of a field in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hgetall": {
 		Summary:    "Returns all fields and values in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the size of the hash.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hgetdel": {
 		Summary:    "Returns the value of a field and deletes it from the hash.",
 		Since:      "8.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hgetex": {
 		Summary:    "Get the value of one or more fields of a given hash key, and optionally set their expiration.",
 		Since:      "8.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "expiration", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX"},
-				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX"},
-				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT"},
-				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT"},
-				{Name: "persist", Type: "pure-token", KeySpecIndex: -1, Token: "PERSIST"},
+				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", DisplayText: "seconds"},
+				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", DisplayText: "milliseconds"},
+				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", DisplayText: "unix-time-seconds"},
+				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", DisplayText: "unix-time-milliseconds"},
+				{Name: "persist", Type: "pure-token", KeySpecIndex: -1, Token: "PERSIST", DisplayText: "persist"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hincrby": {
 		Summary:    "Increments the integer value of a field in a hash by a number. Uses 0 as initial value if the field doesn't exist.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
-			{Name: "increment", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+			{Name: "increment", Type: "integer", KeySpecIndex: -1, DisplayText: "increment"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hincrbyfloat": {
 		Summary:    "Increments the floating point value of a field by a number. Uses 0 as initial value if the field doesn't exist.",
 		Since:      "2.6.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
-			{Name: "increment", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+			{Name: "increment", Type: "double", KeySpecIndex: -1, DisplayText: "increment"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hkeys": {
 		Summary:    "Returns all fields in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the size of the hash.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hlen": {
 		Summary:    "Returns the number of fields in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hmget": {
 		Summary:    "Returns the values of all fields in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of fields being requested.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hmset": {
 		Summary:         "Sets the values of multiple fields.",
 		Since:           "2.0.0",
@@ -1674,126 +1674,126 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "4.0.0",
 		ReplacedBy:      "`HSET` with multiple field-value pairs",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "field", Type: "string", KeySpecIndex: -1},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hpersist": {
 		Summary:    "Removes the expiration time for each specified field",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hpexpire": {
 		Summary:    "Set expiry for hash field using relative time to expire (milliseconds)",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, DisplayText: "milliseconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hpexpireat": {
 		Summary:    "Set expiry for hash field using an absolute Unix timestamp (milliseconds)",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, DisplayText: "unix-time-milliseconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hpexpiretime": {
 		Summary:    "Returns the expiration time of a hash field as a Unix timestamp, in msec.",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hpttl": {
 		Summary:    "Returns the TTL in milliseconds of a hash field.",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hrandfield": {
 		Summary:    "Returns one or more random fields from a hash.",
 		Since:      "6.2.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of fields returned",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "options", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
-				{Name: "withvalues", Type: "pure-token", KeySpecIndex: -1, Token: "WITHVALUES", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "withvalues", Type: "pure-token", KeySpecIndex: -1, Token: "WITHVALUES", DisplayText: "withvalues", Flags: ArgOptional},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hscan": {
 		Summary:    "Iterates over fields and values of a hash.",
 		Since:      "2.8.0",
 		Group:      "hash",
 		Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "cursor", Type: "integer", KeySpecIndex: -1},
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "novalues", Type: "pure-token", KeySpecIndex: -1, Token: "NOVALUES", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "cursor", Type: "integer", KeySpecIndex: -1, DisplayText: "cursor"},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", DisplayText: "pattern", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "novalues", Type: "pure-token", KeySpecIndex: -1, Token: "NOVALUES", DisplayText: "novalues", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hset": {
 		Summary:    "Creates or modifies the value of a field in a hash.",
 		Since:      "2.0.0",
@@ -1803,121 +1803,121 @@ var docsTable = map[string]*CommandDoc{
 			{"4.0.0", "Accepts multiple `field` and `value` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "field", Type: "string", KeySpecIndex: -1},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hsetex": {
 		Summary:    "Set the value of one or more fields of a given hash key, and optionally set their expiration.",
 		Since:      "8.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of fields being set.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "fnx", Type: "pure-token", KeySpecIndex: -1, Token: "FNX"},
-				{Name: "fxx", Type: "pure-token", KeySpecIndex: -1, Token: "FXX"},
+				{Name: "fnx", Type: "pure-token", KeySpecIndex: -1, Token: "FNX", DisplayText: "fnx"},
+				{Name: "fxx", Type: "pure-token", KeySpecIndex: -1, Token: "FXX", DisplayText: "fxx"},
 			}},
 			{Name: "expiration", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX"},
-				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX"},
-				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT"},
-				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT"},
-				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL"},
+				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", DisplayText: "seconds"},
+				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", DisplayText: "milliseconds"},
+				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", DisplayText: "unix-time-seconds"},
+				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", DisplayText: "unix-time-milliseconds"},
+				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL", DisplayText: "keepttl"},
 			}},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
 				{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-					{Name: "field", Type: "string", KeySpecIndex: -1},
-					{Name: "value", Type: "string", KeySpecIndex: -1},
+					{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+					{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 				}},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hsetnx": {
 		Summary:    "Sets the value of a field in a hash only when the field doesn't exist.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hstrlen": {
 		Summary:    "Returns the length of the value of a field.",
 		Since:      "3.2.0",
 		Group:      "hash",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "field", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"httl": {
 		Summary:    "Returns the TTL in seconds of a hash field.",
 		Since:      "7.4.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the number of specified fields",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "fields", Type: "block", KeySpecIndex: -1, Token: "FIELDS", Args: []ArgDoc{
-				{Name: "numfields", Type: "integer", KeySpecIndex: -1},
-				{Name: "field", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numfields", Type: "integer", KeySpecIndex: -1, DisplayText: "numfields"},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"hvals": {
 		Summary:    "Returns all values in a hash.",
 		Since:      "2.0.0",
 		Group:      "hash",
 		Complexity: "O(N) where N is the size of the hash.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"incr": {
 		Summary:    "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"incrby": {
 		Summary:    "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "increment", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "increment", Type: "integer", KeySpecIndex: -1, DisplayText: "increment"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"incrbyfloat": {
 		Summary:    "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.",
 		Since:      "2.6.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "increment", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "increment", Type: "double", KeySpecIndex: -1, DisplayText: "increment"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"info": {
 		Summary:    "Returns information and statistics about the server.",
 		Since:      "1.0.0",
@@ -1927,114 +1927,114 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added support for taking multiple section arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "section", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "section", Type: "string", KeySpecIndex: -1, DisplayText: "section", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"keys": {
 		Summary:    "Returns all key names that match a pattern.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(N) with N being the number of keys in the database, under the assumption that the key names in the database and the given pattern have limited length.",
 		Args: []ArgDoc{
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, DisplayText: "pattern"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lastsave": {
 		Summary:    "Returns the Unix timestamp of the last successful save to disk.",
 		Since:      "1.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lcs": {
 		Summary:    "Finds the longest common substring.",
 		Since:      "7.0.0",
 		Group:      "string",
 		Complexity: "O(N*M) where N and M are the lengths of s1 and s2, respectively",
 		Args: []ArgDoc{
-			{Name: "key1", Type: "key", KeySpecIndex: 0},
-			{Name: "key2", Type: "key", KeySpecIndex: 0},
-			{Name: "len", Type: "pure-token", KeySpecIndex: -1, Token: "LEN", Flags: ArgOptional},
-			{Name: "idx", Type: "pure-token", KeySpecIndex: -1, Token: "IDX", Flags: ArgOptional},
-			{Name: "min-match-len", Type: "integer", KeySpecIndex: -1, Token: "MINMATCHLEN", Flags: ArgOptional},
-			{Name: "withmatchlen", Type: "pure-token", KeySpecIndex: -1, Token: "WITHMATCHLEN", Flags: ArgOptional},
+			{Name: "key1", Type: "key", KeySpecIndex: 0, DisplayText: "key1"},
+			{Name: "key2", Type: "key", KeySpecIndex: 0, DisplayText: "key2"},
+			{Name: "len", Type: "pure-token", KeySpecIndex: -1, Token: "LEN", DisplayText: "len", Flags: ArgOptional},
+			{Name: "idx", Type: "pure-token", KeySpecIndex: -1, Token: "IDX", DisplayText: "idx", Flags: ArgOptional},
+			{Name: "min-match-len", Type: "integer", KeySpecIndex: -1, Token: "MINMATCHLEN", DisplayText: "min-match-len", Flags: ArgOptional},
+			{Name: "withmatchlen", Type: "pure-token", KeySpecIndex: -1, Token: "WITHMATCHLEN", DisplayText: "withmatchlen", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lindex": {
 		Summary:    "Returns an element from a list by its index.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(N) where N is the number of elements to traverse to get to the element at index. This makes asking for the first or the last element of the list O(1).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "index", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "index", Type: "integer", KeySpecIndex: -1, DisplayText: "index"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"linsert": {
 		Summary:    "Inserts an element before or after another element in a list.",
 		Since:      "2.2.0",
 		Group:      "list",
 		Complexity: "O(N) where N is the number of elements to traverse before seeing the value pivot. This means that inserting somewhere on the left end on the list (head) can be considered O(1) and inserting somewhere on the right end (tail) is O(N).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "before", Type: "pure-token", KeySpecIndex: -1, Token: "BEFORE"},
-				{Name: "after", Type: "pure-token", KeySpecIndex: -1, Token: "AFTER"},
+				{Name: "before", Type: "pure-token", KeySpecIndex: -1, Token: "BEFORE", DisplayText: "before"},
+				{Name: "after", Type: "pure-token", KeySpecIndex: -1, Token: "AFTER", DisplayText: "after"},
 			}},
-			{Name: "pivot", Type: "string", KeySpecIndex: -1},
-			{Name: "element", Type: "string", KeySpecIndex: -1},
+			{Name: "pivot", Type: "string", KeySpecIndex: -1, DisplayText: "pivot"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"llen": {
 		Summary:    "Returns the length of a list.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lmove": {
 		Summary:    "Returns an element after popping it from one list and pushing it to another. Deletes the list if the last element was moved.",
 		Since:      "6.2.0",
 		Group:      "list",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
 			{Name: "wherefrom", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
 			{Name: "whereto", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lmpop": {
 		Summary:    "Returns multiple elements from a list after removing them. Deletes the list if the last element was popped.",
 		Since:      "7.0.0",
 		Group:      "list",
 		Complexity: "O(N+M) where N is the number of provided keys and M is the number of elements returned.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT"},
-				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT"},
+				{Name: "left", Type: "pure-token", KeySpecIndex: -1, Token: "LEFT", DisplayText: "left"},
+				{Name: "right", Type: "pure-token", KeySpecIndex: -1, Token: "RIGHT", DisplayText: "right"},
 			}},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lpop": {
 		Summary:    "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
 		Since:      "1.0.0",
@@ -2044,25 +2044,25 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `count` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lpos": {
 		Summary:    "Returns the index of matching elements in a list.",
 		Since:      "6.0.6",
 		Group:      "list",
 		Complexity: "O(N) where N is the number of elements in the list, for the average case. When searching for elements near the head or the tail of the list, or when the MAXLEN option is provided, the command may run in constant time.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1},
-			{Name: "rank", Type: "integer", KeySpecIndex: -1, Token: "RANK", Flags: ArgOptional},
-			{Name: "num-matches", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "len", Type: "integer", KeySpecIndex: -1, Token: "MAXLEN", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element"},
+			{Name: "rank", Type: "integer", KeySpecIndex: -1, Token: "RANK", DisplayText: "rank", Flags: ArgOptional},
+			{Name: "num-matches", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "num-matches", Flags: ArgOptional},
+			{Name: "len", Type: "integer", KeySpecIndex: -1, Token: "MAXLEN", DisplayText: "len", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lpush": {
 		Summary:    "Prepends one or more elements to a list. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2072,11 +2072,11 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple `element` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element", Flags: ArgMultiple},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lpushx": {
 		Summary:    "Prepends one or more elements to a list only when the list exists.",
 		Since:      "2.2.0",
@@ -2086,122 +2086,122 @@ var docsTable = map[string]*CommandDoc{
 			{"4.0.0", "Accepts multiple `element` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"lrange": {
 		Summary:    "Returns a range of elements from a list.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(S+N) where S is the distance of start offset from HEAD for small lists, from nearest end (HEAD or TAIL) for large lists; and N is the number of elements in the specified range.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "stop", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "stop", Type: "integer", KeySpecIndex: -1, DisplayText: "stop"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lrem": {
 		Summary:    "Removes elements from a list. Deletes the list if the last element was removed.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(N+M) where N is the length of the list and M is the number of elements removed.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1},
-			{Name: "element", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"lset": {
 		Summary:    "Sets the value of an element in a list by its index.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(N) where N is the length of the list. Setting either the first or the last element of the list is O(1).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "index", Type: "integer", KeySpecIndex: -1},
-			{Name: "element", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "index", Type: "integer", KeySpecIndex: -1, DisplayText: "index"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element"},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"ltrim": {
 		Summary:    "Removes elements from both ends a list. Deletes the list if all elements were trimmed.",
 		Since:      "1.0.0",
 		Group:      "list",
 		Complexity: "O(N) where N is the number of elements to be removed by the operation.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "stop", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "stop", Type: "integer", KeySpecIndex: -1, DisplayText: "stop"},
 		},
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory": {
 		Summary:    "A container for memory diagnostics commands.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|doctor": {
 		Summary:    "Outputs a memory problems report.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|malloc-stats": {
 		Summary:    "Returns the allocator statistics.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "Depends on how much memory is allocated, could be slow",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|purge": {
 		Summary:    "Asks the allocator to release memory.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "Depends on how much memory is allocated, could be slow",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|stats": {
 		Summary:    "Returns details about memory usage.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.x: redis/redis src/object.c memoryCommand; summaries as redis.io's 8.x command list
+	// source: 8.6.3 COMMAND DOCS
 	"memory|usage": {
 		Summary:    "Estimates the memory usage of a key.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of samples.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "SAMPLES", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "SAMPLES", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"mget": {
 		Summary:    "Atomically returns the string values of one or more keys.",
 		Since:      "1.0.0",
 		Group:      "string",
 		Complexity: "O(N) where N is the number of keys to retrieve.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"migrate": {
 		Summary:    "Atomically transfers a key from one Redis instance to another.",
 		Since:      "2.6.0",
@@ -2214,95 +2214,95 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "Added the `AUTH2` option."},
 		},
 		Args: []ArgDoc{
-			{Name: "host", Type: "string", KeySpecIndex: -1},
-			{Name: "port", Type: "integer", KeySpecIndex: -1},
+			{Name: "host", Type: "string", KeySpecIndex: -1, DisplayText: "host"},
+			{Name: "port", Type: "integer", KeySpecIndex: -1, DisplayText: "port"},
 			{Name: "key-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "empty-string", Type: "pure-token", KeySpecIndex: -1},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+				{Name: "empty-string", Type: "pure-token", KeySpecIndex: -1, DisplayText: "empty-string"},
 			}},
-			{Name: "destination-db", Type: "integer", KeySpecIndex: -1},
-			{Name: "timeout", Type: "integer", KeySpecIndex: -1},
-			{Name: "copy", Type: "pure-token", KeySpecIndex: -1, Token: "COPY", Since: "3.0.0", Flags: ArgOptional},
-			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
+			{Name: "destination-db", Type: "integer", KeySpecIndex: -1, DisplayText: "destination-db"},
+			{Name: "timeout", Type: "integer", KeySpecIndex: -1, DisplayText: "timeout"},
+			{Name: "copy", Type: "pure-token", KeySpecIndex: -1, Token: "COPY", Since: "3.0.0", DisplayText: "copy", Flags: ArgOptional},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", DisplayText: "replace", Flags: ArgOptional},
 			{Name: "authentication", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "auth", Type: "string", KeySpecIndex: -1, Token: "AUTH", Since: "4.0.7", DisplayText: "password"},
 				{Name: "auth2", Type: "block", KeySpecIndex: -1, Token: "AUTH2", Since: "6.0.0", Args: []ArgDoc{
-					{Name: "username", Type: "string", KeySpecIndex: -1},
-					{Name: "password", Type: "string", KeySpecIndex: -1},
+					{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username"},
+					{Name: "password", Type: "string", KeySpecIndex: -1, DisplayText: "password"},
 				}},
 			}},
 			{Name: "keys", Type: "key", KeySpecIndex: 1, Token: "KEYS", Since: "3.0.6", DisplayText: "key", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module": {
 		Summary:    "A container for module commands.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module|list": {
 		Summary:    "Returns all loaded modules.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of loaded modules.",
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module|load": {
 		Summary:    "Loads a module.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "path", Type: "string", KeySpecIndex: -1},
-			{Name: "arg", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "path", Type: "string", KeySpecIndex: -1, DisplayText: "path"},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module|loadex": {
 		Summary:    "Loads a module using extended parameters.",
 		Since:      "7.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "path", Type: "string", KeySpecIndex: -1},
+			{Name: "path", Type: "string", KeySpecIndex: -1, DisplayText: "path"},
 			{Name: "configs", Type: "block", KeySpecIndex: -1, Token: "CONFIG", Flags: ArgOptional | ArgMultiple | ArgMultipleToken, Args: []ArgDoc{
-				{Name: "name", Type: "string", KeySpecIndex: -1},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "name", Type: "string", KeySpecIndex: -1, DisplayText: "name"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
-			{Name: "args", Type: "string", KeySpecIndex: -1, Token: "ARGS", Flags: ArgOptional | ArgMultiple},
+			{Name: "args", Type: "string", KeySpecIndex: -1, Token: "ARGS", DisplayText: "args", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"module|unload": {
 		Summary:    "Unloads a module.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "name", Type: "string", KeySpecIndex: -1},
+			{Name: "name", Type: "string", KeySpecIndex: -1, DisplayText: "name"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"move": {
 		Summary:    "Moves a key to another database.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "db", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "db", Type: "integer", KeySpecIndex: -1, DisplayText: "db"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"mset": {
 		Summary:    "Atomically creates or modifies the string values of one or more keys.",
 		Since:      "1.0.1",
@@ -2310,37 +2310,37 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N) where N is the number of keys to set.",
 		Args: []ArgDoc{
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.4: src/commands/msetex.json (agrees with redis/docs content/commands/msetex.md)
+	// source: 8.6.3 COMMAND DOCS
 	"msetex": {
 		Summary:    "Atomically sets multiple string keys with a shared expiration in a single operation. Supports flexible argument parsing where condition and expiration flags can appear in any order.",
 		Since:      "8.4.0",
 		Group:      "string",
 		Complexity: "O(N) where N is the number of keys to set.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
 			}},
 			{Name: "expiration", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX"},
-				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX"},
-				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT"},
-				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT"},
-				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL"},
+				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", DisplayText: "seconds"},
+				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", DisplayText: "milliseconds"},
+				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", DisplayText: "unix-time-seconds"},
+				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", DisplayText: "unix-time-milliseconds"},
+				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL", DisplayText: "keepttl"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"msetnx": {
 		Summary:    "Atomically modifies the string values of one or more keys only when all keys don't exist.",
 		Since:      "1.0.1",
@@ -2348,83 +2348,83 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(N) where N is the number of keys to set.",
 		Args: []ArgDoc{
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"multi": {
 		Summary:    "Starts a transaction.",
 		Since:      "1.2.0",
 		Group:      "transactions",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object": {
 		Summary:    "A container for object introspection commands.",
 		Since:      "2.2.3",
 		Group:      "generic",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object|encoding": {
 		Summary:    "Returns the internal encoding of a Redis object.",
 		Since:      "2.2.3",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object|freq": {
 		Summary:    "Returns the logarithmic access frequency counter of a Redis object.",
 		Since:      "4.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "6.2.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object|idletime": {
 		Summary:    "Returns the time since the last access to a Redis object.",
 		Since:      "2.2.3",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"object|refcount": {
 		Summary:    "Returns the reference count of a value of a key.",
 		Since:      "2.2.3",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"persist": {
 		Summary:    "Removes the expiration time of a key.",
 		Since:      "2.2.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pexpire": {
 		Summary:    "Sets the expiration time of a key in milliseconds.",
 		Since:      "2.6.0",
@@ -2434,17 +2434,17 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, DisplayText: "milliseconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pexpireat": {
 		Summary:    "Sets the expiration time of a key to a Unix milliseconds timestamp.",
 		Since:      "2.6.0",
@@ -2454,48 +2454,48 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added options: `NX`, `XX`, `GT` and `LT`."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, DisplayText: "unix-time-milliseconds"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "7.0.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pexpiretime": {
 		Summary:    "Returns the expiration time of a key as a Unix milliseconds timestamp.",
 		Since:      "7.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pfadd": {
 		Summary:    "Adds elements to a HyperLogLog key. Creates the key if it doesn't exist.",
 		Since:      "2.8.9",
 		Group:      "hyperloglog",
 		Complexity: "O(1) to add every element.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pfcount": {
 		Summary:    "Returns the approximated cardinality of the set(s) observed by the HyperLogLog key(s).",
 		Since:      "2.8.9",
 		Group:      "hyperloglog",
 		Complexity: "O(1) with a very small average constant time when called with a single key. O(N) with N being the number of keys, and much bigger constant times, when called with multiple keys.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pfdebug": {
 		Summary:    "Internal commands for debugging HyperLogLog values.",
 		Since:      "2.8.9",
@@ -2503,22 +2503,22 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "N/A",
 		DocFlags:   []string{"syscmd"},
 		Args: []ArgDoc{
-			{Name: "subcommand", Type: "string", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "subcommand", Type: "string", KeySpecIndex: -1, DisplayText: "subcommand"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pfmerge": {
 		Summary:    "Merges one or more HyperLogLog values into a single key.",
 		Since:      "2.8.9",
 		Group:      "hyperloglog",
 		Complexity: "O(N) to merge N HyperLogLogs, but with high constant times.",
 		Args: []ArgDoc{
-			{Name: "destkey", Type: "key", KeySpecIndex: 0},
-			{Name: "sourcekey", Type: "key", KeySpecIndex: 1, Flags: ArgOptional | ArgMultiple},
+			{Name: "destkey", Type: "key", KeySpecIndex: 0, DisplayText: "destkey"},
+			{Name: "sourcekey", Type: "key", KeySpecIndex: 1, DisplayText: "sourcekey", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pfselftest": {
 		Summary:    "An internal command for testing HyperLogLog values.",
 		Since:      "2.8.9",
@@ -2526,17 +2526,17 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "N/A",
 		DocFlags:   []string{"syscmd"},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"ping": {
 		Summary:    "Returns the server's liveliness response.",
 		Since:      "1.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "message", Type: "string", KeySpecIndex: -1, Flags: ArgOptional},
+			{Name: "message", Type: "string", KeySpecIndex: -1, DisplayText: "message", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"psetex": {
 		Summary:         "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
 		Since:           "2.6.0",
@@ -2546,32 +2546,32 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "2.6.12",
 		ReplacedBy:      "`SET` with the `PX` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, DisplayText: "milliseconds"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"psubscribe": {
 		Summary:    "Listens for messages published to channels that match one or more patterns.",
 		Since:      "2.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of patterns to subscribe to.",
 		Args: []ArgDoc{
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, DisplayText: "pattern", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"psync": {
 		Summary: "An internal command used in replication.",
 		Since:   "2.8.0",
 		Group:   "server",
 		Args: []ArgDoc{
-			{Name: "replicationid", Type: "string", KeySpecIndex: -1},
-			{Name: "offset", Type: "integer", KeySpecIndex: -1},
+			{Name: "replicationid", Type: "string", KeySpecIndex: -1, DisplayText: "replicationid"},
+			{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pttl": {
 		Summary:    "Returns the expiration time in milliseconds of a key.",
 		Since:      "2.6.0",
@@ -2581,92 +2581,92 @@ var docsTable = map[string]*CommandDoc{
 			{"2.8.0", "Added the -2 reply."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"publish": {
 		Summary:    "Posts a message to a channel.",
 		Since:      "2.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N+M) where N is the number of clients subscribed to the receiving channel and M is the total number of subscribed patterns (by any client).",
 		Args: []ArgDoc{
-			{Name: "channel", Type: "string", KeySpecIndex: -1},
-			{Name: "message", Type: "string", KeySpecIndex: -1},
+			{Name: "channel", Type: "string", KeySpecIndex: -1, DisplayText: "channel"},
+			{Name: "message", Type: "string", KeySpecIndex: -1, DisplayText: "message"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub": {
 		Summary:    "A container for Pub/Sub commands.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|channels": {
 		Summary:    "Returns the active channels.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of active channels, and assuming constant time pattern matching (relatively short channels and patterns)",
 		Args: []ArgDoc{
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, DisplayText: "pattern", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "6.2.0",
 		Group:      "pubsub",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|numpat": {
 		Summary:    "Returns a count of unique pattern subscriptions.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|numsub": {
 		Summary:    "Returns a count of subscribers to channels.",
 		Since:      "2.8.0",
 		Group:      "pubsub",
 		Complexity: "O(N) for the NUMSUB subcommand, where N is the number of requested channels",
 		Args: []ArgDoc{
-			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "channel", Type: "string", KeySpecIndex: -1, DisplayText: "channel", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|shardchannels": {
 		Summary:    "Returns the active shard channels.",
 		Since:      "7.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of active shard channels, and assuming constant time pattern matching (relatively short shard channels).",
 		Args: []ArgDoc{
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, DisplayText: "pattern", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"pubsub|shardnumsub": {
 		Summary:    "Returns the count of subscribers of shard channels.",
 		Since:      "7.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) for the SHARDNUMSUB subcommand, where N is the number of requested shard channels",
 		Args: []ArgDoc{
-			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, DisplayText: "shardchannel", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"punsubscribe": {
 		Summary:    "Stops listening to messages published to channels that match one or more patterns.",
 		Since:      "2.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of patterns to unsubscribe.",
 		Args: []ArgDoc{
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, DisplayText: "pattern", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"quit": {
 		Summary:         "Closes the connection.",
 		Since:           "1.0.0",
@@ -2676,25 +2676,25 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "7.2.0",
 		ReplacedBy:      "just closing the connection",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"randomkey": {
 		Summary:    "Returns a random key name from the database.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"rename": {
 		Summary:    "Renames a key and overwrites the destination.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "newkey", Type: "key", KeySpecIndex: 1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "newkey", Type: "key", KeySpecIndex: 1, DisplayText: "newkey"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"renamenx": {
 		Summary:    "Renames a key only when the target key name doesn't exist.",
 		Since:      "1.0.0",
@@ -2704,11 +2704,11 @@ var docsTable = map[string]*CommandDoc{
 			{"3.2.0", "The command no longer returns an error when source and destination names are the same."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "newkey", Type: "key", KeySpecIndex: 1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "newkey", Type: "key", KeySpecIndex: 1, DisplayText: "newkey"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"replconf": {
 		Summary:    "An internal command for configuring the replication stream.",
 		Since:      "3.0.0",
@@ -2716,14 +2716,14 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		DocFlags:   []string{"syscmd"},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"reset": {
 		Summary:    "Resets the connection.",
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"restore": {
 		Summary:    "Creates a key from the serialized representation of a value.",
 		Since:      "2.6.0",
@@ -2735,16 +2735,16 @@ var docsTable = map[string]*CommandDoc{
 			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "ttl", Type: "integer", KeySpecIndex: -1},
-			{Name: "serialized-value", Type: "string", KeySpecIndex: -1},
-			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
-			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", Flags: ArgOptional},
-			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
-			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "ttl", Type: "integer", KeySpecIndex: -1, DisplayText: "ttl"},
+			{Name: "serialized-value", Type: "string", KeySpecIndex: -1, DisplayText: "serialized-value"},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", DisplayText: "replace", Flags: ArgOptional},
+			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", DisplayText: "absttl", Flags: ArgOptional},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", DisplayText: "seconds", Flags: ArgOptional},
+			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", DisplayText: "frequency", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"restore-asking": {
 		Summary:    "An internal command for migrating keys in a cluster.",
 		Since:      "3.0.0",
@@ -2757,23 +2757,23 @@ var docsTable = map[string]*CommandDoc{
 			{"5.0.0", "Added the `IDLETIME` and `FREQ` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "ttl", Type: "integer", KeySpecIndex: -1},
-			{Name: "serialized-value", Type: "string", KeySpecIndex: -1},
-			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", Flags: ArgOptional},
-			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", Flags: ArgOptional},
-			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", Flags: ArgOptional},
-			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "ttl", Type: "integer", KeySpecIndex: -1, DisplayText: "ttl"},
+			{Name: "serialized-value", Type: "string", KeySpecIndex: -1, DisplayText: "serialized-value"},
+			{Name: "replace", Type: "pure-token", KeySpecIndex: -1, Token: "REPLACE", Since: "3.0.0", DisplayText: "replace", Flags: ArgOptional},
+			{Name: "absttl", Type: "pure-token", KeySpecIndex: -1, Token: "ABSTTL", Since: "5.0.0", DisplayText: "absttl", Flags: ArgOptional},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "IDLETIME", Since: "5.0.0", DisplayText: "seconds", Flags: ArgOptional},
+			{Name: "frequency", Type: "integer", KeySpecIndex: -1, Token: "FREQ", Since: "5.0.0", DisplayText: "frequency", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"role": {
 		Summary:    "Returns the replication role.",
 		Since:      "2.8.12",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"rpop": {
 		Summary:    "Returns and removes the last elements of a list. Deletes the list if the last element was popped.",
 		Since:      "1.0.0",
@@ -2783,11 +2783,11 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `count` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "6.2.0", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"rpoplpush": {
 		Summary:         "Returns the last element of a list after removing and pushing it to another list. Deletes the list if the last element was popped.",
 		Since:           "1.2.0",
@@ -2797,11 +2797,11 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "6.2.0",
 		ReplacedBy:      "`LMOVE` with the `RIGHT` and `LEFT` arguments",
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"rpush": {
 		Summary:    "Appends one or more elements to a list. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2811,11 +2811,11 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple `element` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element", Flags: ArgMultiple},
 		},
 	},
-	// source: 7.0 COMMAND DOCS; summary: the 8.x wording as in the list group's table
+	// source: 8.6.3 COMMAND DOCS
 	"rpushx": {
 		Summary:    "Appends an element to a list only when the list exists.",
 		Since:      "2.2.0",
@@ -2825,11 +2825,11 @@ var docsTable = map[string]*CommandDoc{
 			{"4.0.0", "Accepts multiple `element` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "element", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "element", Type: "string", KeySpecIndex: -1, DisplayText: "element", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sadd": {
 		Summary:    "Adds one or more members to a set. Creates the key if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2839,18 +2839,18 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple `member` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"save": {
 		Summary:    "Synchronously saves the database(s) to disk.",
 		Since:      "1.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the total number of keys in all databases",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"scan": {
 		Summary:    "Iterates over the key names in the database.",
 		Since:      "2.8.0",
@@ -2860,30 +2860,30 @@ var docsTable = map[string]*CommandDoc{
 			{"6.0.0", "Added the `TYPE` subcommand."},
 		},
 		Args: []ArgDoc{
-			{Name: "cursor", Type: "integer", KeySpecIndex: -1},
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "type", Type: "string", KeySpecIndex: -1, Token: "TYPE", Since: "6.0.0", Flags: ArgOptional},
+			{Name: "cursor", Type: "integer", KeySpecIndex: -1, DisplayText: "cursor"},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", DisplayText: "pattern", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "type", Type: "string", KeySpecIndex: -1, Token: "TYPE", Since: "6.0.0", DisplayText: "type", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"scard": {
 		Summary:    "Returns the number of members in a set.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script": {
 		Summary:    "A container for Lua scripts management commands.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|debug": {
 		Summary:    "Sets the debug mode of server-side Lua scripts.",
 		Since:      "3.2.0",
@@ -2891,23 +2891,23 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 		Args: []ArgDoc{
 			{Name: "mode", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES"},
-				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC"},
-				{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO"},
+				{Name: "yes", Type: "pure-token", KeySpecIndex: -1, Token: "YES", DisplayText: "yes"},
+				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", DisplayText: "sync"},
+				{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO", DisplayText: "no"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|exists": {
 		Summary:    "Determines whether server-side Lua scripts exist in the script cache.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "O(N) with N being the number of scripts to check (so checking a single script is an O(1) operation).",
 		Args: []ArgDoc{
-			{Name: "sha1", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "sha1", Type: "string", KeySpecIndex: -1, DisplayText: "sha1", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|flush": {
 		Summary:    "Removes all server-side Lua scripts from the script cache.",
 		Since:      "2.6.0",
@@ -2918,67 +2918,67 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "flush-type", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC"},
-				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC"},
+				{Name: "async", Type: "pure-token", KeySpecIndex: -1, Token: "ASYNC", DisplayText: "async"},
+				{Name: "sync", Type: "pure-token", KeySpecIndex: -1, Token: "SYNC", DisplayText: "sync"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|kill": {
 		Summary:    "Terminates a server-side Lua script during execution.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"script|load": {
 		Summary:    "Loads a server-side Lua script to the script cache.",
 		Since:      "2.6.0",
 		Group:      "scripting",
 		Complexity: "O(N) with N being the length in bytes of the script body.",
 		Args: []ArgDoc{
-			{Name: "script", Type: "string", KeySpecIndex: -1},
+			{Name: "script", Type: "string", KeySpecIndex: -1, DisplayText: "script"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sdiff": {
 		Summary:    "Returns the difference of multiple sets.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the total number of elements in all given sets.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sdiffstore": {
 		Summary:    "Stores the difference of multiple sets in a key.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the total number of elements in all given sets.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"select": {
 		Summary:    "Changes the selected database.",
 		Since:      "1.0.0",
 		Group:      "connection",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "index", Type: "integer", KeySpecIndex: -1},
+			{Name: "index", Type: "integer", KeySpecIndex: -1, DisplayText: "index"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede; 8.4: COMMAND DOCS SET reply in redis/docs content/commands/command-docs.md
+	// source: 8.6.3 COMMAND DOCS
 	"set": {
 		Summary:    "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.",
 		Since:      "1.0.0",
@@ -2992,39 +2992,39 @@ var docsTable = map[string]*CommandDoc{
 			{"8.4.0", "Added 'IFEQ', 'IFNE', 'IFDEQ', 'IFDNE' options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "2.6.12", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
-				{Name: "ifeq-value", Type: "string", KeySpecIndex: -1, Token: "IFEQ", Since: "8.4.0"},
-				{Name: "ifne-value", Type: "string", KeySpecIndex: -1, Token: "IFNE", Since: "8.4.0"},
-				{Name: "ifdeq-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDEQ", Since: "8.4.0"},
-				{Name: "ifdne-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDNE", Since: "8.4.0"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
+				{Name: "ifeq-value", Type: "string", KeySpecIndex: -1, Token: "IFEQ", Since: "8.4.0", DisplayText: "ifeq-value"},
+				{Name: "ifne-value", Type: "string", KeySpecIndex: -1, Token: "IFNE", Since: "8.4.0", DisplayText: "ifne-value"},
+				{Name: "ifdeq-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDEQ", Since: "8.4.0", DisplayText: "ifdeq-digest"},
+				{Name: "ifdne-digest", Type: "integer", KeySpecIndex: -1, Token: "IFDNE", Since: "8.4.0", DisplayText: "ifdne-digest"},
 			}},
-			{Name: "get", Type: "pure-token", KeySpecIndex: -1, Token: "GET", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "get", Type: "pure-token", KeySpecIndex: -1, Token: "GET", Since: "6.2.0", DisplayText: "get", Flags: ArgOptional},
 			{Name: "expiration", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", Since: "2.6.12"},
-				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", Since: "2.6.12"},
-				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", Since: "6.2.0"},
-				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", Since: "6.2.0"},
-				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL", Since: "6.0.0"},
+				{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "EX", Since: "2.6.12", DisplayText: "seconds"},
+				{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "PX", Since: "2.6.12", DisplayText: "milliseconds"},
+				{Name: "unix-time-seconds", Type: "unix-time", KeySpecIndex: -1, Token: "EXAT", Since: "6.2.0", DisplayText: "unix-time-seconds"},
+				{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "PXAT", Since: "6.2.0", DisplayText: "unix-time-milliseconds"},
+				{Name: "keepttl", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPTTL", Since: "6.0.0", DisplayText: "keepttl"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"setbit": {
 		Summary:    "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.",
 		Since:      "2.2.0",
 		Group:      "bitmap",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "offset", Type: "integer", KeySpecIndex: -1},
-			{Name: "value", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+			{Name: "value", Type: "integer", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"setex": {
 		Summary:         "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.",
 		Since:           "2.0.0",
@@ -3034,12 +3034,12 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "2.6.12",
 		ReplacedBy:      "`SET` with the `EX` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "seconds", Type: "integer", KeySpecIndex: -1},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, DisplayText: "seconds"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"setnx": {
 		Summary:         "Set the string value of a key only when the key doesn't exist.",
 		Since:           "1.0.0",
@@ -3049,23 +3049,23 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "2.6.12",
 		ReplacedBy:      "`SET` with the `NX` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"setrange": {
 		Summary:    "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.",
 		Since:      "2.2.0",
 		Group:      "string",
 		Complexity: "O(1), not counting the time taken to copy the new string in place. Usually, this string is very small so the amortized complexity is O(1). Otherwise, complexity is O(M) with M being the length of the value argument.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "offset", Type: "integer", KeySpecIndex: -1},
-			{Name: "value", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+			{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"shutdown": {
 		Summary:    "Synchronously saves the database(s) to disk and shuts down the Redis server.",
 		Since:      "1.0.0",
@@ -3076,135 +3076,135 @@ var docsTable = map[string]*CommandDoc{
 		},
 		Args: []ArgDoc{
 			{Name: "save-selector", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nosave", Type: "pure-token", KeySpecIndex: -1, Token: "NOSAVE"},
-				{Name: "save", Type: "pure-token", KeySpecIndex: -1, Token: "SAVE"},
+				{Name: "nosave", Type: "pure-token", KeySpecIndex: -1, Token: "NOSAVE", DisplayText: "nosave"},
+				{Name: "save", Type: "pure-token", KeySpecIndex: -1, Token: "SAVE", DisplayText: "save"},
 			}},
-			{Name: "now", Type: "pure-token", KeySpecIndex: -1, Token: "NOW", Since: "7.0.0", Flags: ArgOptional},
-			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", Since: "7.0.0", Flags: ArgOptional},
-			{Name: "abort", Type: "pure-token", KeySpecIndex: -1, Token: "ABORT", Since: "7.0.0", Flags: ArgOptional},
+			{Name: "now", Type: "pure-token", KeySpecIndex: -1, Token: "NOW", Since: "7.0.0", DisplayText: "now", Flags: ArgOptional},
+			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", Since: "7.0.0", DisplayText: "force", Flags: ArgOptional},
+			{Name: "abort", Type: "pure-token", KeySpecIndex: -1, Token: "ABORT", Since: "7.0.0", DisplayText: "abort", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sinter": {
 		Summary:    "Returns the intersect of multiple sets.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sintercard": {
 		Summary:    "Returns the number of members of the intersect of multiple sets.",
 		Since:      "7.0.0",
 		Group:      "set",
 		Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", DisplayText: "limit", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sinterstore": {
 		Summary:    "Stores the intersect of multiple sets in a key.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N*M) worst case where N is the cardinality of the smallest set and M is the number of sets.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sismember": {
 		Summary:    "Determines whether a member belongs to a set.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"smembers": {
 		Summary:    "Returns all members of a set.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the set cardinality.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"smismember": {
 		Summary:    "Determines whether multiple members belong to a set.",
 		Since:      "6.2.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the number of elements being checked for membership",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"smove": {
 		Summary:    "Moves a member from one set to another.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "source", Type: "key", KeySpecIndex: 0},
-			{Name: "destination", Type: "key", KeySpecIndex: 1},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "source", Type: "key", KeySpecIndex: 0, DisplayText: "source"},
+			{Name: "destination", Type: "key", KeySpecIndex: 1, DisplayText: "destination"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sort": {
 		Summary:    "Sorts the elements in a list, a set, or a sorted set, optionally storing the result.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "by-pattern", Type: "pattern", KeySpecIndex: 1, Token: "BY", DisplayText: "pattern", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 			{Name: "get-pattern", Type: "pattern", KeySpecIndex: 1, Token: "GET", DisplayText: "pattern", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
-			{Name: "sorting", Type: "pure-token", KeySpecIndex: -1, Token: "ALPHA", Flags: ArgOptional},
-			{Name: "destination", Type: "key", KeySpecIndex: 2, Token: "STORE", Flags: ArgOptional},
+			{Name: "sorting", Type: "pure-token", KeySpecIndex: -1, Token: "ALPHA", DisplayText: "sorting", Flags: ArgOptional},
+			{Name: "destination", Type: "key", KeySpecIndex: 2, Token: "STORE", DisplayText: "destination", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sort_ro": {
 		Summary:    "Returns the sorted elements of a list, a set, or a sorted set.",
 		Since:      "7.0.0",
 		Group:      "generic",
 		Complexity: "O(N+M*log(M)) where N is the number of elements in the list or set to sort, and M the number of returned elements. When the elements are not sorted, complexity is O(N).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "by-pattern", Type: "pattern", KeySpecIndex: 1, Token: "BY", DisplayText: "pattern", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 			{Name: "get-pattern", Type: "pattern", KeySpecIndex: 1, Token: "GET", DisplayText: "pattern", Flags: ArgOptional | ArgMultiple | ArgMultipleToken},
 			{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC"},
-				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC"},
+				{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+				{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
 			}},
-			{Name: "sorting", Type: "pure-token", KeySpecIndex: -1, Token: "ALPHA", Flags: ArgOptional},
+			{Name: "sorting", Type: "pure-token", KeySpecIndex: -1, Token: "ALPHA", DisplayText: "sorting", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"spop": {
 		Summary:    "Returns one or more random members from a set after removing them. Deletes the set if the last member was popped.",
 		Since:      "1.0.0",
@@ -3214,22 +3214,22 @@ var docsTable = map[string]*CommandDoc{
 			{"3.2.0", "Added the `count` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "3.2.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "3.2.0", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"spublish": {
 		Summary:    "Post a message to a shard channel",
 		Since:      "7.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of clients subscribed to the receiving shard channel.",
 		Args: []ArgDoc{
-			{Name: "shardchannel", Type: "string", KeySpecIndex: -1},
-			{Name: "message", Type: "string", KeySpecIndex: -1},
+			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, DisplayText: "shardchannel"},
+			{Name: "message", Type: "string", KeySpecIndex: -1, DisplayText: "message"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"srandmember": {
 		Summary:    "Get one or multiple random members from a set",
 		Since:      "1.0.0",
@@ -3239,11 +3239,11 @@ var docsTable = map[string]*CommandDoc{
 			{"2.6.0", "Added the optional `count` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "2.6.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Since: "2.6.0", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"srem": {
 		Summary:    "Removes one or more members from a set. Deletes the set if the last member was removed.",
 		Since:      "1.0.0",
@@ -3253,54 +3253,54 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple `member` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sscan": {
 		Summary:    "Iterates over members of a set.",
 		Since:      "2.8.0",
 		Group:      "set",
 		Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "cursor", Type: "integer", KeySpecIndex: -1},
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "cursor", Type: "integer", KeySpecIndex: -1, DisplayText: "cursor"},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", DisplayText: "pattern", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"ssubscribe": {
 		Summary:    "Listens for messages published to shard channels.",
 		Since:      "7.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of shard channels to subscribe to.",
 		Args: []ArgDoc{
-			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, DisplayText: "shardchannel", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"strlen": {
 		Summary:    "Returns the length of a string value.",
 		Since:      "2.2.0",
 		Group:      "string",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"subscribe": {
 		Summary:    "Listens for messages published to channels.",
 		Since:      "2.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of channels to subscribe to.",
 		Args: []ArgDoc{
-			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "channel", Type: "string", KeySpecIndex: -1, DisplayText: "channel", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"substr": {
 		Summary:         "Returns a substring from a string value.",
 		Since:           "1.0.0",
@@ -3310,77 +3310,77 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "2.0.0",
 		ReplacedBy:      "`GETRANGE`",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "end", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "end", Type: "integer", KeySpecIndex: -1, DisplayText: "end"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sunion": {
 		Summary:    "Returns the union of multiple sets.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the total number of elements in all given sets.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sunionstore": {
 		Summary:    "Stores the union of multiple sets in a key.",
 		Since:      "1.0.0",
 		Group:      "set",
 		Complexity: "O(N) where N is the total number of elements in all given sets.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sunsubscribe": {
 		Summary:    "Stops listening to messages posted to shard channels.",
 		Since:      "7.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of shard channels to unsubscribe.",
 		Args: []ArgDoc{
-			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "shardchannel", Type: "string", KeySpecIndex: -1, DisplayText: "shardchannel", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"swapdb": {
 		Summary:    "Swaps two Redis databases.",
 		Since:      "4.0.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the count of clients watching or blocking on keys from both databases.",
 		Args: []ArgDoc{
-			{Name: "index1", Type: "integer", KeySpecIndex: -1},
-			{Name: "index2", Type: "integer", KeySpecIndex: -1},
+			{Name: "index1", Type: "integer", KeySpecIndex: -1, DisplayText: "index1"},
+			{Name: "index2", Type: "integer", KeySpecIndex: -1, DisplayText: "index2"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"sync": {
 		Summary: "An internal command used in replication.",
 		Since:   "1.0.0",
 		Group:   "server",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"time": {
 		Summary:    "Returns the server time.",
 		Since:      "2.6.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"touch": {
 		Summary:    "Returns the number of existing keys out of those specified after updating the time they were last accessed.",
 		Since:      "3.2.1",
 		Group:      "generic",
 		Complexity: "O(N) where N is the number of keys that will be touched.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"ttl": {
 		Summary:    "Returns the expiration time in seconds of a key.",
 		Since:      "1.0.0",
@@ -3390,100 +3390,100 @@ var docsTable = map[string]*CommandDoc{
 			{"2.8.0", "Added the -2 reply."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"type": {
 		Summary:    "Determines the type of value stored at a key.",
 		Since:      "1.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"unlink": {
 		Summary:    "Asynchronously deletes one or more keys.",
 		Since:      "4.0.0",
 		Group:      "generic",
 		Complexity: "O(1) for each key removed regardless of its size. Then the command does O(N) work in a different thread in order to reclaim memory, where N is the number of allocations the deleted objects where composed of.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"unsubscribe": {
 		Summary:    "Stops listening to messages posted to channels.",
 		Since:      "2.0.0",
 		Group:      "pubsub",
 		Complexity: "O(N) where N is the number of channels to unsubscribe.",
 		Args: []ArgDoc{
-			{Name: "channel", Type: "string", KeySpecIndex: -1, Flags: ArgOptional | ArgMultiple},
+			{Name: "channel", Type: "string", KeySpecIndex: -1, DisplayText: "channel", Flags: ArgOptional | ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"unwatch": {
 		Summary:    "Forgets about watched keys of a transaction.",
 		Since:      "2.2.0",
 		Group:      "transactions",
 		Complexity: "O(1)",
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"wait": {
 		Summary:    "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.",
 		Since:      "3.0.0",
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "numreplicas", Type: "integer", KeySpecIndex: -1},
-			{Name: "timeout", Type: "integer", KeySpecIndex: -1},
+			{Name: "numreplicas", Type: "integer", KeySpecIndex: -1, DisplayText: "numreplicas"},
+			{Name: "timeout", Type: "integer", KeySpecIndex: -1, DisplayText: "timeout"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"watch": {
 		Summary:    "Monitors changes to keys to determine the execution of a transaction.",
 		Since:      "2.2.0",
 		Group:      "transactions",
 		Complexity: "O(1) for every key.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xack": {
 		Summary:    "Returns the number of messages that were successfully acknowledged by the consumer group member of a stream.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1) for each message ID processed.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "group", Type: "string", KeySpecIndex: -1},
-			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xackdel's metadata
+	// source: 8.6.3 COMMAND DOCS
 	"xackdel": {
 		Summary:    "Acknowledges and deletes one or multiple messages for a stream consumer group.",
 		Since:      "8.2.0",
 		Group:      "stream",
 		Complexity: "O(1) for each message ID processed.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
-				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
-				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF", DisplayText: "keepref"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF", DisplayText: "delref"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED", DisplayText: "acked"},
 			}},
 			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
-				{Name: "numids", Type: "integer", KeySpecIndex: -1},
-				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numids", Type: "integer", KeySpecIndex: -1, DisplayText: "numids"},
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xadd": {
 		Summary:    "Appends a new message to a stream. Creates the key if it doesn't exist.",
 		Since:      "5.0.0",
@@ -3495,47 +3495,47 @@ var docsTable = map[string]*CommandDoc{
 			{"8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "nomkstream", Type: "pure-token", KeySpecIndex: -1, Token: "NOMKSTREAM", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "nomkstream", Type: "pure-token", KeySpecIndex: -1, Token: "NOMKSTREAM", Since: "6.2.0", DisplayText: "nomkstream", Flags: ArgOptional},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
-				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
-				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF", DisplayText: "keepref"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF", DisplayText: "delref"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED", DisplayText: "acked"},
 			}},
 			{Name: "idmp", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "idmpauto-with-pid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "idmpauto-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMPAUTO"},
-					{Name: "pid", Type: "string", KeySpecIndex: -1},
+					{Name: "idmpauto-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMPAUTO", DisplayText: "idmpauto-token"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "pid"},
 				}},
 				{Name: "idmp-with-pid-iid", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "idmp-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP"},
-					{Name: "pid", Type: "string", KeySpecIndex: -1},
-					{Name: "iid", Type: "string", KeySpecIndex: -1},
+					{Name: "idmp-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP", DisplayText: "idmp-token"},
+					{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "pid"},
+					{Name: "iid", Type: "string", KeySpecIndex: -1, DisplayText: "iid"},
 				}},
 			}},
 			{Name: "trim", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
 				{Name: "strategy", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN"},
-					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0"},
+					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN", DisplayText: "maxlen"},
+					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0", DisplayText: "minid"},
 				}},
 				{Name: "operator", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "="},
-					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~"},
+					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "=", DisplayText: "equal"},
+					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~", DisplayText: "approximately"},
 				}},
-				{Name: "threshold", Type: "string", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "threshold", Type: "string", KeySpecIndex: -1, DisplayText: "threshold"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", DisplayText: "count", Flags: ArgOptional},
 			}},
 			{Name: "id-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "auto-id", Type: "pure-token", KeySpecIndex: -1, Token: "*"},
-				{Name: "id", Type: "string", KeySpecIndex: -1},
+				{Name: "auto-id", Type: "pure-token", KeySpecIndex: -1, Token: "*", DisplayText: "auto-id"},
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id"},
 			}},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "field", Type: "string", KeySpecIndex: -1},
-				{Name: "value", Type: "string", KeySpecIndex: -1},
+				{Name: "field", Type: "string", KeySpecIndex: -1, DisplayText: "field"},
+				{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value"},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xautoclaim": {
 		Summary:    "Changes, or acquires, ownership of messages in a consumer group, as if the messages were delivered to as consumer group member.",
 		Since:      "6.2.0",
@@ -3545,91 +3545,91 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added an element to the reply array, containing deleted entries the command cleared from the PEL"},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "group", Type: "string", KeySpecIndex: -1},
-			{Name: "consumer", Type: "string", KeySpecIndex: -1},
-			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1},
-			{Name: "start", Type: "string", KeySpecIndex: -1},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer"},
+			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1, DisplayText: "min-idle-time"},
+			{Name: "start", Type: "string", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", DisplayText: "justid", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xcfgset": {
 		Summary:    "Sets the IDMP configuration parameters for a stream.",
 		Since:      "8.6.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "idmp-duration-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "idmp-duration-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-DURATION"},
-				{Name: "duration", Type: "integer", KeySpecIndex: -1},
+				{Name: "idmp-duration-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-DURATION", DisplayText: "idmp-duration-token"},
+				{Name: "duration", Type: "integer", KeySpecIndex: -1, DisplayText: "duration"},
 			}},
 			{Name: "idmp-maxsize-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "idmp-maxsize-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-MAXSIZE"},
-				{Name: "maxsize", Type: "integer", KeySpecIndex: -1},
+				{Name: "idmp-maxsize-token", Type: "pure-token", KeySpecIndex: -1, Token: "IDMP-MAXSIZE", DisplayText: "idmp-maxsize-token"},
+				{Name: "maxsize", Type: "integer", KeySpecIndex: -1, DisplayText: "maxsize"},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xclaim": {
 		Summary:    "Changes, or acquires, ownership of a message in a consumer group, as if the message was delivered a consumer group member.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(log N) with N being the number of messages in the PEL of the consumer group.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "group", Type: "string", KeySpecIndex: -1},
-			{Name: "consumer", Type: "string", KeySpecIndex: -1},
-			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1},
-			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
-			{Name: "ms", Type: "integer", KeySpecIndex: -1, Token: "IDLE", Flags: ArgOptional},
-			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "TIME", Flags: ArgOptional},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "RETRYCOUNT", Flags: ArgOptional},
-			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", Flags: ArgOptional},
-			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", Flags: ArgOptional},
-			{Name: "lastid", Type: "string", KeySpecIndex: -1, Token: "LASTID", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer"},
+			{Name: "min-idle-time", Type: "string", KeySpecIndex: -1, DisplayText: "min-idle-time"},
+			{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
+			{Name: "ms", Type: "integer", KeySpecIndex: -1, Token: "IDLE", DisplayText: "ms", Flags: ArgOptional},
+			{Name: "unix-time-milliseconds", Type: "unix-time", KeySpecIndex: -1, Token: "TIME", DisplayText: "unix-time-milliseconds", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "RETRYCOUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", DisplayText: "force", Flags: ArgOptional},
+			{Name: "justid", Type: "pure-token", KeySpecIndex: -1, Token: "JUSTID", DisplayText: "justid", Flags: ArgOptional},
+			{Name: "lastid", Type: "string", KeySpecIndex: -1, Token: "LASTID", DisplayText: "lastid", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xdel": {
 		Summary:    "Returns the number of messages after removing them from a stream.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summary, complexity); arguments as redis.io/commands/xdelex
+	// source: 8.6.3 COMMAND DOCS
 	"xdelex": {
 		Summary:    "Deletes one or multiple entries from the stream.",
 		Since:      "8.2.0",
 		Group:      "stream",
 		Complexity: "O(1) for each single item to delete in the stream, regardless of the stream size.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
-				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
-				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+				{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF", DisplayText: "keepref"},
+				{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF", DisplayText: "delref"},
+				{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED", DisplayText: "acked"},
 			}},
 			{Name: "ids", Type: "block", KeySpecIndex: -1, Token: "IDS", Args: []ArgDoc{
-				{Name: "numids", Type: "integer", KeySpecIndex: -1},
-				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "numids", Type: "integer", KeySpecIndex: -1, DisplayText: "numids"},
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries)
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup": {
 		Summary:    "A container for consumer groups commands.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|create": {
 		Summary:    "Creates a consumer group.",
 		Since:      "5.0.0",
@@ -3639,59 +3639,59 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the `entries_read` named argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
-			{Name: "id", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "id", Type: "string", KeySpecIndex: -1},
-				{Name: "new_id", Type: "pure-token", KeySpecIndex: -1, Token: "$"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "id-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id"},
+				{Name: "new-id", Type: "pure-token", KeySpecIndex: -1, Token: "$", DisplayText: "new-id"},
 			}},
-			{Name: "mkstream", Type: "pure-token", KeySpecIndex: -1, Token: "MKSTREAM", Flags: ArgOptional},
-			{Name: "entries_read", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", Flags: ArgOptional},
+			{Name: "mkstream", Type: "pure-token", KeySpecIndex: -1, Token: "MKSTREAM", DisplayText: "mkstream", Flags: ArgOptional},
+			{Name: "entriesread", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", DisplayText: "entries-read", Flags: ArgOptional},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|createconsumer": {
 		Summary:    "Creates a consumer in a consumer group.",
 		Since:      "6.2.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
-			{Name: "consumername", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer"},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|delconsumer": {
 		Summary:    "Deletes a consumer from a consumer group.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
-			{Name: "consumername", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer"},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|destroy": {
 		Summary:    "Destroys a consumer group.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(N) where N is the number of entries in the group's pending entries list (PEL).",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xgroup|setid": {
 		Summary:    "Sets the last-delivered ID of a consumer group.",
 		Since:      "5.0.0",
@@ -3701,47 +3701,50 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the optional `entries_read` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
-			{Name: "id", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "id", Type: "string", KeySpecIndex: -1},
-				{Name: "new_id", Type: "pure-token", KeySpecIndex: -1, Token: "$"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+			{Name: "id-selector", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id"},
+				{Name: "new-id", Type: "pure-token", KeySpecIndex: -1, Token: "$", DisplayText: "new-id"},
 			}},
-			{Name: "entries_read", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", Flags: ArgOptional},
+			{Name: "entriesread", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESREAD", DisplayText: "entries-read", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xidmprecord": {
 		Summary:    "An internal command for setting IDMP metadata on an existing stream message.",
 		Since:      "8.6.2",
 		Group:      "stream",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "pid", Type: "string", KeySpecIndex: -1},
-			{Name: "iid", Type: "string", KeySpecIndex: -1},
-			{Name: "stream-id", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "pid", Type: "string", KeySpecIndex: -1, DisplayText: "pid"},
+			{Name: "iid", Type: "string", KeySpecIndex: -1, DisplayText: "iid"},
+			{Name: "stream-id", Type: "string", KeySpecIndex: -1, DisplayText: "stream-id"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede (summaries)
+	// source: 8.6.3 COMMAND DOCS
 	"xinfo": {
 		Summary:    "A container for stream introspection commands.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xinfo|consumers": {
 		Summary:    "Returns a list of the consumers in a consumer group.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1)",
+		History: [][2]string{
+			{"7.2.0", "Added the `inactive` field, and changed the meaning of `idle`."},
+		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "groupname", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xinfo|groups": {
 		Summary:    "Returns a list of the consumer groups of a stream.",
 		Since:      "5.0.0",
@@ -3751,17 +3754,17 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the `entries-read` and `lag` fields"},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xinfo|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 	},
-	// source: 8.x summary (redis.io command pages, as the 8.x subcommand JSON files word it); the rest as 7.0
+	// source: 8.6.3 COMMAND DOCS
 	"xinfo|stream": {
 		Summary:    "Returns information about a stream.",
 		Since:      "5.0.0",
@@ -3770,25 +3773,28 @@ var docsTable = map[string]*CommandDoc{
 		History: [][2]string{
 			{"6.0.0", "Added the `FULL` modifier."},
 			{"7.0.0", "Added the `max-deleted-entry-id`, `entries-added`, `recorded-first-entry-id`, `entries-read` and `lag` fields"},
+			{"7.2.0", "Added the `active-time` field, and changed the meaning of `seen-time`."},
+			{"8.6.0", "Added the `idmp-duration`, `idmp-maxsize`, `pids-tracked`, `iids-tracked`, `iids-added` and `iids-duplicates` fields for IDMP tracking."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "full", Type: "block", KeySpecIndex: -1, Token: "FULL", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "full-block", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "full", Type: "pure-token", KeySpecIndex: -1, Token: "FULL", DisplayText: "full"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xlen": {
 		Summary:    "Return the number of messages in a stream.",
 		Since:      "5.0.0",
 		Group:      "stream",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xpending": {
 		Summary:    "Returns the information and entries from a stream consumer group's pending entries list.",
 		Since:      "5.0.0",
@@ -3798,18 +3804,18 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `IDLE` option and exclusive range intervals."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "group", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
 			{Name: "filters", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "IDLE", Since: "6.2.0", Flags: ArgOptional},
-				{Name: "start", Type: "string", KeySpecIndex: -1},
-				{Name: "end", Type: "string", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
-				{Name: "consumer", Type: "string", KeySpecIndex: -1, Flags: ArgOptional},
+				{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "IDLE", Since: "6.2.0", DisplayText: "min-idle-time", Flags: ArgOptional},
+				{Name: "start", Type: "string", KeySpecIndex: -1, DisplayText: "start"},
+				{Name: "end", Type: "string", KeySpecIndex: -1, DisplayText: "end"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer", Flags: ArgOptional},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xrange": {
 		Summary:    "Returns the messages from a stream within a range of IDs.",
 		Since:      "5.0.0",
@@ -3819,27 +3825,27 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added exclusive ranges."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "string", KeySpecIndex: -1},
-			{Name: "end", Type: "string", KeySpecIndex: -1},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "string", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "end", Type: "string", KeySpecIndex: -1, DisplayText: "end"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xread": {
 		Summary: "Returns messages from multiple streams with IDs greater than the ones requested. Blocks until a message is available otherwise.",
 		Since:   "5.0.0",
 		Group:   "stream",
 		Args: []ArgDoc{
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", DisplayText: "milliseconds", Flags: ArgOptional},
 			{Name: "streams", Type: "block", KeySpecIndex: -1, Token: "STREAMS", Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xreadgroup": {
 		Summary:    "Returns new or historical messages from a stream for a consumer in a group. Blocks until a message is available otherwise.",
 		Since:      "5.0.0",
@@ -3847,20 +3853,20 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "For each stream mentioned: O(M) with M being the number of elements returned. If M is constant (e.g. always asking for the first 10 elements with COUNT), you can consider it O(1). On the other side when XREADGROUP blocks, XADD will pay the O(N) time in order to serve the N clients blocked on the stream getting new data.",
 		Args: []ArgDoc{
 			{Name: "group-block", Type: "block", KeySpecIndex: -1, Token: "GROUP", Args: []ArgDoc{
-				{Name: "group", Type: "string", KeySpecIndex: -1},
-				{Name: "consumer", Type: "string", KeySpecIndex: -1},
+				{Name: "group", Type: "string", KeySpecIndex: -1, DisplayText: "group"},
+				{Name: "consumer", Type: "string", KeySpecIndex: -1, DisplayText: "consumer"},
 			}},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
-			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", Flags: ArgOptional},
-			{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "CLAIM", Flags: ArgOptional},
-			{Name: "noack", Type: "pure-token", KeySpecIndex: -1, Token: "NOACK", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "BLOCK", DisplayText: "milliseconds", Flags: ArgOptional},
+			{Name: "min-idle-time", Type: "integer", KeySpecIndex: -1, Token: "CLAIM", DisplayText: "min-idle-time", Flags: ArgOptional},
+			{Name: "noack", Type: "pure-token", KeySpecIndex: -1, Token: "NOACK", DisplayText: "noack", Flags: ArgOptional},
 			{Name: "streams", Type: "block", KeySpecIndex: -1, Token: "STREAMS", Args: []ArgDoc{
-				{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-				{Name: "id", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+				{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+				{Name: "id", Type: "string", KeySpecIndex: -1, DisplayText: "id", Flags: ArgMultiple},
 			}},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xrevrange": {
 		Summary:    "Returns the messages from a stream within a range of IDs in reverse order.",
 		Since:      "5.0.0",
@@ -3870,13 +3876,13 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added exclusive ranges."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "end", Type: "string", KeySpecIndex: -1},
-			{Name: "start", Type: "string", KeySpecIndex: -1},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "end", Type: "string", KeySpecIndex: -1, DisplayText: "end"},
+			{Name: "start", Type: "string", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xsetid": {
 		Summary:    "An internal command for replicating stream values.",
 		Since:      "5.0.0",
@@ -3886,13 +3892,13 @@ var docsTable = map[string]*CommandDoc{
 			{"7.0.0", "Added the `entries_added` and `max_deleted_entry_id` arguments."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "last-id", Type: "string", KeySpecIndex: -1},
-			{Name: "entries-added", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESADDED", Since: "7.0.0", Flags: ArgOptional},
-			{Name: "max-deleted-id", Type: "string", KeySpecIndex: -1, Token: "MAXDELETEDID", Since: "7.0.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "last-id", Type: "string", KeySpecIndex: -1, DisplayText: "last-id"},
+			{Name: "entries-added", Type: "integer", KeySpecIndex: -1, Token: "ENTRIESADDED", Since: "7.0.0", DisplayText: "entries-added", Flags: ArgOptional},
+			{Name: "max-deleted-id", Type: "string", KeySpecIndex: -1, Token: "MAXDELETEDID", Since: "7.0.0", DisplayText: "max-deleted-id", Flags: ArgOptional},
 		},
 	},
-	// source: 8.6: redis/redis src/commands/*.json (8.6.3)
+	// source: 8.6.3 COMMAND DOCS
 	"xtrim": {
 		Summary:    "Deletes messages from the beginning of a stream.",
 		Since:      "5.0.0",
@@ -3903,27 +3909,27 @@ var docsTable = map[string]*CommandDoc{
 			{"8.2.0", "Added the `KEEPREF`, `DELREF` and `ACKED` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "trim", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
 				{Name: "strategy", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN"},
-					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0"},
+					{Name: "maxlen", Type: "pure-token", KeySpecIndex: -1, Token: "MAXLEN", DisplayText: "maxlen"},
+					{Name: "minid", Type: "pure-token", KeySpecIndex: -1, Token: "MINID", Since: "6.2.0", DisplayText: "minid"},
 				}},
 				{Name: "operator", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "="},
-					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~"},
+					{Name: "equal", Type: "pure-token", KeySpecIndex: -1, Token: "=", DisplayText: "equal"},
+					{Name: "approximately", Type: "pure-token", KeySpecIndex: -1, Token: "~", DisplayText: "approximately"},
 				}},
-				{Name: "threshold", Type: "string", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional},
+				{Name: "threshold", Type: "string", KeySpecIndex: -1, DisplayText: "threshold"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", DisplayText: "count", Flags: ArgOptional},
 				{Name: "condition", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-					{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF"},
-					{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF"},
-					{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED"},
+					{Name: "keepref", Type: "pure-token", KeySpecIndex: -1, Token: "KEEPREF", DisplayText: "keepref"},
+					{Name: "delref", Type: "pure-token", KeySpecIndex: -1, Token: "DELREF", DisplayText: "delref"},
+					{Name: "acked", Type: "pure-token", KeySpecIndex: -1, Token: "ACKED", DisplayText: "acked"},
 				}},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zadd": {
 		Summary:    "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist.",
 		Since:      "1.2.0",
@@ -3935,205 +3941,205 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `GT` and `LT` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "condition", Type: "oneof", KeySpecIndex: -1, Since: "3.0.2", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX"},
-				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX"},
+				{Name: "nx", Type: "pure-token", KeySpecIndex: -1, Token: "NX", DisplayText: "nx"},
+				{Name: "xx", Type: "pure-token", KeySpecIndex: -1, Token: "XX", DisplayText: "xx"},
 			}},
 			{Name: "comparison", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT"},
-				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT"},
+				{Name: "gt", Type: "pure-token", KeySpecIndex: -1, Token: "GT", DisplayText: "gt"},
+				{Name: "lt", Type: "pure-token", KeySpecIndex: -1, Token: "LT", DisplayText: "lt"},
 			}},
-			{Name: "change", Type: "pure-token", KeySpecIndex: -1, Token: "CH", Since: "3.0.2", Flags: ArgOptional},
-			{Name: "increment", Type: "pure-token", KeySpecIndex: -1, Token: "INCR", Since: "3.0.2", Flags: ArgOptional},
+			{Name: "change", Type: "pure-token", KeySpecIndex: -1, Token: "CH", Since: "3.0.2", DisplayText: "change", Flags: ArgOptional},
+			{Name: "increment", Type: "pure-token", KeySpecIndex: -1, Token: "INCR", Since: "3.0.2", DisplayText: "increment", Flags: ArgOptional},
 			{Name: "data", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
-				{Name: "score", Type: "double", KeySpecIndex: -1},
-				{Name: "member", Type: "string", KeySpecIndex: -1},
+				{Name: "score", Type: "double", KeySpecIndex: -1, DisplayText: "score"},
+				{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zcard": {
 		Summary:    "Returns the number of members in a sorted set.",
 		Since:      "1.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zcount": {
 		Summary:    "Returns the count of members in a sorted set that have scores within a range.",
 		Since:      "2.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)) with N being the number of elements in the sorted set.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "double", KeySpecIndex: -1},
-			{Name: "max", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "double", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "double", KeySpecIndex: -1, DisplayText: "max"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zdiff": {
 		Summary:    "Returns the difference between multiple sorted sets.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zdiffstore": {
 		Summary:    "Stores the difference of multiple sorted sets in a key.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(L + (N-K)log(N)) worst case where L is the total number of elements in all the sets, N is the size of the first set, and K is the size of the result set.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zincrby": {
 		Summary:    "Increments the score of a member in a sorted set.",
 		Since:      "1.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)) where N is the number of elements in the sorted set.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "increment", Type: "integer", KeySpecIndex: -1},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "increment", Type: "integer", KeySpecIndex: -1, DisplayText: "increment"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zinter": {
 		Summary:    "Returns the intersect of multiple sorted sets.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", Flags: ArgOptional | ArgMultiple},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", DisplayText: "weight", Flags: ArgOptional | ArgMultiple},
 			{Name: "aggregate", Type: "oneof", KeySpecIndex: -1, Token: "AGGREGATE", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM"},
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM", DisplayText: "sum"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zintercard": {
 		Summary:    "Returns the number of members of the intersect of multiple sorted sets.",
 		Since:      "7.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(N*K) worst case with N being the smallest input sorted set, K being the number of input sorted sets.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", DisplayText: "limit", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zinterstore": {
 		Summary:    "Stores the intersect of multiple sorted sets in a key.",
 		Since:      "2.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(N*K)+O(M*log(M)) worst case with N being the smallest input sorted set, K being the number of input sorted sets and M being the number of elements in the resulting sorted set.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
-			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", Flags: ArgOptional | ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", DisplayText: "weight", Flags: ArgOptional | ArgMultiple},
 			{Name: "aggregate", Type: "oneof", KeySpecIndex: -1, Token: "AGGREGATE", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM"},
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM", DisplayText: "sum"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zlexcount": {
 		Summary:    "Returns the number of members in a sorted set within a lexicographical range.",
 		Since:      "2.8.9",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)) with N being the number of elements in the sorted set.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "string", KeySpecIndex: -1},
-			{Name: "max", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "string", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "string", KeySpecIndex: -1, DisplayText: "max"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zmpop": {
 		Summary:    "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "7.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(K) + O(M*log(N)) where K is the number of provided keys, N being the number of elements in the sorted set, and M being the number of elements popped.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
 			{Name: "where", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zmscore": {
 		Summary:    "Returns the score of one or more members in a sorted set.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(N) where N is the number of members being requested.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zpopmax": {
 		Summary:    "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "5.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zpopmin": {
 		Summary:    "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the last member was popped.",
 		Since:      "5.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)*M) with N being the number of elements in the sorted set, and M being the number of elements popped.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrandmember": {
 		Summary:    "Returns one or more random members from a sorted set.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(N) where N is the number of members returned",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "options", Type: "block", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
-				{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrange": {
 		Summary:    "Returns members in a sorted set within a range of indexes.",
 		Since:      "1.2.0",
@@ -4143,22 +4149,22 @@ var docsTable = map[string]*CommandDoc{
 			{"6.2.0", "Added the `REV`, `BYSCORE`, `BYLEX` and `LIMIT` options."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "string", KeySpecIndex: -1},
-			{Name: "stop", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "string", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "stop", Type: "string", KeySpecIndex: -1, DisplayText: "stop"},
 			{Name: "sortby", Type: "oneof", KeySpecIndex: -1, Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "byscore", Type: "pure-token", KeySpecIndex: -1, Token: "BYSCORE"},
-				{Name: "bylex", Type: "pure-token", KeySpecIndex: -1, Token: "BYLEX"},
+				{Name: "byscore", Type: "pure-token", KeySpecIndex: -1, Token: "BYSCORE", DisplayText: "byscore"},
+				{Name: "bylex", Type: "pure-token", KeySpecIndex: -1, Token: "BYLEX", DisplayText: "bylex"},
 			}},
-			{Name: "rev", Type: "pure-token", KeySpecIndex: -1, Token: "REV", Since: "6.2.0", Flags: ArgOptional},
+			{Name: "rev", Type: "pure-token", KeySpecIndex: -1, Token: "REV", Since: "6.2.0", DisplayText: "rev", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Since: "6.2.0", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrangebylex": {
 		Summary:         "Returns members in a sorted set within a lexicographical range.",
 		Since:           "2.8.9",
@@ -4168,16 +4174,16 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "6.2.0",
 		ReplacedBy:      "`ZRANGE` with the `BYLEX` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "string", KeySpecIndex: -1},
-			{Name: "max", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "string", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "string", KeySpecIndex: -1, DisplayText: "max"},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrangebyscore": {
 		Summary:         "Returns members in a sorted set within a range of scores.",
 		Since:           "1.0.5",
@@ -4190,39 +4196,39 @@ var docsTable = map[string]*CommandDoc{
 			{"2.0.0", "Added the `WITHSCORES` modifier."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "double", KeySpecIndex: -1},
-			{Name: "max", Type: "double", KeySpecIndex: -1},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Since: "2.0.0", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "double", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "double", KeySpecIndex: -1, DisplayText: "max"},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Since: "2.0.0", DisplayText: "withscores", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrangestore": {
 		Summary:    "Stores a range of members from sorted set in a key.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements stored into the destination key.",
 		Args: []ArgDoc{
-			{Name: "dst", Type: "key", KeySpecIndex: 0},
-			{Name: "src", Type: "key", KeySpecIndex: 1},
-			{Name: "min", Type: "string", KeySpecIndex: -1},
-			{Name: "max", Type: "string", KeySpecIndex: -1},
+			{Name: "dst", Type: "key", KeySpecIndex: 0, DisplayText: "dst"},
+			{Name: "src", Type: "key", KeySpecIndex: 1, DisplayText: "src"},
+			{Name: "min", Type: "string", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "string", KeySpecIndex: -1, DisplayText: "max"},
 			{Name: "sortby", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "byscore", Type: "pure-token", KeySpecIndex: -1, Token: "BYSCORE"},
-				{Name: "bylex", Type: "pure-token", KeySpecIndex: -1, Token: "BYLEX"},
+				{Name: "byscore", Type: "pure-token", KeySpecIndex: -1, Token: "BYSCORE", DisplayText: "byscore"},
+				{Name: "bylex", Type: "pure-token", KeySpecIndex: -1, Token: "BYLEX", DisplayText: "bylex"},
 			}},
-			{Name: "rev", Type: "pure-token", KeySpecIndex: -1, Token: "REV", Flags: ArgOptional},
+			{Name: "rev", Type: "pure-token", KeySpecIndex: -1, Token: "REV", DisplayText: "rev", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrank": {
 		Summary:    "Returns the index of a member in a sorted set ordered by ascending scores.",
 		Since:      "2.0.0",
@@ -4232,12 +4238,12 @@ var docsTable = map[string]*CommandDoc{
 			{"7.2.0", "Added the optional `WITHSCORE` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
-			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
+			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", DisplayText: "withscore", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrem": {
 		Summary:    "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed.",
 		Since:      "1.2.0",
@@ -4247,47 +4253,47 @@ var docsTable = map[string]*CommandDoc{
 			{"2.4.0", "Accepts multiple elements."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1, Flags: ArgMultiple},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member", Flags: ArgMultiple},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zremrangebylex": {
 		Summary:    "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were removed.",
 		Since:      "2.8.9",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "string", KeySpecIndex: -1},
-			{Name: "max", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "string", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "string", KeySpecIndex: -1, DisplayText: "max"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zremrangebyrank": {
 		Summary:    "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were removed.",
 		Since:      "2.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "stop", Type: "integer", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "stop", Type: "integer", KeySpecIndex: -1, DisplayText: "stop"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zremrangebyscore": {
 		Summary:    "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were removed.",
 		Since:      "1.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(log(N)+M) with N being the number of elements in the sorted set and M the number of elements removed by the operation.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "min", Type: "double", KeySpecIndex: -1},
-			{Name: "max", Type: "double", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "min", Type: "double", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "max", Type: "double", KeySpecIndex: -1, DisplayText: "max"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrevrange": {
 		Summary:         "Returns members in a sorted set within a range of indexes in reverse order.",
 		Since:           "1.2.0",
@@ -4297,13 +4303,13 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "6.2.0",
 		ReplacedBy:      "`ZRANGE` with the `REV` argument",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "start", Type: "integer", KeySpecIndex: -1},
-			{Name: "stop", Type: "integer", KeySpecIndex: -1},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "start", Type: "integer", KeySpecIndex: -1, DisplayText: "start"},
+			{Name: "stop", Type: "integer", KeySpecIndex: -1, DisplayText: "stop"},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrevrangebylex": {
 		Summary:         "Returns members in a sorted set within a lexicographical range in reverse order.",
 		Since:           "2.8.9",
@@ -4313,16 +4319,16 @@ var docsTable = map[string]*CommandDoc{
 		DeprecatedSince: "6.2.0",
 		ReplacedBy:      "`ZRANGE` with the `REV` and `BYLEX` arguments",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "max", Type: "string", KeySpecIndex: -1},
-			{Name: "min", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "max", Type: "string", KeySpecIndex: -1, DisplayText: "max"},
+			{Name: "min", Type: "string", KeySpecIndex: -1, DisplayText: "min"},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrevrangebyscore": {
 		Summary:         "Returns members in a sorted set within a range of scores in reverse order.",
 		Since:           "2.2.0",
@@ -4335,17 +4341,17 @@ var docsTable = map[string]*CommandDoc{
 			{"2.1.6", "`min` and `max` can be exclusive."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "max", Type: "double", KeySpecIndex: -1},
-			{Name: "min", Type: "double", KeySpecIndex: -1},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "max", Type: "double", KeySpecIndex: -1, DisplayText: "max"},
+			{Name: "min", Type: "double", KeySpecIndex: -1, DisplayText: "min"},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 			{Name: "limit", Type: "block", KeySpecIndex: -1, Token: "LIMIT", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "offset", Type: "integer", KeySpecIndex: -1},
-				{Name: "count", Type: "integer", KeySpecIndex: -1},
+				{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
 			}},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zrevrank": {
 		Summary:    "Returns the index of a member in a sorted set ordered by descending scores.",
 		Since:      "2.0.0",
@@ -4355,68 +4361,68 @@ var docsTable = map[string]*CommandDoc{
 			{"7.2.0", "Added the optional `WITHSCORE` argument."},
 		},
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
-			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
+			{Name: "withscore", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORE", DisplayText: "withscore", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zscan": {
 		Summary:    "Iterates over members and scores of a sorted set.",
 		Since:      "2.8.0",
 		Group:      "sorted-set",
 		Complexity: "O(1) for every call. O(N) for a complete iteration, including enough command calls for the cursor to return back to 0. N is the number of elements inside the collection.",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "cursor", Type: "integer", KeySpecIndex: -1},
-			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
-			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "cursor", Type: "integer", KeySpecIndex: -1, DisplayText: "cursor"},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", DisplayText: "pattern", Flags: ArgOptional},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "count", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zscore": {
 		Summary:    "Returns the score of a member in a sorted set.",
 		Since:      "1.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
-			{Name: "key", Type: "key", KeySpecIndex: 0},
-			{Name: "member", Type: "string", KeySpecIndex: -1},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
+			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zunion": {
 		Summary:    "Returns the union of multiple sorted sets.",
 		Since:      "6.2.0",
 		Group:      "sorted-set",
 		Complexity: "O(N)+O(M*log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
 		Args: []ArgDoc{
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 0, Flags: ArgMultiple},
-			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", Flags: ArgOptional | ArgMultiple},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", DisplayText: "weight", Flags: ArgOptional | ArgMultiple},
 			{Name: "aggregate", Type: "oneof", KeySpecIndex: -1, Token: "AGGREGATE", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM"},
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM", DisplayText: "sum"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
-			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", Flags: ArgOptional},
+			{Name: "withscores", Type: "pure-token", KeySpecIndex: -1, Token: "WITHSCORES", DisplayText: "withscores", Flags: ArgOptional},
 		},
 	},
-	// source: 8.2: redis/redis src/commands.def @da13ede
+	// source: 8.6.3 COMMAND DOCS
 	"zunionstore": {
 		Summary:    "Stores the union of multiple sorted sets in a key.",
 		Since:      "2.0.0",
 		Group:      "sorted-set",
 		Complexity: "O(N)+O(M log(M)) with N being the sum of the sizes of the input sorted sets, and M being the number of elements in the resulting sorted set.",
 		Args: []ArgDoc{
-			{Name: "destination", Type: "key", KeySpecIndex: 0},
-			{Name: "numkeys", Type: "integer", KeySpecIndex: -1},
-			{Name: "key", Type: "key", KeySpecIndex: 1, Flags: ArgMultiple},
-			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", Flags: ArgOptional | ArgMultiple},
+			{Name: "destination", Type: "key", KeySpecIndex: 0, DisplayText: "destination"},
+			{Name: "numkeys", Type: "integer", KeySpecIndex: -1, DisplayText: "numkeys"},
+			{Name: "key", Type: "key", KeySpecIndex: 1, DisplayText: "key", Flags: ArgMultiple},
+			{Name: "weight", Type: "integer", KeySpecIndex: -1, Token: "WEIGHTS", DisplayText: "weight", Flags: ArgOptional | ArgMultiple},
 			{Name: "aggregate", Type: "oneof", KeySpecIndex: -1, Token: "AGGREGATE", Flags: ArgOptional, Args: []ArgDoc{
-				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM"},
-				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN"},
-				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX"},
+				{Name: "sum", Type: "pure-token", KeySpecIndex: -1, Token: "SUM", DisplayText: "sum"},
+				{Name: "min", Type: "pure-token", KeySpecIndex: -1, Token: "MIN", DisplayText: "min"},
+				{Name: "max", Type: "pure-token", KeySpecIndex: -1, Token: "MAX", DisplayText: "max"},
 			}},
 		},
 	},

@@ -201,39 +201,10 @@ func geoAppendDistance(dst []byte, d float64) []byte {
 	return append(dst, '.', byte('0'+frac/1000), byte('0'+frac/100%10), byte('0'+frac/10%10), byte('0'+frac%10))
 }
 
-// geoAppendCoord appends a coordinate as ld2string(LD_STR_HUMAN) prints the
-// long double of a double: "%.17Lf" with the trailing zeros of the fraction and
-// then a trailing point removed, "-0" written "0".
-func geoAppendCoord(dst []byte, f float64) []byte {
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'f', 17, 64)
-	if bytes.IndexByte(dst[start:], '.') >= 0 {
-		for dst[len(dst)-1] == '0' {
-			dst = dst[:len(dst)-1]
-		}
-		if dst[len(dst)-1] == '.' {
-			dst = dst[:len(dst)-1]
-		}
-	}
-	if string(dst[start:]) == "-0" {
-		dst = append(dst[:start], '0')
-	}
-	return dst
-}
-
-// geoReplyCoord is addReplyHumanLongDouble: a RESP3 double, or a RESP2 bulk
-// string, of geoAppendCoord's text.
-func geoReplyCoord(c *Ctx, f float64) {
-	var tmp [48]byte
-	text := geoAppendCoord(tmp[:0], f)
-	if c.W.Proto == 3 {
-		c.W.Buf = append(c.W.Buf, ',')
-		c.W.Buf = append(c.W.Buf, text...)
-		c.W.Buf = append(c.W.Buf, '\r', '\n')
-		return
-	}
-	c.W.Bulk(text)
-}
+// geoReplyCoord is Redis 8's addReplyDouble of a coordinate: the shortest
+// text that reads back as the same double (a RESP3 double, a RESP2 bulk
+// string). Redis 7 printed "%.17Lf" (addReplyHumanLongDouble).
+func geoReplyCoord(c *Ctx, f float64) { c.W.Double(f) }
 
 // geoReplyDistance is addReplyDoubleDistance: always a bulk string.
 func geoReplyDistance(c *Ctx, d float64) {

@@ -2,7 +2,10 @@ package command
 
 import (
 	"math"
+	"strconv"
 	"testing"
+
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // Distances are printed as Redis 7.2+'s fixedpoint_d2string(…, 4) does: the
@@ -37,25 +40,25 @@ func TestGeoAppendDistance(t *testing.T) {
 	}
 }
 
-// Coordinates are ld2string(LD_STR_HUMAN): "%.17Lf", trailing zeros trimmed.
-func TestGeoAppendCoord(t *testing.T) {
+// Coordinates are Redis 8's addReplyDouble: the shortest round-trip text
+// (GEOPOS Sicily Palermo Catania on redis-server 8.6.3).
+func TestGeoCoordText(t *testing.T) {
 	cases := []struct {
 		f    float64
 		want string
 	}{
-		{13.361389338970184, "13.36138933897018433"},
-		{38.115556395496299, "38.11555639549629859"},
-		{2.0000001856465488, "2.0000001856465488"},
-		{0.99999994039535522, "0.99999994039535522"},
+		{13.361389338970184, "13.361389338970184"},
+		{38.115556395496299, "38.1155563954963"},
+		{15.087267458438873, "15.087267458438873"},
+		{37.50266842333162, "37.50266842333162"},
 		{180, "180"},
-		{-179.99999731779099, "-179.99999731779098511"},
 		{0.5, "0.5"},
-		{math.Copysign(0, -1), "0"},
-		{-1e-18, "0"}, // "-0.00000000000000000" trimmed
 	}
 	for _, c := range cases {
-		if got := string(geoAppendCoord(nil, c.f)); got != c.want {
-			t.Errorf("geoAppendCoord(%v) = %q, want %q", c.f, got, c.want)
+		var w resp.Writer
+		geoReplyCoord(&Ctx{W: &w}, c.f)
+		if got, want := string(w.Buf), "$"+strconv.Itoa(len(c.want))+"\r\n"+c.want+"\r\n"; got != want {
+			t.Errorf("coordinate %v = %q, want %q", c.f, got, want)
 		}
 	}
 }
@@ -84,8 +87,7 @@ func TestGeohashEncodeDecode(t *testing.T) {
 		}
 	}
 	xy, ok := decodeGeohash(3479099956230698)
-	if !ok || string(geoAppendCoord(nil, xy[0])) != "13.36138933897018433" ||
-		string(geoAppendCoord(nil, xy[1])) != "38.11555639549629859" {
+	if !ok || xy[0] != 13.361389338970184 || xy[1] != 38.1155563954963 {
 		t.Errorf("decode Palermo = %v %v", xy, ok)
 	}
 	p, _ := decodeGeohash(3479099956230698)

@@ -444,10 +444,14 @@ func hincrbyfloatCmd(c *Ctx) {
 	c.DB.Touch(key)
 	c.Notify('h', "hincrbyfloat", key)
 	c.Dirty++
-	c.PropagateAs(wHset, key, f, out) // hincrbyfloatCommand: replicated as HSET
+	// hincrbyfloatCommand (8.6): replicated as HSETEX with the result, keeping
+	// the field's TTL
+	c.PropagateAs(wHsetex, key, wKeepTTL, wFields, wOne, f, out)
 }
 
 var (
-	wHset = []byte("HSET")
-	wHdel = []byte("HDEL")
+	wHset   = []byte("HSET")
+	wHsetex = []byte("HSETEX")
+	wHdel   = []byte("HDEL")
+	wOne    = []byte("1")
 )

@@ -36,7 +36,7 @@ func listCommands() []*Spec {
 		{Name: "lrem", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Run: lremCmd},
 		{Name: "lset", Arity: 4, Flags: w | d, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW update", Run: lsetCmd},
 		{Name: "ltrim", Arity: 4, Flags: w, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Run: ltrimCmd},
-		{Name: "rpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Summary: "Returns and removes the last elements of the list. Deletes the list if the last element was popped.", Run: rpopCmd},
+		{Name: "rpop", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: rpopCmd},
 		{Name: "rpoplpush", Arity: 3, Flags: w | d, FirstKey: 1, LastKey: 2, Step: 1, Keys: move, Run: rpoplpushCmd},
 		{Name: "rpush", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Run: rpushCmd},
 		{Name: "rpushx", Arity: -3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Run: rpushxCmd},

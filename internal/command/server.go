@@ -42,10 +42,26 @@ func flushArgs(c *Ctx) bool {
 	return true
 }
 
+// flushRepliesLast is flushCommandCommon's "blocking ASYNC": Redis 8 runs a
+// synchronous FLUSHALL or FLUSHDB of a client that may block in the
+// background and replies when it is done, so what the flush sent the client
+// (its invalidation) comes before the +OK; inside MULTI or a script, or with
+// ASYNC (lazyfree-lazy-user-flush yes without SYNC), the reply comes first.
+func flushRepliesLast(c *Ctx) bool {
+	var async bool
+	if len(c.Argv) == 2 {
+		async = eqFold(c.Argv[1], "async")
+	} else {
+		async = configYes(c, "lazyfree-lazy-user-flush")
+	}
+	return !async && c.MayBlock()
+}
+
 func flushallCmd(c *Ctx) {
 	if !flushArgs(c) {
 		return
 	}
+	c.ReplyLast = flushRepliesLast(c)
 	c.Dirty += c.KS.Keys()
 	c.KS.FlushAll()
 	if c.Srv != nil && c.Srv.Persistence().FlushAllSave() {
@@ -60,6 +76,7 @@ func flushdbCmd(c *Ctx) {
 	if !flushArgs(c) {
 		return
 	}
+	c.ReplyLast = flushRepliesLast(c)
 	c.Dirty += c.DB.Len()
 	c.DB.Flush()
 	c.W.SimpleString("OK")

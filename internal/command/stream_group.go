@@ -825,53 +825,55 @@ func xinfoStream(c *Ctx, s *keyspace.Stream) {
 	}
 }
 
-// parseDeleteArgs reads XDELEX's and XACKDEL's [KEEPREF|DELREF|ACKED] IDS
-// numids id... from argv[from:]; it replies the error and returns false on
-// failure.
-func parseDeleteArgs(c *Ctx, from int) (policy int, ids []keyspace.StreamID, ok bool) {
+// parseDeleteArgs is streamParseAckDelArgsOrReply: [KEEPREF|DELREF|ACKED]
+// IDS numids id... from argv[from]; it returns the policy and where the IDs
+// are. The IDs themselves are parsed after the key and group are looked up
+// (parseDeleteIDs), as Redis does.
+func parseDeleteArgs(c *Ctx, from int) (policy, start, num int, ok bool) {
 	argv := c.Argv
 	policySet := false
-	start, num := -1, 0
+	start = -1
 	for j := from; j < len(argv); {
-		if p, isP := parsePolicy(argv[j]); isP {
-			if policySet {
-				c.Err(ErrSyntax)
-				return 0, nil, false
-			}
+		if p, isP := parsePolicy(argv[j]); isP && !policySet {
 			policy, policySet = p, true
 			j++
 			continue
 		}
-		if eqFold(argv[j], "ids") && j+1 < len(argv) && start < 0 {
+		if eqFold(argv[j], "ids") && j+1 < len(argv) {
 			n, ok := resp.ParseInt(argv[j+1])
 			if !ok || n <= 0 {
 				c.Error("ERR Number of IDs must be a positive integer")
-				return 0, nil, false
+				return 0, 0, 0, false
 			}
 			if n > int64(len(argv)-j-2) {
 				c.Error("ERR The `numids` parameter must match the number of arguments")
-				return 0, nil, false
+				return 0, 0, 0, false
 			}
 			start, num = j+2, int(n)
 			j += 2 + num
 			continue
 		}
 		c.Err(ErrSyntax)
-		return 0, nil, false
+		return 0, 0, 0, false
 	}
 	if start < 0 {
-		c.Err(ErrSyntax)
-		return 0, nil, false
+		c.Error("ERR IDS option is required")
+		return 0, 0, 0, false
 	}
-	ids = make([]keyspace.StreamID, num)
+	return policy, start, num, true
+}
+
+// parseDeleteIDs parses the num strict IDs at argv[start] (all or nothing).
+func parseDeleteIDs(c *Ctx, start, num int) ([]keyspace.StreamID, bool) {
+	ids := make([]keyspace.StreamID, num)
 	for i := range ids {
-		id, ok := streamIDArg(c, argv[start+i], true)
+		id, ok := streamIDArg(c, c.Argv[start+i], true)
 		if !ok {
-			return 0, nil, false
+			return nil, false
 		}
 		ids[i] = id
 	}
-	return policy, ids, true
+	return ids, true
 }
 
 // Per-ID results of XDELEX and XACKDEL.
@@ -883,22 +885,27 @@ const (
 
 // xdelexCmd: XDELEX key [KEEPREF|DELREF|ACKED] IDS numids id [id ...] (8.2)
 func xdelexCmd(c *Ctx) {
-	policy, ids, ok := parseDeleteArgs(c, 2)
-	if !ok {
-		return
-	}
 	key := c.Argv[1]
 	s, ok := lookupStream(c, key, true)
 	if !ok {
 		return
 	}
-	c.W.ArrayLen(len(ids))
+	policy, start, num, ok := parseDeleteArgs(c, 2)
+	if !ok {
+		return
+	}
 	if s == nil {
-		for range ids {
+		c.W.ArrayLen(num)
+		for range num {
 			c.W.Int(delNoID)
 		}
 		return
 	}
+	ids, ok := parseDeleteIDs(c, start, num)
+	if !ok {
+		return
+	}
+	c.W.ArrayLen(len(ids))
 	deleted, changed := 0, false
 	for _, id := range ids {
 		res := delNoID
@@ -931,12 +938,12 @@ func xdelexCmd(c *Ctx) {
 
 // xackdelCmd: XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...] (8.2)
 func xackdelCmd(c *Ctx) {
-	policy, ids, ok := parseDeleteArgs(c, 3)
+	key := c.Argv[1]
+	s, ok := lookupStream(c, key, false)
 	if !ok {
 		return
 	}
-	key := c.Argv[1]
-	s, ok := lookupStream(c, key, true)
+	policy, start, num, ok := parseDeleteArgs(c, 3)
 	if !ok {
 		return
 	}
@@ -944,13 +951,18 @@ func xackdelCmd(c *Ctx) {
 	if s != nil {
 		cg = s.LookupCG(c.Argv[2])
 	}
-	c.W.ArrayLen(len(ids))
 	if cg == nil {
-		for range ids {
+		c.W.ArrayLen(num)
+		for range num {
 			c.W.Int(delNoID)
 		}
 		return
 	}
+	ids, ok := parseDeleteIDs(c, start, num)
+	if !ok {
+		return
+	}
+	c.W.ArrayLen(len(ids))
 	deleted := 0
 	for _, id := range ids {
 		res := delNoID

@@ -17,8 +17,8 @@ func stringCommands() []*Spec {
 		{Name: "append", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW insert", Run: appendCmd},
 		{Name: "decr", Arity: 2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: decrCmd},
 		{Name: "decrby", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: decrbyCmd},
-		{Name: "delex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW delete variable_flags", Begin: 1, Step: 1}}, KeyFlagsFn: delexKeyFlags, Summary: "Conditionally removes the specified key based on value or digest comparison.", Run: delexCmd},
-		{Name: "digest", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Summary: "Returns the XXH3 hash of a string value.", Run: digestCmd},
+		{Name: "delex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW delete variable_flags", Begin: 1, Step: 1}}, KeyFlagsFn: delexKeyFlags, Run: delexCmd},
+		{Name: "digest", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: digestCmd},
 		{Name: "get", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: getCmd},
 		{Name: "getdel", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: getdelCmd},
 		{Name: "getex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW access update", Begin: 1, Step: 1, Notes: "RW and UPDATE because it changes the TTL"}}, Run: getexCmd},
@@ -599,6 +599,7 @@ func incrbyfloatCmd(c *Ctx) {
 	if len(out) > 44 {
 		ne.Enc = keyspace.EncRaw
 	}
+	ne.FitKey(key)
 	c.Notify('$', "incrbyfloat", key)
 	c.Dirty++
 	c.W.Bulk(out)

@@ -266,7 +266,15 @@ func TestDiffRandom(t *testing.T) {
 			return []string{"OBJECT", "ENCODING", k}
 		},
 	}
+	var hist []string
 	for i := 0; i < 3000 && !t.Failed(); i++ {
-		p.same(gens[rng.IntN(len(gens))]()...)
+		a := gens[rng.IntN(len(gens))]()
+		hist = append(hist, strings.Join(a, " "))
+		p.same(a...)
+	}
+	if t.Failed() {
+		for _, h := range hist[max(0, len(hist)-60):] {
+			t.Log(h)
+		}
 	}
 }

@@ -138,6 +138,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	}
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
+	e.fitKey(key)
 	if !live || db.ks.access != AccessLFU {
 		// an overwrite keeps the LFU counter (dbSetValue: val->lru = old->lru)
 		e.Access = db.ks.newAccess()
@@ -384,6 +385,7 @@ func (db *DB) Rename(src, dst []byte) {
 	}
 	ne, _ := db.dict.Upsert(dst)
 	*ne = moved
+	ne.fitKey(dst)
 	if at != 0 {
 		db.setExpire(dst, ne, at)
 	}
@@ -405,6 +407,7 @@ func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	ne, _ := db.dict.Upsert(key)
 	v.expIdx = 0
 	*ne = v
+	ne.fitKey(key)
 	if at != 0 {
 		db.setExpire(key, ne, at)
 	}

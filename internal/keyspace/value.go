@@ -248,6 +248,24 @@ func isCanonicalInt(b []byte) bool {
 	return v <= 1<<63-1
 }
 
+// embedsWith reports whether Redis 8's kvobjSet keeps an embstr value of
+// valLen bytes embedded with a key of keyLen bytes: the object (16 bytes), the
+// key with its headers (3) and the value with its (4) must fit a 64-byte cache
+// line; otherwise the value becomes raw when it is stored under the key.
+func embedsWith(keyLen, valLen int) bool { return 16+keyLen+3+valLen+4 <= 64 }
+
+// fitKey is kvobjSet's choice for a string stored under key: an embstr value
+// that does not fit the cache line with the key becomes raw.
+func (e *Entry) fitKey(key []byte) {
+	if e.Kind == KindString && e.Enc == EncEmbstr && !embedsWith(len(key), len(e.Bytes())) {
+		e.Enc = EncRaw
+	}
+}
+
+// FitKey is fitKey for a value a command replaced in place (dbReplaceValue,
+// INCRBYFLOAT).
+func (e *Entry) FitKey(key []byte) { e.fitKey(key) }
+
 // EncodingName returns OBJECT ENCODING's text for e.
 func (e *Entry) EncodingName() string {
 	switch e.Kind {

@@ -170,7 +170,7 @@ func (vm *VM) redisLog(L *lua.LState) int {
 	}
 	level := int(lua.LVAsNumber(L.Get(1)))
 	if level < 0 || level > 3 {
-		L.Error(errorTable(L, "Invalid debug level."), 0)
+		L.Error(errorTable(L, "Invalid log level."), 0)
 	}
 	var sb strings.Builder
 	for i := 2; i <= argc; i++ {

@@ -15,8 +15,11 @@ import (
 // everything before it. Payloads from Redis load here (LZF-compressed and
 // integer-encoded strings included) and ours load in Redis.
 
+// RDBVersion is the RDB version of the payloads written and the newest read:
+// Redis 8.6's 13, as internal/rdb's Version (a server test checks they agree).
+const RDBVersion = 13
+
 const (
-	rdbVersion          = 12 // Redis 8.x
 	rdbOpcodeFunction2  = 245
 	rdbOpcodeFunctionGA = 246 // FUNCTION_PRE_GA, written by Redis 7.0 release candidates
 )
@@ -41,7 +44,7 @@ func DumpLibraries(libs []*Library) []byte {
 		b = appendRDBLen(b, uint64(len(l.Code)))
 		b = append(b, l.Code...)
 	}
-	b = append(b, rdbVersion&0xff, rdbVersion>>8)
+	b = append(b, RDBVersion&0xff, RDBVersion>>8)
 	return binary.LittleEndian.AppendUint64(b, crc64.Update(0, b))
 }
 
@@ -54,7 +57,7 @@ func ParseDump(p []byte) ([]string, error) {
 	if binary.LittleEndian.Uint64(p[len(p)-8:]) != crc64.Update(0, body) {
 		return nil, errBadPayload
 	}
-	if v := binary.LittleEndian.Uint16(body[len(body)-2:]); v > rdbVersion {
+	if v := binary.LittleEndian.Uint16(body[len(body)-2:]); v > RDBVersion {
 		return nil, errBadPayload
 	}
 	data := body[:len(body)-2]

@@ -51,7 +51,7 @@ const (
 // A command that parks its client (c.Parked) is counted once, when it is
 // served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
 func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
-	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked = spec, "", 0, false, false
+	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked, c.ReplyLast = spec, "", 0, false, false, false
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()

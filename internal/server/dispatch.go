@@ -99,6 +99,15 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}
+	if c.ReplyLast && spec.Flags&command.PushReply == 0 {
+		// the messages for cl (its own invalidations) go before the reply
+		reply := append([]byte(nil), cl.w.Buf[mark:]...)
+		cl.w.Buf = cl.w.Buf[:mark]
+		s.trackAfterCommand(cl, spec)
+		cl.flushSelfPush()
+		mark = len(cl.w.Buf)
+		cl.w.Buf = append(cl.w.Buf, reply...)
+	}
 	if spec.Flags&command.PushReply == 0 {
 		s.finishReply(cl, mark)
 	} else {

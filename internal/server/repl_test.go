@@ -156,7 +156,7 @@ func TestPropagationRewrites(t *testing.T) {
 		{"delex", s2(s("SET", "k", "v")), [][]string{s("DELEX", "k", "IFEQ", "x"), s("DELEX", "k", "IFEQ", "v")}, s("SELECT 0", "DEL k")},
 		// float increments as their result
 		{"incrbyfloat", s2(s("SET", "k", "1")), [][]string{s("INCRBYFLOAT", "k", "0.5")}, s("SELECT 0", "SET k 1.5 KEEPTTL")},
-		{"hincrbyfloat", s2(s("HSET", "h", "f", "1")), [][]string{s("HINCRBYFLOAT", "h", "f", "2.5")}, s("SELECT 0", "HSET h f 3.5")},
+		{"hincrbyfloat", s2(s("HSET", "h", "f", "1")), [][]string{s("HINCRBYFLOAT", "h", "f", "2.5")}, s("SELECT 0", "HSETEX h KEEPTTL FIELDS 1 f 3.5")},
 		// SPOP as SREM, or DEL of the whole set
 		{"spop", s2(s("SADD", "s", "a")), [][]string{s("SPOP", "s")}, s("SELECT 0", "SREM s a")},
 		{"spop-all", s2(s("SADD", "s", "a", "b")), [][]string{s("SPOP", "s", "5")}, s("SELECT 0", "DEL s")},

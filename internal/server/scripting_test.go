@@ -13,6 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkv/hotkv/internal/hotkvtest"
+	"github.com/hotkv/hotkv/internal/rdb"
+	"github.com/hotkv/hotkv/internal/script"
 )
 
 // The real redsync library (Lua scripts by EVALSHA with the NOSCRIPT fallback
@@ -307,4 +309,11 @@ func TestRedissonRLockScripts(t *testing.T) {
 			t.Fatalf("acquire after release: %v", err)
 		}
 	})
+}
+
+// FUNCTION DUMP writes the RDB version DUMP does.
+func TestFunctionDumpRDBVersion(t *testing.T) {
+	if script.RDBVersion != rdb.Version {
+		t.Fatalf("FUNCTION DUMP writes RDB %d, DUMP %d", script.RDBVersion, rdb.Version)
+	}
 }

@@ -2,13 +2,13 @@
 // of every command HotKV has, as Redis 8.x replies it.
 //
 // Inputs (internal/command/testdata/docs):
-//   - redis70.resp3: Redis 7.0.15's `COMMAND DOCS` reply (RESP3, after HELLO 3),
-//     captured from a redis-server: the base of every command 7.0 has.
-//   - redis8.jsonl: one line per HotKV command, reviewed against Redis 8.x's
-//     src/commands/*.json (and commands.def): what 8.x changed on top of 7.0
-//     (summaries, complexity, history, arguments), or the whole entry for
-//     commands 7.0 lacks. A command without a line here gets no docs: the
-//     generator refuses a table that mixes unreviewed 7.0 data with 8.x data.
+//   - redis86.resp3: Redis 8.6.3's `COMMAND DOCS` reply (RESP3, after HELLO 3),
+//     captured from the redis-server .ci/redis-ref.sh builds: the docs of every
+//     command.
+//   - redis8.jsonl: one line per HotKV command: a line with only "cmd" and
+//     "src" takes 8.6.3's docs as they are; other fields change them where
+//     HotKV deliberately differs, or give the whole entry of a command 8.6.3
+//     lacks ("new"). A command without a line here gets no docs.
 //
 // Run it with `go generate ./internal/command` (see docs.go).
 package main
@@ -30,7 +30,7 @@ import (
 func main() {
 	dir := flag.String("dir", ".", "the internal/command directory")
 	flag.Parse()
-	base, err := loadRESP(filepath.Join(*dir, "testdata/docs/redis70.resp3"))
+	base, err := loadRESP(filepath.Join(*dir, "testdata/docs/redis86.resp3"))
 	if err != nil {
 		fail(err)
 	}
@@ -173,6 +173,9 @@ func loadRESP(path string) (map[string]*Doc, error) {
 			if err != nil {
 				return fmt.Errorf("%s: %v", name, err)
 			}
+			if d == nil {
+				continue // a module's command (8.6.3 lists its vectorset module's)
+			}
 			out[name] = d
 			if subs != nil {
 				if err := add(subs); err != nil {
@@ -220,6 +223,8 @@ func docFromRESP(m [][2]any) (*Doc, [][2]any, error) {
 			d.Args = args
 		case "subcommands":
 			subs = e[1].([][2]any)
+		case "module":
+			return nil, nil, nil
 		default:
 			return nil, nil, fmt.Errorf("unknown field %q", k)
 		}
@@ -276,7 +281,7 @@ type Change struct {
 	Cmd    string `json:"cmd"`
 	Source string `json:"src"`
 	New    bool   `json:"new"`
-	// scalar fields: absent keeps 7.0's, "" removes
+	// scalar fields: absent keeps 8.6.3's, "" removes
 	Summary         *string             `json:"summary"`
 	Since           *string             `json:"since"`
 	Group           *string             `json:"group"`
@@ -377,7 +382,7 @@ func apply(base map[string]*Doc, changes []*Change) (map[string]*Doc, error) {
 		var d *Doc
 		if c.New {
 			if base[c.Cmd] != nil {
-				return nil, fmt.Errorf("%s: marked new but Redis 7.0 has it", c.Cmd)
+				return nil, fmt.Errorf("%s: marked new but Redis 8.6.3 has it", c.Cmd)
 			}
 			if c.Summary == nil || c.Since == nil || c.Group == nil {
 				return nil, fmt.Errorf("%s: a new command needs summary, since and group", c.Cmd)
@@ -386,7 +391,7 @@ func apply(base map[string]*Doc, changes []*Change) (map[string]*Doc, error) {
 		} else {
 			b := base[c.Cmd]
 			if b == nil {
-				return nil, fmt.Errorf("%s: not in Redis 7.0's docs (mark it new)", c.Cmd)
+				return nil, fmt.Errorf("%s: not in Redis 8.6.3's docs (mark it new)", c.Cmd)
 			}
 			cp := *b
 			cp.Args = cloneArgs(b.Args)
