@@ -234,10 +234,12 @@ func debugProtocol(c *Ctx, typ string) {
 			c.Error("ERR RESP2 is not supported by this command")
 			return
 		}
+		// the push goes after the reply: Redis 7.2+ holds the pushes meant
+		// for the running client until its command's reply (pending_push_messages)
+		w.BulkString("Some real reply following the push reply")
 		w.PushLen(2)
 		w.BulkString("server-cpu-usage")
 		w.Int(42)
-		w.BulkString("Some real reply following the push reply")
 	case "true":
 		w.Bool(true)
 	case "false":

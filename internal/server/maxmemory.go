@@ -419,7 +419,9 @@ func (s *Server) oomAfterEvicting(cl *client, flags command.Flag) bool {
 	if s.ks.Stats.EvictedKeys != evicted {
 		cl.drainPush()
 	}
-	deny := flags&command.DenyOOM != 0 || (cl.InMulti() && flags&command.EndsMulti == 0)
+	// Redis 8: only denyoom commands are refused (EXEC when it queued one);
+	// inside MULTI the others queue (7.x refused every command there)
+	deny := flags&command.DenyOOM != 0
 	if flags&command.RunsCommands != 0 {
 		// EVAL and FCALL check the state as they start (their flags depend
 		// on the script's shebang), EXEC's queued scripts too

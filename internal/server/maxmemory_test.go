@@ -34,9 +34,18 @@ func TestMaxmemoryRefusesDenyOOMCommands(t *testing.T) {
 	if r := c.Do("EVAL", "#!lua flags=allow-oom\nreturn redis.call('set', 'x', 3)", "0"); r != "+OK\r\n" {
 		t.Fatalf("allow-oom script: %q", r)
 	}
+	// Redis 8: a read queues inside MULTI and runs; a denyoom command is
+	// refused there and aborts the transaction
 	c.Do("MULTI")
-	if r := c.Do("GET", "x"); r != oom {
-		t.Fatalf("queuing while out of memory: %q", r)
+	if r := c.Do("GET", "x"); r != "+QUEUED\r\n" {
+		t.Fatalf("queuing a read while out of memory: %q", r)
+	}
+	if r := c.Do("EXEC"); r != "*1\r\n$1\r\n3\r\n" {
+		t.Fatalf("EXEC of a read: %q", r)
+	}
+	c.Do("MULTI")
+	if r := c.Do("SET", "x", "4"); r != oom {
+		t.Fatalf("queuing a write while out of memory: %q", r)
 	}
 	if r := c.Do("EXEC"); !strings.HasPrefix(r, "-EXECABORT") {
 		t.Fatalf("EXEC: %q", r)
