@@ -146,7 +146,7 @@ func debugCmd(c *Ctx) {
 		}
 		c.W.SimpleString("Value at:0x0 refcount:1 encoding:" + e.EncodingName() +
 			" serializedlength:" + strconv.Itoa(len(e.Bytes())+1) +
-			" lru:" + strconv.FormatUint(uint64(e.Access), 10) +
+			" lru:" + strconv.FormatUint(uint64(e.Access()), 10) +
 			" lru_seconds_idle:" + strconv.FormatInt(c.KS.IdleSeconds(e), 10) + debugObjectExtra(c, e))
 	case "listpack":
 		// DEBUG LISTPACK key: Redis dumps the listpack to its stdout; HotKV's

@@ -150,7 +150,7 @@ func restoreCmd(c *Ctx) {
 		c.PropagateAs(argv...)
 	}
 	ent := v.Entry()
-	ent.Access = c.KS.NewAccess()
+	ent.SetAccess(c.KS.NewAccess())
 	e := c.DB.Insert(key, ent, ttl)
 	switch lfu := c.Srv.LFU(); { // objectSetLRUOrLFU
 	case lfu && freq >= 0:

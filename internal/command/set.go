@@ -64,7 +64,9 @@ func saddCmd(c *Ctx) {
 	}
 	added := s.AddAll(c.KS, members)
 	if added > 0 {
-		if !created {
+		if created {
+			c.DB.Resized(key) // SetObject announced the key; its size is new
+		} else {
 			c.DB.Touch(key)
 		}
 		c.Notify('s', "sadd", key)

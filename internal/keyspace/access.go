@@ -51,11 +51,11 @@ func (ks *Keyspace) newAccess() uint32 {
 func (ks *Keyspace) touch(e *Entry) {
 	switch ks.access {
 	case AccessLRU:
-		e.Access = ks.lruClock()
+		e.SetAccess(ks.lruClock())
 	case AccessLFU:
-		counter := ks.lfuDecr(e.Access)
+		counter := ks.lfuDecr(e.Access())
 		counter = ks.lfuLogIncr(counter)
-		e.Access = ks.lfuMinutes()<<8 | counter
+		e.SetAccess(ks.lfuMinutes()<<8 | counter)
 	}
 }
 
@@ -63,7 +63,7 @@ func (ks *Keyspace) touch(e *Entry) {
 // clock.
 func (ks *Keyspace) touchModified(db int, key []byte) {
 	if e, ok := ks.DBs[db].dict.Get(key); ok {
-		e.Access = ks.lruClock()
+		e.SetAccess(ks.lruClock())
 	}
 }
 
@@ -138,13 +138,13 @@ func (ks *Keyspace) rand() uint64 {
 }
 
 // LFUFreq is OBJECT FREQ: e's counter, decayed to now (not stored).
-func (ks *Keyspace) LFUFreq(e *Entry) int64 { return int64(ks.lfuDecr(e.Access)) }
+func (ks *Keyspace) LFUFreq(e *Entry) int64 { return int64(ks.lfuDecr(e.Access())) }
 
 // idleMs is estimateObjectIdleTime: ms since the LRU clock in e.Access.
 func (ks *Keyspace) idleMs(e *Entry) uint64 {
 	now := ks.lruClock()
-	if now >= e.Access {
-		return uint64(now-e.Access) * 1000
+	if now >= e.Access() {
+		return uint64(now-e.Access()) * 1000
 	}
-	return uint64(now+(1<<24-1-e.Access)) * 1000
+	return uint64(now+(1<<24-1-e.Access())) * 1000
 }

@@ -19,6 +19,7 @@ type DB struct {
 	expiring expIndex             // the keys with a TTL and their deadlines (expindex.go)
 	hfe      []hfeItem            // hashes with field deadlines, a min-heap (hfe.go)
 	idmp     map[*Stream]struct{} // streams with IDMP records (stream_idmp.go)
+	keysizes Keysizes             // INFO keysizes' histogram (keysizes.go)
 	avgTTL   int64                // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
 }
 
@@ -123,6 +124,7 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	oldKind := e.Kind
 	if existed {
 		db.dropReg(e)
+		db.ksUncount(e)
 	}
 	if old := e.Bytes(); existed && e.Kind == KindString && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
 		e.SetBytes(append(old[:0], val...))
@@ -141,11 +143,12 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 	e.fitKey(key)
 	if !live || db.ks.access != AccessLFU {
 		// an overwrite keeps the LFU counter (dbSetValue: val->lru = old->lru)
-		e.Access = db.ks.newAccess()
+		e.SetAccess(db.ks.newAccess())
 	}
 	if !keepTTL && e.expIdx != 0 {
 		db.clearTTL(e)
 	}
+	db.ksCount(e)
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != KindString)
@@ -171,13 +174,14 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 			db.clearTTL(e)
 		}
 		db.dropReg(e)
+		db.ksUncount(e)
 		db.ks.Freed += valueUsage(e, defaultSamples)
 	}
 	access := db.ks.newAccess()
 	if live && db.ks.access == AccessLFU {
-		access = e.Access // an overwrite keeps the LFU counter
+		access = e.Access() // an overwrite keeps the LFU counter
 	}
-	*e = Entry{Kind: kind, Access: access}
+	*e = Entry{Kind: kind, meta: access & accessMask}
 	if e.SetObj(obj); e.Kind != kind {
 		panic("keyspace: SetObject: " + kind.String() + " with a value of another kind")
 	}
@@ -185,6 +189,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	if !existed {
 		db.ks.Added += keyAllocs(unsafeView(key))
 	}
+	db.ksCount(e)
 	db.ks.modified(db.ID, key)
 	if live {
 		db.ks.overwritten(db.ID, key, oldKind != kind)
@@ -226,6 +231,7 @@ func (db *DB) unlink(key string) (Entry, bool) {
 		db.dropExpiring(old.expIdx)
 	}
 	db.dropReg(&old)
+	db.ksUncount(&old)
 	return old, true
 }
 
@@ -366,6 +372,7 @@ func (db *DB) Flush() {
 	db.expiring = expIndex{acct: db.ks.allocCount()}
 	db.clearHashReg()
 	db.idmp = nil
+	db.keysizes = Keysizes{}
 	db.avgTTL = 0
 }
 
@@ -386,6 +393,7 @@ func (db *DB) Rename(src, dst []byte) {
 	ne, _ := db.dict.Upsert(dst)
 	*ne = moved
 	ne.fitKey(dst)
+	db.ksCount(ne)
 	if at != 0 {
 		db.setExpire(dst, ne, at)
 	}
@@ -408,6 +416,7 @@ func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	v.expIdx = 0
 	*ne = v
 	ne.fitKey(key)
+	db.ksCount(ne)
 	if at != 0 {
 		db.setExpire(key, ne, at)
 	}
@@ -437,7 +446,12 @@ func (db *DB) Evict(key []byte) (int64, bool) {
 
 // Touch signals that the value of key was modified in place (Redis's
 // signalModifiedKey): commands that change an entry through its pointer call it.
-func (db *DB) Touch(key []byte) { db.ks.modified(db.ID, key) }
+func (db *DB) Touch(key []byte) {
+	if e, ok := db.dict.Get(key); ok {
+		db.ksResized(e) // the value may have grown or shrunk (keysizes.go)
+	}
+	db.ks.modified(db.ID, key)
+}
 
 // RehashFor spends up to us microseconds finishing an incremental rehash of the
 // key table (Redis's activerehashing cron step); nowUs is the time source for the

@@ -133,7 +133,7 @@ func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, sample
 		case VolatileLRU, AllKeysLRU, VolatileLRM, AllKeysLRM:
 			idle = ks.idleMs(e)
 		case VolatileLFU, AllKeysLFU:
-			idle = 255 - uint64(ks.lfuDecr(e.Access))
+			idle = 255 - uint64(ks.lfuDecr(e.Access()))
 		case VolatileTTL:
 			idle = math.MaxUint64 - uint64(db.ExpireAt(e))
 		}

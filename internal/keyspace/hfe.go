@@ -107,6 +107,8 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 			}
 			if empty {
 				db.removeString(it.key)
+			} else {
+				db.ksResized(e)
 			}
 			db.ks.modified(db.ID, kb)
 			if empty {

@@ -136,10 +136,10 @@ func (ks *Keyspace) lruClock() uint32 { return uint32(ks.now/1000) & (1<<24 - 1)
 // IdleSeconds is OBJECT IDLETIME for an entry.
 func (ks *Keyspace) IdleSeconds(e *Entry) int64 {
 	now := ks.lruClock()
-	if now >= e.Access {
-		return int64(now - e.Access)
+	if now >= e.Access() {
+		return int64(now - e.Access())
 	}
-	return int64(now + (1<<24 - e.Access))
+	return int64(now + (1<<24 - e.Access()))
 }
 
 func (ks *Keyspace) modified(db int, key []byte) {
@@ -180,6 +180,7 @@ func (ks *Keyspace) Swap(a, b int) {
 	da.expiring, dbb.expiring = dbb.expiring, da.expiring
 	da.hfe, dbb.hfe = dbb.hfe, da.hfe
 	da.idmp, dbb.idmp = dbb.idmp, da.idmp
+	da.keysizes, dbb.keysizes = dbb.keysizes, da.keysizes
 	da.avgTTL, dbb.avgTTL = dbb.avgTTL, da.avgTTL
 }
 

@@ -229,11 +229,11 @@ func (ks *Keyspace) NewAccess() uint32 { return ks.newAccess() }
 // SetFreq gives e the LFU counter freq (0..255) as of now (RESTORE ... FREQ,
 // objectSetLRUOrLFU under an LFU policy).
 func (ks *Keyspace) SetFreq(e *Entry, freq int64) {
-	e.Access = ks.lfuMinutes()<<8 | uint32(min(max(freq, 0), 255))
+	e.SetAccess(ks.lfuMinutes()<<8 | uint32(min(max(freq, 0), 255)))
 }
 
 // SetIdle makes e look idle for secs seconds (RESTORE ... IDLETIME,
 // objectSetLRUOrLFU).
 func (ks *Keyspace) SetIdle(e *Entry, secs int64) {
-	e.Access = uint32(int64(ks.lruClock())-secs) & (1<<24 - 1)
+	e.SetAccess(uint32(int64(ks.lruClock())-secs) & (1<<24 - 1))
 }

@@ -68,12 +68,21 @@ const embstrLimit = 44
 type Entry struct {
 	p      unsafe.Pointer
 	n      uint32 // KindString: the length, or bigStr
-	Access uint32 // LRU clock (seconds) of the last access, for OBJECT IDLETIME
+	meta   uint32 // low 24 bits: the access word (Access); high 8: the keysizes bin (keysizes.go)
 	expIdx int32  // 1-based index in DB.expiring; 0 = no TTL
 	c      uint16 // KindString: the spare capacity after n, coded by slackCode
 	Kind   Kind
 	Enc    uint8 // string encoding (EncRaw/EncEmbstr/EncInt)
 }
+
+// accessMask selects the access word in Entry.meta.
+const accessMask = 1<<24 - 1
+
+// Access is the entry's access word: Redis's 24-bit robj.lru field (access.go).
+func (e *Entry) Access() uint32 { return e.meta & accessMask }
+
+// SetAccess sets the access word (24 bits; higher bits are dropped).
+func (e *Entry) SetAccess(v uint32) { e.meta = e.meta&^accessMask | v&accessMask }
 
 // slackCode codes a string's spare capacity s (cap - len) in 16 bits, rounding
 // down so that the decoded capacity never exceeds the real one: below 2048 it is
@@ -190,7 +199,7 @@ func (e *Entry) SetObj(o any) {
 // e, for COPY; the copy has no place in any expiry index (give its deadline to
 // DB.Insert).
 func (e *Entry) Clone() Entry {
-	v := Entry{Kind: e.Kind, Enc: e.Enc, Access: e.Access}
+	v := Entry{Kind: e.Kind, Enc: e.Enc, meta: e.meta & accessMask}
 	if e.Kind == KindString {
 		v.SetBytes(append([]byte(nil), e.Bytes()...))
 	} else if cl, ok := e.Obj().(interface{ Clone() any }); ok {

@@ -256,7 +256,7 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 				return st, fmt.Errorf("RDB has duplicated key '%s' in DB %d", key, db.ID)
 			}
 			e := v.Entry()
-			e.Access = ks.NewAccess() // createObject's, then objectSetLRUOrLFU
+			e.SetAccess(ks.NewAccess()) // createObject's, then objectSetLRUOrLFU
 			at := int64(0)
 			if expireAt != -1 {
 				at = expireAt

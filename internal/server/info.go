@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/server/infofmt"
 )
@@ -54,6 +55,7 @@ var infoSections = []infoSection{
 	{"errorstats", "Errorstats", true, (*Server).infoErrorstats},
 	{"cluster", "Cluster", true, func(_ *Server, b []byte) []byte { return kv(b, "cluster_enabled", "0") }},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
+	{"keysizes", "Keysizes", true, (*Server).infoKeysizes},
 	{"debug", "Debug", false, (*Server).infoDebug},
 }
 
@@ -423,6 +425,60 @@ func (s *Server) infoKeyspace(b []byte) []byte {
 		}
 		b = kv(b, "db"+strconv.Itoa(db.ID), fmt.Sprintf("keys=%d,expires=%d,avg_ttl=%d,subexpiry=%d",
 			db.Len(), db.Expires(), db.AvgTTL(), db.HashesWithFieldTTL()))
+	}
+	return b
+}
+
+// keysizesLabels are the bins' labels (sdscatHistograms' expSizeLabels).
+var keysizesLabels = func() [keyspace.KeysizesBins]string {
+	var l [keyspace.KeysizesBins]string
+	units := []string{"", "K", "M", "G", "T", "P", "E"}
+	l[0] = "0"
+	for i := 1; i < len(l); i++ {
+		p := i - 1 // the bin holds 2^p to 2^(p+1)-1
+		l[i] = strconv.Itoa(1<<(p%10)) + units[p/10]
+	}
+	return l
+}()
+
+// keysizesFields are the INFO field names by type (KeysizesTypes' order).
+var keysizesFields = [...]string{"distrib_strings_sizes", "distrib_lists_items", "distrib_sets_items",
+	"distrib_zsets_items", "distrib_hashes_items"}
+
+// infoKeysizes is INFO keysizes (Redis 8): per database with keys, per type
+// with keys, "db<n>_<field>:<bin>=<count>,..." over the non-empty bins.
+func (s *Server) infoKeysizes(b []byte) []byte {
+	for _, db := range s.ks.DBs {
+		if db.Len() == 0 {
+			continue
+		}
+		h := db.Keysizes()
+		for t := range h {
+			start := len(b)
+			b = append(b, "db"...)
+			b = strconv.AppendInt(b, int64(db.ID), 10)
+			b = append(b, '_')
+			b = append(b, keysizesFields[t]...)
+			b = append(b, ':')
+			n := 0
+			for i, c := range h[t] {
+				if c == 0 {
+					continue
+				}
+				if n > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, keysizesLabels[i]...)
+				b = append(b, '=')
+				b = strconv.AppendInt(b, c, 10)
+				n++
+			}
+			if n == 0 {
+				b = b[:start]
+				continue
+			}
+			b = append(b, '\r', '\n')
+		}
 	}
 	return b
 }
