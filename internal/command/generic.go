@@ -42,7 +42,17 @@ func genericCommands() []*Spec {
 
 func delCmd(c *Ctx) {
 	n := 0
+	lazy := -1 // UNLINK, or DEL with lazyfree-lazy-user-del: decided on the first big value
 	for _, k := range c.Argv[1:] {
+		if e := c.DB.Lookup(k); e != nil && e.FreeEffort() > keyspace.LazyFreeThreshold {
+			if lazy < 0 {
+				lazy = 0
+				if c.Spec.Name == "unlink" || configYes(c, "lazyfree-lazy-user-del") {
+					lazy = 1
+				}
+			}
+			c.KS.Stats.LazyFreed += int64(lazy)
+		}
 		if c.DB.Delete(k) {
 			c.Notify('g', "del", k)
 			n++

@@ -1,6 +1,9 @@
 package command
 
-import "github.com/hotkv/hotkv/internal/resp"
+import (
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
+)
 
 // The scripting group: EVAL and its variants, SCRIPT, and (with the functions
 // work) FUNCTION and FCALL. Argument checks live here; the interpreter, the
@@ -16,8 +19,8 @@ type Scripting interface {
 	Load(body []byte) (sha string, errText string)
 	// Exists reports whether a script with this SHA1 is cached.
 	Exists(sha []byte) bool
-	// Flush empties the script cache.
-	Flush()
+	// Flush empties the script cache and returns how many scripts it held.
+	Flush() int
 	// Kill is SCRIPT KILL (eval) or FUNCTION KILL: it appends the reply.
 	Kill(c *Ctx, eval bool)
 
@@ -27,7 +30,7 @@ type Scripting interface {
 	// FunctionRestore manage the libraries; errors are reply texts.
 	FunctionLoad(code []byte, replace bool) (name string, errText string)
 	FunctionDelete(name []byte) bool
-	FunctionFlush()
+	FunctionFlush() int // returns how many functions there were
 	FunctionDump() []byte
 	FunctionRestore(payload []byte, policy string) (errText string)
 	// FunctionList appends FUNCTION LIST's reply for the libraries whose name
@@ -201,7 +204,11 @@ func flushMode(c *Ctx, errMsg string) bool {
 
 func scriptFlush(c *Ctx) {
 	if flushMode(c, "ERR SCRIPT FLUSH only support SYNC|ASYNC option") {
-		c.Srv.Scripts().Flush()
+		// freeLuaScriptsAsync: more than LAZYFREE_THRESHOLD scripts are
+		// freed in the background and counted in lazyfreed_objects
+		if n := c.Srv.Scripts().Flush(); n > keyspace.LazyFreeThreshold && flushAsyncAt(c, 2) {
+			c.KS.Stats.LazyFreed += int64(n)
+		}
 		c.W.SimpleString("OK")
 	}
 }
@@ -212,7 +219,10 @@ func functionFlush(c *Ctx) {
 		return
 	}
 	if flushMode(c, "ERR FUNCTION FLUSH only supports SYNC|ASYNC option") {
-		c.Srv.Scripts().FunctionFlush()
+		// freeFunctionsAsync: the functions and the engine (one)
+		if n := c.Srv.Scripts().FunctionFlush(); n > keyspace.LazyFreeThreshold && flushAsyncAt(c, 2) {
+			c.KS.Stats.LazyFreed += int64(n) + 1
+		}
 		c.Dirty++
 		c.W.SimpleString("OK")
 	}

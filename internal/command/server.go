@@ -47,14 +47,19 @@ func flushArgs(c *Ctx) bool {
 // background and replies when it is done, so what the flush sent the client
 // (its invalidation) comes before the +OK; inside MULTI or a script, or with
 // ASYNC (lazyfree-lazy-user-flush yes without SYNC), the reply comes first.
-func flushRepliesLast(c *Ctx) bool {
-	var async bool
-	if len(c.Argv) == 2 {
-		async = eqFold(c.Argv[1], "async")
-	} else {
-		async = configYes(c, "lazyfree-lazy-user-flush")
+func flushRepliesLast(c *Ctx) bool { return !flushAsync(c) && c.MayBlock() }
+
+// flushAsync is getFlushCommandFlags' ASYNC for FLUSHALL and FLUSHDB: the
+// argument, or with none lazyfree-lazy-user-flush.
+func flushAsync(c *Ctx) bool { return flushAsyncAt(c, 1) }
+
+// flushAsyncAt is flushAsync with the mode at argv[i] (2 for SCRIPT FLUSH
+// and FUNCTION FLUSH).
+func flushAsyncAt(c *Ctx, i int) bool {
+	if len(c.Argv) > i {
+		return eqFold(c.Argv[i], "async")
 	}
-	return !async && c.MayBlock()
+	return configYes(c, "lazyfree-lazy-user-flush")
 }
 
 func flushallCmd(c *Ctx) {
@@ -62,6 +67,9 @@ func flushallCmd(c *Ctx) {
 		return
 	}
 	c.ReplyLast = flushRepliesLast(c)
+	if c.ReplyLast || flushAsync(c) {
+		c.KS.Stats.LazyFreed += int64(c.KS.Keys()) // emptyDbAsync counts every key
+	}
 	c.Dirty += c.KS.Keys()
 	c.KS.FlushAll()
 	if c.Srv != nil && c.Srv.Persistence().FlushAllSave() {
@@ -77,6 +85,9 @@ func flushdbCmd(c *Ctx) {
 		return
 	}
 	c.ReplyLast = flushRepliesLast(c)
+	if c.ReplyLast || flushAsync(c) {
+		c.KS.Stats.LazyFreed += int64(c.DB.Len())
+	}
 	c.Dirty += c.DB.Len()
 	c.DB.Flush()
 	c.W.SimpleString("OK")

@@ -24,6 +24,7 @@ const (
 //	client-output-buffer-limit, requirepass, hz, io-threads,
 //	enable-debug-command, latency-tracking, latency-tracking-info-percentiles,
 //	busy-reply-threshold (alias lua-time-limit), notify-keyspace-events,
+//	lazyfree-lazy-* (expire, eviction, server-del, user-del, user-flush),
 //	tracking-table-max-keys, maxmemory, maxmemory-policy, maxmemory-samples,
 //	maxmemory-eviction-tenacity, lfu-log-factor, lfu-decay-time,
 //	min-replicas-to-write, min-replicas-max-lag, hll-sparse-max-bytes, and the
@@ -114,9 +115,9 @@ func paramTable() []paramDef {
 		boolP("lazyfree-lazy-eviction", "", H, false, "Free evicted values in the background (HotKV: propagates UNLINK instead of DEL)."),
 		boolP("lazyfree-lazy-expire", "", H, false, "Free expired values in the background (HotKV: propagates UNLINK instead of DEL)."),
 		boolP("lazyfree-lazy-server-del", "", H, false, "Free implicitly deleted values in the background (HotKV: propagates UNLINK instead of DEL)."),
-		boolP("lazyfree-lazy-user-del", "", 0, false, "Make DEL behave like UNLINK."),
+		boolP("lazyfree-lazy-user-del", "", H, false, "Make DEL behave like UNLINK."),
 		boolP("lazyexpire-nested-arbitrary-keys", "", H, true, "Lazy expiry by SCAN/RANDOMKEY inside MULTI or a script deletes (and propagates) the keys."),
-		boolP("lazyfree-lazy-user-flush", "", 0, false, "Make FLUSHALL/FLUSHDB default to ASYNC."),
+		boolP("lazyfree-lazy-user-flush", "", H, false, "Make FLUSHALL/FLUSHDB default to ASYNC."),
 		boolP("activedefrag", "", 0, false, "Active defragmentation (not available: needs Redis's jemalloc)."),
 		boolP("activerehashing", "", 0, true, "Rehash main dictionaries incrementally in the background."),
 

@@ -440,6 +440,7 @@ func TestParams(t *testing.T) {
 		"databases", "enable-debug-command", "hash-max-listpack-entries", "hash-max-listpack-value",
 		"hll-sparse-max-bytes", "hz", "io-threads", "latency-tracking", "latency-tracking-info-percentiles",
 		"lazyexpire-nested-arbitrary-keys", "lazyfree-lazy-eviction", "lazyfree-lazy-expire", "lazyfree-lazy-server-del",
+		"lazyfree-lazy-user-del", "lazyfree-lazy-user-flush",
 		"lfu-decay-time", "lfu-log-factor", "list-max-listpack-size", "logfile", "loglevel", "maxclients",
 		"maxmemory", "maxmemory-eviction-tenacity", "maxmemory-policy", "maxmemory-samples", "min-replicas-max-lag",
 		"min-replicas-to-write", "notify-keyspace-events", "port", "proto-max-bulk-len", "repl-ping-replica-period", "requirepass",

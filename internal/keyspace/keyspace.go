@@ -20,6 +20,9 @@ type Stats struct {
 	ExpiredKeysActive    int64
 	ExpiredSubkeysActive int64
 	EvictedKeys          int64 // keys removed by the maxmemory policy (Evict)
+	// LazyFreed counts what Redis would have freed in the background
+	// (INFO lazyfreed_objects: FreeAsync, asynchronous flushes)
+	LazyFreed int64
 }
 
 // Observer learns of key changes. Calls happen under the engine's serialisation

@@ -259,10 +259,11 @@ func (s *Server) infoMemory(b []byte) []byte {
 	u("allocator_active", st.AllocatorActive)
 	u("allocator_resident", st.AllocatorResident)
 	u("allocator_muzzy", 0)
-	// the Lua interpreter's own heap is not measured (gopher-lua allocates on
-	// Go's heap, counted in used_memory); the cached code is
-	vmEval, vmFunc := int64(32768), int64(32768)
+	// the Lua interpreters' heaps are estimated (gopher-lua allocates on Go's
+	// heap, counted in used_memory): an empty VM's 32 KB, plus the compiled
+	// code, which grows with the code cached or loaded
 	evalBytes, funcBytes := st.LuaCaches, st.FunctionsCaches
+	vmEval, vmFunc := 32768+evalBytes, 32768+funcBytes
 	b = kv(b, "used_memory_lua", strconv.FormatInt(vmEval, 10))
 	b = kv(b, "used_memory_vm_eval", strconv.FormatInt(vmEval, 10))
 	b = kv(b, "used_memory_lua_human", human(uint64(vmEval)))
@@ -303,7 +304,7 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = kv(b, "mem_allocator", "go-"+runtime.Version())
 	u("active_defrag_running", 0)
 	b = kv(b, "lazyfree_pending_objects", "0")
-	u("lazyfreed_objects", 0)
+	u("lazyfreed_objects", s.ks.Stats.LazyFreed)
 	b = kv(b, "go_gc_cycles", strconv.FormatUint(s.mem.cycles, 10))
 	b = kv(b, "go_heap_live", strconv.FormatUint(s.mem.live, 10))
 	return b

@@ -87,7 +87,11 @@ func (sc *scripting) Load(body []byte) (string, string) {
 
 func (sc *scripting) Exists(sha []byte) bool { return sc.vm.Lookup(string(sha)) != nil }
 
-func (sc *scripting) Flush() { sc.vm.Flush() }
+func (sc *scripting) Flush() int {
+	n := sc.vm.Len()
+	sc.vm.Flush()
+	return n
+}
 
 // Redis's shared.slowevalerr / slowscripterr.
 const (
@@ -420,7 +424,11 @@ func (sc *scripting) FunctionLoad(code []byte, replace bool) (string, string) {
 
 func (sc *scripting) FunctionDelete(name []byte) bool { return sc.vm.DeleteLibrary(string(name)) }
 
-func (sc *scripting) FunctionFlush() { sc.vm.FlushFunctions() }
+func (sc *scripting) FunctionFlush() int {
+	n := sc.vm.NumFunctions()
+	sc.vm.FlushFunctions()
+	return n
+}
 
 func (sc *scripting) FunctionDump() []byte { return script.DumpLibraries(sc.vm.Libraries()) }
 

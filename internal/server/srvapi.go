@@ -48,6 +48,7 @@ func (s *Server) ResetStats() {
 	s.stats.evictedClients.Store(0)
 	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses, s.ks.Stats.ExpiredKeys = 0, 0, 0
 	s.ks.Stats.EvictedKeys, s.mem.exceedSum = 0, 0
+	s.ks.Stats.LazyFreed = 0
 	if s.mem.exceededUs != 0 {
 		s.mem.exceededUs = s.clock.NowUs()
 	}
