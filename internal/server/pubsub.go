@@ -211,7 +211,22 @@ func (s *Server) unsubscribe(cl *client, kind int, name string) {
 	delete(cl.push.subs[kind], name)
 	s.hub.Unsubscribe(pubsub.Kind(kind), name, cl)
 	cl.push.counts[kind].Add(-1)
+	// used_memory counts the subscription as freed now, as Redis does, not
+	// at the next GC: the client's and the hub's entries, and the name when
+	// nobody else holds it (an estimate; the next GC's reading is exact)
+	freed := int64(subEntryBytes)
+	if s.hub.Count(pubsub.Kind(kind), name) == 0 {
+		freed += int64(len(name)) + subNameBytes
+	}
+	s.mem.released += freed
 }
+
+// Estimates of a subscription's memory: its entries in the client's set and
+// in the hub's subscribers, and a name's own entry in the hub.
+const (
+	subEntryBytes = 64
+	subNameBytes  = 96
+)
 
 // unsubscribeAll drops every subscription of cl (RESET, disconnect). Engine lock held.
 func (s *Server) unsubscribeAll(cl *client) {

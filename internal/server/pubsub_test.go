@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -203,4 +204,32 @@ func TestPubSubRESP3Interleaving(t *testing.T) {
 			t.Fatalf("RESET did not unsubscribe: %q", r)
 		}
 	})
+}
+
+// Subscriptions count in used_memory and go out of it when their client
+// unsubscribes or leaves, at once, not at the next GC: a subscriber that
+// filled memory up to maxmemory and left does not keep the next one out
+// (pubsub.tcl's "fails with OOM when memory limit exceeded" run back to back).
+func TestSubscriptionsFreeTheirMemory(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctl := hotkvtest.Dial(t, srv.Addr)
+	ctl.Do("CONFIG", "SET", "maxmemory-policy", "noeviction")
+	oom := "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
+	for round := range 3 {
+		ctl.Do("CONFIG", "SET", "maxmemory", "10485760")
+		sub := hotkvtest.Dial(t, srv.Addr)
+		n := 0
+		for ; n < 20000; n++ {
+			r := sub.Do("SUBSCRIBE", strings.Repeat("a", 2048)+strconv.Itoa(n))
+			if r == oom {
+				break
+			}
+		}
+		if n < 1000 || n == 20000 {
+			t.Fatalf("round %d: %d subscriptions before OOM; want the limit to stop a few thousand", round, n)
+		}
+		sub.Net().Close()
+		ctl.Do("CONFIG", "SET", "maxmemory", "0")
+		time.Sleep(20 * time.Millisecond) // the server notices the close
+	}
 }
