@@ -163,6 +163,9 @@ func (c *Config) Match(patterns ...string) [][2]string {
 			continue
 		}
 		for _, rn := range reg.names {
+			if reg.defs[rn.idx].flags&fHidden != 0 {
+				continue // hidden configs need their exact name
+			}
 			if !seen[rn.name] && glob.MatchString(pat, rn.name, true) {
 				add(rn.name, rn.idx)
 			}

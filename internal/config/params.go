@@ -116,7 +116,7 @@ func paramTable() []paramDef {
 		boolP("lazyfree-lazy-expire", "", H, false, "Free expired values in the background (HotKV: propagates UNLINK instead of DEL)."),
 		boolP("lazyfree-lazy-server-del", "", H, false, "Free implicitly deleted values in the background (HotKV: propagates UNLINK instead of DEL)."),
 		boolP("lazyfree-lazy-user-del", "", H, false, "Make DEL behave like UNLINK."),
-		boolP("lazyexpire-nested-arbitrary-keys", "", H, true, "Lazy expiry by SCAN/RANDOMKEY inside MULTI or a script deletes (and propagates) the keys."),
+		boolP("lazyexpire-nested-arbitrary-keys", "", H|fHidden, true, "Lazy expiry by SCAN/RANDOMKEY inside MULTI or a script deletes (and propagates) the keys."),
 		boolP("lazyfree-lazy-user-flush", "", H, false, "Make FLUSHALL/FLUSHDB default to ASYNC."),
 		boolP("activedefrag", "", 0, false, "Active defragmentation (not available: needs Redis's jemalloc)."),
 		boolP("activerehashing", "", 0, true, "Rehash main dictionaries incrementally in the background."),
@@ -169,6 +169,11 @@ func paramTable() []paramDef {
 		intP("zset-max-listpack-entries", "zset-max-ziplist-entries", H|fUnsigned, 0, longMax, 128, "Largest sorted set kept as a listpack."),
 		intP("zset-max-listpack-value", "zset-max-ziplist-value", H|fMemory|fUnsigned, 0, longMax, 64, "Longest member of a listpack sorted set."),
 		intP("hll-sparse-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 3000, "Largest sparse HyperLogLog."),
+		// debugging delays of the test suite (hidden): microseconds per key
+		// loaded from or saved to an RDB file, a negative -N sleeping 1 µs
+		// once in N keys (debugDelay)
+		intP("key-load-delay", "", H|fHidden, intMin, intMax, 0, "Microseconds to wait after each key loaded from an RDB file (testing)."),
+		intP("rdb-key-save-delay", "", H|fHidden, intMin, intMax, 0, "Microseconds to wait after each key saved to an RDB file (testing)."),
 		intP("stream-node-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
 		intP("stream-node-max-entries", "", H, 0, longMax, 100, "Largest stream node in entries."),
 		intP("stream-idmp-duration", "", H, 1, 86400, 100, "Seconds a new stream keeps its XADD IDMP records."),

@@ -47,8 +47,20 @@ func TestMatch(t *testing.T) {
 		}
 		names[kv[0]] = true
 	}
-	if len(all) != len(reg.names) {
-		t.Errorf("CONFIG GET * gave %d names, want %d", len(all), len(reg.names))
+	hidden := 0
+	for _, rn := range reg.names {
+		if reg.defs[rn.idx].flags&fHidden != 0 {
+			hidden++
+			if names[rn.name] {
+				t.Errorf("CONFIG GET * lists the hidden %s", rn.name)
+			}
+			if got := c.Match(rn.name); len(got) != 1 {
+				t.Errorf("CONFIG GET %s (hidden) by its name: %v", rn.name, got)
+			}
+		}
+	}
+	if hidden < 3 || len(all) != len(reg.names)-hidden {
+		t.Errorf("CONFIG GET * gave %d names, want %d (%d hidden)", len(all), len(reg.names)-hidden, hidden)
 	}
 	for _, n := range []string{"lua-time-limit", "busy-reply-threshold", "slaveof", "replicaof", "hash-max-ziplist-entries", "list-max-ziplist-size"} {
 		if !names[n] {

@@ -20,6 +20,9 @@ type SaveInfo struct {
 	Functions    []string // the function libraries' code (FUNCTION2 records)
 	Compress     bool     // rdbcompression
 	Checksum     bool     // rdbchecksum: without it the trailing CRC64 is 0
+	// KeyDelay, when not nil, runs after each key is written
+	// (rdb-key-save-delay)
+	KeyDelay func()
 }
 
 // crcWriter checksums what it writes.
@@ -80,6 +83,9 @@ func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
 			b = AppendString(b, []byte(key), info.Compress)
 			b = appendBody(b, e, info.Compress)
 			cw.write(b)
+			if info.KeyDelay != nil {
+				info.KeyDelay()
+			}
 			return cw.err == nil
 		})
 	}
@@ -107,6 +113,8 @@ type LoadOptions struct {
 	SkipChecksum bool
 	// Function is called with each function library's code, in file order.
 	Function func(code string) error
+	// KeyDelay, when not nil, runs after each key is loaded (key-load-delay).
+	KeyDelay func()
 }
 
 // LoadStats are the counts of a load.
@@ -262,6 +270,9 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 				at = expireAt
 			}
 			ins := db.Insert(key, e, at)
+			if o.KeyDelay != nil {
+				o.KeyDelay()
+			}
 			switch lfu := ks.AccessPolicy() == keyspace.AccessLFU; {
 			case lfu && lfuFreq >= 0:
 				ks.SetFreq(ins, lfuFreq)

@@ -311,3 +311,42 @@ func TestFlushAllWithSavePointsSaves(t *testing.T) {
 	b := hotkvtest.Start(t, hotkvtest.WithConfig("dir", dir))
 	do(t, hotkvtest.Dial(t, b.Addr), ":0\r\n", "DBSIZE")
 }
+
+// The test suite's hidden delays are honoured: key-load-delay after each key
+// loaded (DEBUG RELOAD), rdb-key-save-delay after each key saved (SAVE) and
+// as the time a BGSAVE takes; CONFIG GET * does not list them, CONFIG GET of
+// their names does.
+func TestKeyDelays(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("dir", t.TempDir()), hotkvtest.WithConfig("enable-debug-command", "yes"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	for i := range 10 {
+		c.Do("SET", "k"+string(rune('a'+i)), "v")
+	}
+	if all := c.Do("CONFIG", "GET", "*"); strings.Contains(all, "key-load-delay") {
+		t.Fatal("CONFIG GET * lists the hidden key-load-delay")
+	}
+	do(t, c, "*2\r\n$14\r\nkey-load-delay\r\n$1\r\n0\r\n", "CONFIG", "GET", "key-load-delay")
+	timed := func(args ...string) time.Duration {
+		start := time.Now()
+		do(t, c, "+OK\r\n", args...)
+		return time.Since(start)
+	}
+	if d := timed("DEBUG", "RELOAD"); d > 150*time.Millisecond {
+		t.Fatalf("DEBUG RELOAD without delays took %v", d)
+	}
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "key-load-delay", "20000")
+	if d := timed("DEBUG", "RELOAD"); d < 200*time.Millisecond {
+		t.Fatalf("DEBUG RELOAD of 10 keys with key-load-delay 20 ms took %v", d)
+	}
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "key-load-delay", "0")
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "rdb-key-save-delay", "20000")
+	if d := timed("SAVE"); d < 200*time.Millisecond {
+		t.Fatalf("SAVE of 10 keys with rdb-key-save-delay 20 ms took %v", d)
+	}
+	do(t, c, "+Background saving started\r\n", "BGSAVE")
+	time.Sleep(50 * time.Millisecond)
+	if got := infoField(t, c, "rdb_bgsave_in_progress"); got != "1" {
+		t.Fatalf("BGSAVE with 200 ms of delays done after 50 ms (rdb_bgsave_in_progress %s)", got)
+	}
+	waitField(t, c, "rdb_bgsave_in_progress", "0")
+}

@@ -73,7 +73,14 @@ func (r *RDB) startBG() error {
 	path := r.Path()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
 	r.d.Log.Info("Background saving started", "encode_ms", float64(r.encodeUs)/1000, "bytes", buf.Len())
-	go r.writeBG(job, buf.Bytes(), tmp, path, r.bgDelay)
+	// rdb-key-save-delay: the dataset was encoded under the lock, without
+	// delays; the writer takes the time the delays would have (a child's
+	// rdbSaveRio sleeps after each key)
+	delay := r.bgDelay
+	if d := r.d.Config.Int("rdb-key-save-delay"); d > 0 {
+		delay += time.Duration(int64(r.d.KS.Keys())*d) * time.Microsecond
+	}
+	go r.writeBG(job, buf.Bytes(), tmp, path, delay)
 	return nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -148,7 +149,9 @@ func (r *RDB) saveNow() error {
 		return err
 	}
 	nowUs := r.d.Clock.NowUs()
-	err = rdb.Write(f, r.d.KS, r.SaveInfo(nowUs))
+	info := r.SaveInfo(nowUs)
+	info.KeyDelay = debugDelay(r.d.Config.Int("rdb-key-save-delay"))
+	err = rdb.Write(f, r.d.KS, info)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -195,7 +198,8 @@ func (r *RDB) load(merge bool) error {
 	events := ks.Events
 	ks.Events = nil
 	defer func() { ks.Events = events }()
-	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum")}
+	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum"),
+		KeyDelay: debugDelay(r.d.Config.Int("key-load-delay"))}
 	if fn := r.d.Functions; fn != nil {
 		opts.Function = func(code string) error { return fn.Load(code, merge) }
 	}
@@ -295,6 +299,23 @@ func (r *RDB) SaveInfo(nowUs int64) rdb.SaveInfo {
 		Compress:     r.d.Config.Bool("rdbcompression"),
 		Checksum:     r.d.Config.Bool("rdbchecksum"),
 	}
+}
+
+// debugDelay is Redis's debugDelay for key-load-delay and rdb-key-save-delay:
+// usec µs after each key, or for a negative -N, 1 µs once in N keys on
+// average; nil when usec is 0.
+func debugDelay(usec int64) func() {
+	switch {
+	case usec > 0:
+		return func() { time.Sleep(time.Duration(usec) * time.Microsecond) }
+	case usec < 0:
+		return func() {
+			if rand.Int64N(-usec) == 0 {
+				time.Sleep(time.Microsecond)
+			}
+		}
+	}
+	return nil
 }
 
 // WriteSnapshot writes the dataset as an RDB stream to w (a replica's SYNC
