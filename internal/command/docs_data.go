@@ -16,6 +16,13 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"asking": {
+		Summary:    "Signals that a cluster client is following an -ASK redirect.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"auth": {
 		Summary:    "Authenticates the connection.",
 		Since:      "1.0.0",
@@ -531,6 +538,370 @@ var docsTable = map[string]*CommandDoc{
 		Since:      "6.2.0",
 		Group:      "connection",
 		Complexity: "O(N) Where N is the number of paused clients",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster": {
+		Summary:    "A container for Redis Cluster commands.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|addslots": {
+		Summary:    "Assigns new hash slots to a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of hash slot arguments",
+		Args: []ArgDoc{
+			{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot", Flags: ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|addslotsrange": {
+		Summary:    "Assigns new hash slot ranges to a node.",
+		Since:      "7.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+		Args: []ArgDoc{
+			{Name: "range", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+				{Name: "start-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "start-slot"},
+				{Name: "end-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "end-slot"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|bumpepoch": {
+		Summary:    "Advances the cluster config epoch.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|count-failure-reports": {
+		Summary:    "Returns the number of active failure reports active for a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the number of failure reports",
+		Args: []ArgDoc{
+			{Name: "node-id", Type: "string", KeySpecIndex: -1, DisplayText: "node-id"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|countkeysinslot": {
+		Summary:    "Returns the number of keys in a hash slot.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|delslots": {
+		Summary:    "Sets hash slots as unbound for a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of hash slot arguments",
+		Args: []ArgDoc{
+			{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot", Flags: ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|delslotsrange": {
+		Summary:    "Sets hash slot ranges as unbound for a node.",
+		Since:      "7.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+		Args: []ArgDoc{
+			{Name: "range", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+				{Name: "start-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "start-slot"},
+				{Name: "end-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "end-slot"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|failover": {
+		Summary:    "Forces a replica to perform a manual failover of its master.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "options", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", DisplayText: "force"},
+				{Name: "takeover", Type: "pure-token", KeySpecIndex: -1, Token: "TAKEOVER", DisplayText: "takeover"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|flushslots": {
+		Summary:    "Deletes all slots information from a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|forget": {
+		Summary:    "Removes a node from the nodes table.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "node-id", Type: "string", KeySpecIndex: -1, DisplayText: "node-id"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|getkeysinslot": {
+		Summary:    "Returns the key names in a hash slot.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the number of requested keys",
+		Args: []ArgDoc{
+			{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "5.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|info": {
+		Summary:    "Returns information about the state of a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|keyslot": {
+		Summary:    "Returns the hash slot for a key.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the number of bytes in the key",
+		Args: []ArgDoc{
+			{Name: "key", Type: "string", KeySpecIndex: -1, DisplayText: "key"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|links": {
+		Summary:    "Returns a list of all TCP links to and from peer nodes.",
+		Since:      "7.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of Cluster nodes",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|meet": {
+		Summary:    "Forces a node to handshake with another node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		History: [][2]string{
+			{"4.0.0", "Added the optional `cluster_bus_port` argument."},
+		},
+		Args: []ArgDoc{
+			{Name: "ip", Type: "string", KeySpecIndex: -1, DisplayText: "ip"},
+			{Name: "port", Type: "integer", KeySpecIndex: -1, DisplayText: "port"},
+			{Name: "cluster-bus-port", Type: "integer", KeySpecIndex: -1, Since: "4.0.0", DisplayText: "cluster-bus-port", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|migration": {
+		Summary:    "Start, monitor and cancel slot migration.",
+		Since:      "8.4.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of the slots between the start slot and end slot arguments.",
+		Args: []ArgDoc{
+			{Name: "subcommand", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "import", Type: "block", KeySpecIndex: -1, Token: "IMPORT", Flags: ArgMultiple, Args: []ArgDoc{
+					{Name: "start-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "start-slot"},
+					{Name: "end-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "end-slot"},
+				}},
+				{Name: "cancel", Type: "oneof", KeySpecIndex: -1, Token: "CANCEL", Args: []ArgDoc{
+					{Name: "task-id", Type: "string", KeySpecIndex: -1, Token: "ID", DisplayText: "task-id"},
+					{Name: "all", Type: "pure-token", KeySpecIndex: -1, Token: "ALL", DisplayText: "all"},
+				}},
+				{Name: "status", Type: "oneof", KeySpecIndex: -1, Token: "STATUS", Args: []ArgDoc{
+					{Name: "task-id", Type: "string", KeySpecIndex: -1, Token: "ID", DisplayText: "task-id", Flags: ArgOptional},
+					{Name: "all", Type: "pure-token", KeySpecIndex: -1, Token: "ALL", DisplayText: "all", Flags: ArgOptional},
+				}},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|myid": {
+		Summary:    "Returns the ID of a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|myshardid": {
+		Summary:    "Returns the shard ID of a node.",
+		Since:      "7.2.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|nodes": {
+		Summary:    "Returns the cluster configuration for a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of Cluster nodes",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|replicas": {
+		Summary:    "Lists the replica nodes of a master node.",
+		Since:      "5.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the number of replicas.",
+		Args: []ArgDoc{
+			{Name: "node-id", Type: "string", KeySpecIndex: -1, DisplayText: "node-id"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|replicate": {
+		Summary:    "Configure a node as replica of a master node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "node-id", Type: "string", KeySpecIndex: -1, DisplayText: "node-id"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|reset": {
+		Summary:    "Resets a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect.",
+		Args: []ArgDoc{
+			{Name: "reset-type", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "hard", Type: "pure-token", KeySpecIndex: -1, Token: "HARD", DisplayText: "hard"},
+				{Name: "soft", Type: "pure-token", KeySpecIndex: -1, Token: "SOFT", DisplayText: "soft"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|saveconfig": {
+		Summary:    "Forces a node to save the cluster configuration to disk.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|set-config-epoch": {
+		Summary:    "Sets the configuration epoch for a new node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "config-epoch", Type: "integer", KeySpecIndex: -1, DisplayText: "config-epoch"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|setslot": {
+		Summary:    "Binds a hash slot to a node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot"},
+			{Name: "subcommand", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "importing", Type: "string", KeySpecIndex: -1, Token: "IMPORTING", DisplayText: "node-id"},
+				{Name: "migrating", Type: "string", KeySpecIndex: -1, Token: "MIGRATING", DisplayText: "node-id"},
+				{Name: "node", Type: "string", KeySpecIndex: -1, Token: "NODE", DisplayText: "node-id"},
+				{Name: "stable", Type: "pure-token", KeySpecIndex: -1, Token: "STABLE", DisplayText: "stable"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|shards": {
+		Summary:    "Returns the mapping of cluster slots to shards.",
+		Since:      "7.0.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of cluster nodes",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|slaves": {
+		Summary:         "Lists the replica nodes of a master node.",
+		Since:           "3.0.0",
+		Group:           "cluster",
+		Complexity:      "O(N) where N is the number of replicas.",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "5.0.0",
+		ReplacedBy:      "`CLUSTER REPLICAS`",
+		Args: []ArgDoc{
+			{Name: "node-id", Type: "string", KeySpecIndex: -1, DisplayText: "node-id"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|slot-stats": {
+		Summary:    "Return an array of slot usage statistics for slots assigned to the current node.",
+		Since:      "8.2.0",
+		Group:      "cluster",
+		Complexity: "O(N) where N is the total number of slots based on arguments. O(N*log(N)) with ORDERBY subcommand.",
+		Args: []ArgDoc{
+			{Name: "filter", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "slotsrange", Type: "block", KeySpecIndex: -1, Token: "SLOTSRANGE", Args: []ArgDoc{
+					{Name: "start-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "start-slot"},
+					{Name: "end-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "end-slot"},
+				}},
+				{Name: "orderby", Type: "block", KeySpecIndex: -1, Token: "ORDERBY", Args: []ArgDoc{
+					{Name: "metric", Type: "string", KeySpecIndex: -1, DisplayText: "metric"},
+					{Name: "limit", Type: "integer", KeySpecIndex: -1, Token: "LIMIT", DisplayText: "limit", Flags: ArgOptional},
+					{Name: "order", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+						{Name: "asc", Type: "pure-token", KeySpecIndex: -1, Token: "ASC", DisplayText: "asc"},
+						{Name: "desc", Type: "pure-token", KeySpecIndex: -1, Token: "DESC", DisplayText: "desc"},
+					}},
+				}},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|slots": {
+		Summary:         "Returns the mapping of cluster slots to nodes.",
+		Since:           "3.0.0",
+		Group:           "cluster",
+		Complexity:      "O(N) where N is the total number of Cluster nodes",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "7.0.0",
+		ReplacedBy:      "`CLUSTER SHARDS`",
+		History: [][2]string{
+			{"4.0.0", "Added node IDs."},
+			{"7.0.0", "Added additional networking metadata field."},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"cluster|syncslots": {
+		Summary:    "Internal command for atomic slot migration protocol between cluster nodes.",
+		Since:      "8.4.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "subcommand", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "sync", Type: "block", KeySpecIndex: -1, Token: "SYNC", Args: []ArgDoc{
+					{Name: "task-id", Type: "string", KeySpecIndex: -1, DisplayText: "task-id"},
+					{Name: "slot-range", Type: "block", KeySpecIndex: -1, Flags: ArgMultiple, Args: []ArgDoc{
+						{Name: "start-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "start-slot"},
+						{Name: "end-slot", Type: "integer", KeySpecIndex: -1, DisplayText: "end-slot"},
+					}},
+				}},
+				{Name: "task-id", Type: "string", KeySpecIndex: -1, Token: "RDBCHANNEL", DisplayText: "task-id"},
+				{Name: "snapshot-eof", Type: "pure-token", KeySpecIndex: -1, Token: "SNAPSHOT-EOF", DisplayText: "snapshot-eof"},
+				{Name: "stream-eof", Type: "pure-token", KeySpecIndex: -1, Token: "STREAM-EOF", DisplayText: "stream-eof"},
+				{Name: "ack", Type: "block", KeySpecIndex: -1, Token: "ACK", Args: []ArgDoc{
+					{Name: "state", Type: "string", KeySpecIndex: -1, DisplayText: "state"},
+					{Name: "offset", Type: "integer", KeySpecIndex: -1, DisplayText: "offset"},
+				}},
+				{Name: "error", Type: "string", KeySpecIndex: -1, Token: "FAIL", DisplayText: "error"},
+				{Name: "conf", Type: "block", KeySpecIndex: -1, Token: "CONF", Args: []ArgDoc{
+					{Name: "option", Type: "string", KeySpecIndex: -1, DisplayText: "option", Flags: ArgMultiple},
+					{Name: "value", Type: "string", KeySpecIndex: -1, DisplayText: "value", Flags: ArgMultiple},
+				}},
+			}},
+		},
 	},
 	// source: 8.6.3 COMMAND DOCS
 	"command": {
@@ -2681,6 +3052,20 @@ var docsTable = map[string]*CommandDoc{
 		Summary:    "Returns a random key name from the database.",
 		Since:      "1.0.0",
 		Group:      "generic",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"readonly": {
+		Summary:    "Enables read-only queries for a connection to a Redis Cluster replica node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"readwrite": {
+		Summary:    "Enables read-write queries for a connection to a Reids Cluster replica node.",
+		Since:      "3.0.0",
+		Group:      "cluster",
 		Complexity: "O(1)",
 	},
 	// source: 8.6.3 COMMAND DOCS

@@ -242,6 +242,7 @@ func NewTable() *Table {
 		family{"sorted-set", sortedSetCommands()},
 		family{"geo", geoCommands()},
 		family{"stream", streamCommands()},
+		family{"cluster", clusterCommands()},
 	)
 	if err != nil {
 		panic(err) // a malformed table is a programming error, caught by TestTable
