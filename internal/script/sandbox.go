@@ -2,6 +2,7 @@ package script
 
 import (
 	lua "github.com/yuin/gopher-lua"
+	"strings"
 )
 
 // The sandbox follows Redis's script_lua.c: the base, table, string, math and
@@ -97,6 +98,13 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 		g.RawSetString(name, L.NewFunction(func(L *lua.LState) int {
 			if name == "loadstring" && L.GetTop() == 1 {
 				if src, ok := L.Get(1).(lua.LString); ok {
+					if strings.HasPrefix(string(src), "\x1b") {
+						// a binary chunk (string.dump's): Redis's Lua loads
+						// text only, so it fails as text does
+						L.Push(lua.LNil)
+						L.Push(lua.LString(chunkID(string(src)) + ":1: unexpected symbol near 'char(27)'"))
+						return 2
+					}
 					L.Push(lua.LString(chunkID(string(src))))
 				}
 			}
@@ -107,6 +115,20 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 				fn.Env = vm.env
 			}
 			return L.GetTop()
+		}))
+	}
+
+	// string.dump: the header of a Lua 5.1 binary chunk (signature "\x1bLua",
+	// version 0x51, the x86-64 sizes). No Lua here loads binary chunks
+	// (Redis's refuses them too: loadstring reads them as text), so the
+	// header stands for the function; C functions cannot be dumped.
+	if str, ok := g.RawGetString("string").(*lua.LTable); ok {
+		str.RawSetString("dump", L.NewFunction(func(L *lua.LState) int {
+			if fn := L.CheckFunction(1); fn.IsG {
+				L.RaiseError("unable to dump given function")
+			}
+			L.Push(lua.LString("\x1bLuaQ\x00\x01\x04\x08\x04\x08\x00"))
+			return 1
 		}))
 	}
 
@@ -289,6 +311,9 @@ func errorText(text string) string {
 // [string "first line..."].
 func chunkID(src string) string {
 	const max = 60 - len(`[string "..."]`)
+	if i := strings.IndexByte(src, 0); i >= 0 {
+		src = src[:i] // the chunk name is a C string
+	}
 	line := src
 	cut := false
 	for i := 0; i < len(line); i++ {

@@ -1290,7 +1290,7 @@ func (ls *LState) getField(obj LValue, key LValue) LValue {
 		metaindex := ls.metaOp1(curobj, "__index")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
+				ls.RaiseError("%s", ls.indexError(obj, curobj)) // HotKV: PUC Lua's message
 			}
 			return LNil
 		}
@@ -1321,7 +1321,7 @@ func (ls *LState) getFieldString(obj LValue, key string) LValue {
 		metaindex := ls.metaOp1(curobj, "__index")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
+				ls.RaiseError("%s", ls.indexError(obj, curobj)) // HotKV: PUC Lua's message
 			}
 			return LNil
 		}
@@ -1352,7 +1352,7 @@ func (ls *LState) setField(obj LValue, key LValue, value LValue) {
 		metaindex := ls.metaOp1(curobj, "__newindex")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key.String())
+				ls.RaiseError("%s", ls.indexError(obj, curobj)) // HotKV: PUC Lua's message
 			}
 			ls.RawSet(tb, key, value)
 			return
@@ -1384,7 +1384,7 @@ func (ls *LState) setFieldString(obj LValue, key string, value LValue) {
 		metaindex := ls.metaOp1(curobj, "__newindex")
 		if metaindex == LNil {
 			if !istable {
-				ls.RaiseError("attempt to index a non-table object(%v) with key '%s'", curobj.Type().String(), key)
+				ls.RaiseError("%s", ls.indexError(obj, curobj)) // HotKV: PUC Lua's message
 			}
 			tb.RawSetString(key, value)
 			return

@@ -1187,6 +1187,9 @@ func init() {
 			} else {
 				callable, meta = L.metaCall(lv)
 			}
+			if callable == nil {
+				L.RaiseError("%s", L.typeError(lv, "call", A)) // HotKV: PUC Lua's message
+			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) pushCallFrame(cf callFrame, fn LValue, meta bool) ' in '_state.go'
 			{
@@ -1331,7 +1334,7 @@ func init() {
 				callable, meta = L.metaCall(lv)
 			}
 			if callable == nil {
-				L.RaiseError("attempt to call a non-function object")
+				L.RaiseError("%s", L.typeError(lv, "call", A)) // HotKV: PUC Lua's message
 			}
 			// this section is inlined by go-inline
 			// source function is 'func (ls *LState) closeUpvalues(idx int) ' in '_state.go'
