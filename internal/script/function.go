@@ -41,6 +41,7 @@ type functions struct {
 	funcs   map[string]*Function // by lower-case name
 	env     *lua.LTable          // the functions' globals: a read-only view
 	envMeta *lua.LTable          // its metatable; __index switches at load time
+	globals *lua.LTable          // what env shows at run time (functionGlobals)
 	loadAPI *lua.LTable          // the globals library code sees while it loads
 	loading *Library             // the library being loaded, nil otherwise
 }
@@ -73,7 +74,27 @@ func (vm *VM) initFunctions(L *lua.LState) {
 	f.loadAPI = api
 	// getmetatable on the view shows a protected stand-in, so only runLibrary
 	// can switch its __index
-	f.env, f.envMeta = vm.readonlyViewMeta(L, vm.globals, nil)
+	f.globals = vm.functionGlobals(L)
+	f.env, f.envMeta = vm.readonlyViewMeta(L, f.globals, nil)
+}
+
+// functionGlobals is the functions' own globals: eval's, but with their own
+// instances of the extra libraries, whose settings (cjson's) functions and
+// scripts do not share, as Redis runs them in two Lua states.
+func (vm *VM) functionGlobals(L *lua.LState) *lua.LTable {
+	if vm.libs == nil {
+		return vm.globals
+	}
+	fg := L.NewTable()
+	vm.globals.ForEach(func(k, v lua.LValue) { fg.RawSet(k, v) })
+	saved := L.G.Global
+	L.G.Global = fg
+	vm.libs(L)
+	L.G.Global = saved
+	if mt, ok := L.GetMetatable(vm.globals).(*lua.LTable); ok {
+		L.SetMetatable(fg, mt) // after the libraries: its __index raises on what they look for
+	}
+	return fg
 }
 
 // ValidName reports whether name is a valid library or function name: letters,
@@ -203,7 +224,7 @@ func (vm *VM) runLibrary(lib *Library, nowMs func() int64) string {
 	L.SetContext(&vm.hook)
 	defer func() {
 		L.RemoveContext()
-		f.envMeta.RawSetString("__index", vm.globals)
+		f.envMeta.RawSetString("__index", f.globals)
 		f.loading = nil
 		L.SetTop(0)
 	}()
@@ -369,6 +390,15 @@ func (vm *VM) DeleteLibrary(name string) bool {
 func (vm *VM) FlushFunctions() {
 	vm.fn.libs = map[string]*Library{}
 	vm.fn.funcs = map[string]*Function{}
+	// Redis starts a new Lua state for functions: fresh libraries (cjson's
+	// settings back to their defaults)
+	if vm.libs != nil {
+		f := &vm.fn
+		f.globals = vm.functionGlobals(vm.L)
+		f.envMeta.RawSetString("__index", f.globals)
+		vm.real[f.env] = f.globals
+		vm.protected[f.globals] = true
+	}
 }
 
 // Libraries returns the libraries sorted by name.

@@ -70,8 +70,9 @@ type Script struct {
 // under the engine's serialisation point only (a script is one execution unit).
 type VM struct {
 	L       *lua.LState
-	env     *lua.LTable // what scripts see as their globals: a read-only view of globals
-	globals *lua.LTable // the real globals (KEYS and ARGV are set here)
+	env     *lua.LTable         // what scripts see as their globals: a read-only view of globals
+	globals *lua.LTable         // the real globals (KEYS and ARGV are set here)
+	libs    func(L *lua.LState) // Options.Libs: loads the extra libraries
 	handler *lua.LFunction
 	scripts map[string]*Script
 	// bodyBytes is the total size of the cached bodies (INFO used_memory_scripts_eval).
@@ -123,6 +124,7 @@ func NewVM(o Options) *VM {
 	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{}, real: map[*lua.LTable]*lua.LTable{},
 		version: o.Version, commandExists: o.CommandExists, logf: o.Log, libReadonly: o.LibReadonly}
 	vm.rand.reset()
+	vm.libs = o.Libs
 	vm.L = newSandbox(vm, o.Libs)
 	vm.initFunctions(vm.L)
 	return vm
@@ -169,6 +171,15 @@ func (vm *VM) CacheBytes() int { return vm.bodyBytes + len(vm.scripts)*(40+64) }
 func (vm *VM) Flush() {
 	vm.scripts = map[string]*Script{}
 	vm.bodyBytes = 0
+	// Redis starts a new Lua state for scripts: fresh libraries (cjson's
+	// settings back to their defaults)
+	if vm.libs != nil {
+		L := vm.L
+		mt := L.GetMetatable(vm.globals)
+		L.SetMetatable(vm.globals, lua.LNil) // its __index raises on what the loaders look for
+		vm.libs(L)
+		L.SetMetatable(vm.globals, mt)
+	}
 }
 
 // LoadBytes is Load for a body in a command's argument: a cached script is
