@@ -137,7 +137,7 @@ func (vm *VM) strGsub(L *lua.LState) int {
 			return 2
 		}
 	}
-	matches, err := pm.Find(pat, []byte(src), 0, limit)
+	matches, err := pm.FindCheck(pat, []byte(src), 0, limit, vm.patternCheck(L))
 	if err != nil {
 		L.RaiseError("%s", err.Error())
 	}
@@ -231,4 +231,25 @@ func captureValue(L *lua.LState, src string, m *pm.MatchData, i int) lua.LValue 
 		return lua.LNumber(m.Capture(k))
 	}
 	return lua.LString(src[m.Capture(k):m.Capture(k+1)])
+}
+
+// patternCheck lets a long pattern match stop when the script is killed or
+// times out (the matcher runs no Lua instruction: the hook alone would not
+// see it), as the patched string library does for find, match and gmatch.
+func (vm *VM) patternCheck(L *lua.LState) func() error {
+	ctx := L.Context()
+	if ctx == nil {
+		return nil
+	}
+	if p, ok := ctx.(interface{ Poll() error }); ok {
+		return p.Poll
+	}
+	return func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+			return nil
+		}
+	}
 }

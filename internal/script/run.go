@@ -108,6 +108,20 @@ func (h *hookCtx) Done() <-chan struct{} {
 	return nil
 }
 
+// Poll checks now what Done checks every hookEvery instructions: whether
+// the script is to stop (SCRIPT KILL, SHUTDOWN, a served busy client's
+// request). Builtins that run long without executing Lua instructions (the
+// pattern matcher) call it every few thousand steps; nil to go on.
+func (h *hookCtx) Poll() error {
+	if !h.killed && h.interrupt != nil && h.interrupt() {
+		h.killed = true
+	}
+	if h.killed {
+		return h.Err()
+	}
+	return nil
+}
+
 // overMemory reports whether the script added more than memLimit bytes to
 // the heap. The heap's objects include garbage: over the limit, a
 // collection decides.

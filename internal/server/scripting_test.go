@@ -317,3 +317,30 @@ func TestFunctionDumpRDBVersion(t *testing.T) {
 		t.Fatalf("FUNCTION DUMP writes RDB %d, DUMP %d", script.RDBVersion, rdb.Version)
 	}
 }
+
+// A pattern that backtracks without end (Lua's matcher, like PUC Lua's, has no
+// bound: 30 lazy 'a-' against 40 a's) runs no Lua instruction, yet SCRIPT KILL
+// stops it, in string.match and in string.gsub, and the server answers
+// meanwhile with BUSY.
+func TestScriptKillStopsPatternMatching(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("busy-reply-threshold", "50"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	for _, call := range []string{"string.match", "string.gsub"} {
+		runner := hotkvtest.Dial(t, srv.Addr)
+		script := "return " + call + "(string.rep('a', 40), string.rep('a-', 30)..'b', 'x')"
+		if call == "string.match" {
+			script = "return string.match(string.rep('a', 40), string.rep('a-', 30)..'b')"
+		}
+		runner.Write(hotkvtest.EncodeCommand("EVAL", script, "0"))
+		waitFor(t, func() bool { return strings.HasPrefix(c.Do("PING"), "-BUSY") })
+		if r := c.Do("SCRIPT", "KILL"); r != "+OK\r\n" {
+			t.Fatalf("%s: SCRIPT KILL: %q", call, r)
+		}
+		if r, err := runner.ReadReply(); err != nil || !strings.HasPrefix(r, "-ERR Script killed by user with SCRIPT KILL") {
+			t.Fatalf("%s: the script's reply: %q %v", call, r, err)
+		}
+		if r := c.Do("PING"); r != "+PONG\r\n" {
+			t.Fatalf("%s: PING after the kill: %q", call, r)
+		}
+	}
+}

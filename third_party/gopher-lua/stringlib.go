@@ -112,7 +112,7 @@ func strFind(L *LState) int {
 		return 2
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1)
+	mds, err := pm.FindCheck(pattern, unsafeFastStringToReadOnlyBytes(str), init, 1, patternCheck(L))
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -152,7 +152,7 @@ func strGsub(L *LState) int {
 	repl := L.CheckAny(3)
 	limit := L.OptInt(4, -1)
 
-	mds, err := pm.Find(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit)
+	mds, err := pm.FindCheck(pat, unsafeFastStringToReadOnlyBytes(str), 0, limit, patternCheck(L))
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -327,7 +327,7 @@ func strGmatchIter(L *LState) int {
 func strGmatch(L *LState) int {
 	str := L.CheckString(1)
 	pattern := L.CheckString(2)
-	mds, err := pm.Find(pattern, []byte(str), 0, -1)
+	mds, err := pm.FindCheck(pattern, []byte(str), 0, -1, patternCheck(L))
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -363,7 +363,7 @@ func strMatch(L *LState) int {
 		offset = 0
 	}
 
-	mds, err := pm.Find(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1)
+	mds, err := pm.FindCheck(pattern, unsafeFastStringToReadOnlyBytes(str), offset, 1, patternCheck(L))
 	if err != nil {
 		L.RaiseError(err.Error())
 	}
@@ -446,3 +446,25 @@ func luaIndex2StringIndex(str string, i int, start bool) int {
 }
 
 //
+
+// patternCheck lets a pattern match that runs long stop when the state's
+// context is done (a script timeout, SCRIPT KILL): Lua's matcher executes no
+// Lua instruction, so the instruction hook alone would never see it (HotKV
+// patch).
+func patternCheck(L *LState) func() error {
+	ctx := L.ctx
+	if ctx == nil {
+		return nil
+	}
+	if p, ok := ctx.(interface{ Poll() error }); ok {
+		return p.Poll // a context that checks at once, not every so many calls
+	}
+	return func() error {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+			return nil
+		}
+	}
+}

@@ -527,7 +527,7 @@ func compilePattern(p pattern, ps ...*iptr) []inst {
 
 // Simple recursive virtual machine based on the
 // "Regular Expression Matching: the Virtual Machine Approach" (https://swtch.com/~rsc/regexp/regexp2.html)
-func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
+func recursiveVM(rs *runState, src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchData) (bool, int, *MatchData) {
 	recLevel++
 	if recLevel > maxRecursionLevel {
 		panic(newError(_UNKNOWN, "pattern/input too complex"))
@@ -539,6 +539,7 @@ func recursiveVM(src []byte, insts []inst, pc, sp, recLevel int, ms ...*MatchDat
 		m = ms[0]
 	}
 redo:
+	rs.step()
 	inst := insts[pc]
 	switch inst.OpCode {
 	case opChar:
@@ -556,14 +557,14 @@ redo:
 		pc = inst.Operand1
 		goto redo
 	case opSplit:
-		if ok, nsp, _ := recursiveVM(src, insts, inst.Operand1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(rs, src, insts, inst.Operand1, sp, recLevel, m); ok {
 			return true, nsp, m
 		}
 		pc = inst.Operand2
 		goto redo
 	case opSave:
 		s := m.setCapture(inst.Operand1, sp)
-		if ok, nsp, _ := recursiveVM(src, insts, pc+1, sp, recLevel, m); ok {
+		if ok, nsp, _ := recursiveVM(rs, src, insts, pc+1, sp, recLevel, m); ok {
 			return true, nsp, m
 		}
 		m.restoreCapture(inst.Operand1, s)
@@ -614,6 +615,36 @@ redo:
 /* API {{{ */
 
 func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err error) {
+	return FindCheck(p, src, offset, limit, nil)
+}
+
+// checkEvery is how many matcher steps run between two calls of FindCheck's
+// check (HotKV patch).
+const checkEvery = 1 << 10
+
+// runState counts a match's steps for FindCheck's check.
+type runState struct {
+	steps int
+	check func() error
+}
+
+func (rs *runState) step() {
+	if rs == nil || rs.check == nil {
+		return
+	}
+	if rs.steps++; rs.steps%checkEvery == 0 {
+		if err := rs.check(); err != nil {
+			panic(newError(_UNKNOWN, "%s", err.Error()))
+		}
+	}
+}
+
+// FindCheck is Find that calls check (when not nil) every few thousand
+// steps of the matcher and stops with its error: a pattern that backtracks
+// without end (Lua's own matcher has no bound either) can then be
+// interrupted, by a script timeout or SCRIPT KILL (HotKV patch).
+func FindCheck(p string, src []byte, offset, limit int, check func() error) (matches []*MatchData, err error) {
+	rs := &runState{check: check}
 	defer func() {
 		if v := recover(); v != nil {
 			if perr, ok := v.(*Error); ok {
@@ -627,7 +658,7 @@ func Find(p string, src []byte, offset, limit int) (matches []*MatchData, err er
 	insts := compilePattern(pat)
 	matches = []*MatchData{}
 	for sp := offset; sp <= len(src); {
-		ok, nsp, ms := recursiveVM(src, insts, 0, sp, 0)
+		ok, nsp, ms := recursiveVM(rs, src, insts, 0, sp, 0)
 		sp++
 		if ok {
 			if sp < nsp {
