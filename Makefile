@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet redis-ref
+.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet redis-ref redis-suite redis-suite-spawned
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -49,6 +49,12 @@ fmt: ## gofmt every file
 
 vet: ## go vet
 	$(GO) vet ./...
+
+redis-suite: ## Redis 8.6.3's Tcl suite against a running HotKV on $(PORT) (35 units; REDIS_SRC: a Redis tree)
+	REDIS_SRC=$${REDIS_SRC:-$$(dirname $$(dirname $$(bash .ci/redis-ref.sh)))} bash .ci/redis-suite.sh 127.0.0.1 $(PORT) $(UNITS)
+
+redis-suite-spawned: ## Redis's Tcl suite starting HotKV itself as src/redis-server, beside redis-server 8.6.3 (UNITS=...)
+	bash .ci/redis-suite-spawned.sh $(UNITS)
 
 ci: ## what CI runs (.ci/run)
 	bash .ci/run

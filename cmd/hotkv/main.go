@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/logging"
 	"github.com/hotkv/hotkv/internal/server"
 )
 
@@ -39,6 +40,8 @@ Options are redis.conf parameter names (Redis's own), e.g. --bind, --port,
 --databases, --timeout, --maxclients, --requirepass, --proto-max-bulk-len.
 
 HotKV's own options (not config parameters):
+       --log-format redis             the log's lines: redis (default), as redis-server
+                                      writes them, or slog (key=value text)
        --pprof-addr 127.0.0.1:6060    serve net/http/pprof on that address (off by default)
        --busy-poll-us 50              an idle event loop polls this long before it sleeps
                                       (default 50; 0: sleep at once, the least CPU)
@@ -67,8 +70,14 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	args, logFormat, err := takeOption(args, "log-format", "slog")
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
 	cfg := config.New()
-	if _, err := cfg.ParseArgs(args); err != nil {
+	configFile, err := cfg.ParseArgs(args)
+	if err != nil {
 		var le *config.LoadError
 		if errors.As(err, &le) {
 			fmt.Fprint(stderr, "\n"+err.Error()+"\n") // redis-server's format
@@ -77,17 +86,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		}
 		return 1
 	}
+	if cfg.Bool("cluster-enabled") {
+		// accepting it would start a standalone server where a cluster node was asked for
+		fmt.Fprintln(stderr, "HotKV has no cluster mode: cluster-enabled yes is not supported")
+		return 1
+	}
 	level := new(slog.LevelVar)
-	logger, closeLog, err := newLogger(cfg, level, stderr)
+	logger, closeLog, err := newLogger(cfg, level, logFormat, stdout)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	defer closeLog()
 	cfg.OnChange("loglevel", func(v string) error {
-		level.Set(slogLevel(v))
+		level.Set(logging.Level(v))
 		return nil
 	})
+	logStarting(logger, configFile)
 	if pprofAddr != "" {
 		stopPprof, err := servePprof(pprofAddr)
 		if err != nil {
@@ -98,10 +113,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 		logger.Info("pprof", "addr", pprofAddr)
 	}
 	srv := server.New(cfg, server.Options{Logger: logger, BusyPoll: busyPoll})
+	logBanner(logger, cfg)
 	if err := srv.Listen(); err != nil {
-		logger.Error("could not listen", "err", err)
+		logListenFailure(logger, cfg, err)
 		return 1
 	}
+	removePid := writePidFile(logger, cfg)
+	defer removePid()
 	// SIGTERM and SIGINT run SHUTDOWN with shutdown-on-sigterm/-sigint's flags
 	// (saving when save points are set); after a failed save the server
 	// keeps running, as Redis does
@@ -113,7 +131,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, ready cha
 			srv.ShutdownOnSignal(sig == syscall.SIGINT)
 		}
 	}()
-	logger.Info("HotKV started", "version", server.HotKVVersion, "pid", os.Getpid(), "addr", srv.Addr().String())
 	if ready != nil {
 		ready <- srv.Addr().String()
 	}
@@ -189,23 +206,11 @@ func servePprof(addr string) (func(), error) {
 	return func() { _ = hs.Close() }, nil
 }
 
-// slogLevel maps Redis's loglevel names onto slog levels.
-func slogLevel(v string) slog.Level {
-	switch v {
-	case "debug":
-		return slog.LevelDebug
-	case "warning":
-		return slog.LevelWarn
-	case "nothing":
-		return slog.LevelError + 100
-	}
-	return slog.LevelInfo // verbose, notice
-}
-
-// newLogger builds the slog logger from loglevel and logfile ("" = stderr).
-func newLogger(cfg *config.Config, level *slog.LevelVar, stderr io.Writer) (*slog.Logger, func(), error) {
-	level.Set(slogLevel(cfg.String("loglevel")))
-	out, closer := stderr, func() {}
+// newLogger builds the logger from loglevel and logfile ("": standard
+// output, as Redis) in format ("redis", the default, or "slog").
+func newLogger(cfg *config.Config, level *slog.LevelVar, format string, stdout io.Writer) (*slog.Logger, func(), error) {
+	level.Set(logging.Level(cfg.String("loglevel")))
+	out, closer := stdout, func() {}
 	if path := cfg.String("logfile"); path != "" {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		if err != nil {
@@ -213,5 +218,10 @@ func newLogger(cfg *config.Config, level *slog.LevelVar, stderr io.Writer) (*slo
 		}
 		out, closer = f, func() { _ = f.Close() }
 	}
-	return slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{Level: level})), closer, nil
+	l, err := logging.New(out, format, level)
+	if err != nil {
+		closer()
+		return nil, nil, err
+	}
+	return l, closer, nil
 }

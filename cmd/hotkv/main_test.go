@@ -43,7 +43,7 @@ func TestRunWithConfigFileAndFlags(t *testing.T) {
 	done := make(chan int, 1)
 	var stderr bytes.Buffer
 	go func() {
-		done <- run(context.Background(), []string{conf, "--port", itoa(port), "--bind", "127.0.0.1"}, &bytes.Buffer{}, &stderr, ready)
+		done <- run(context.Background(), []string{conf, "--port", itoa(port), "--bind", "127.0.0.1"}, &stderr, &stderr, ready)
 	}()
 	var addr string
 	select {

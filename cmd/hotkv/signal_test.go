@@ -51,7 +51,7 @@ func TestGracefulShutdownOnSignal(t *testing.T) {
 				_ = cmd.Process.Kill()
 				t.Fatalf("no exit after %v", sig)
 			}
-			if !strings.Contains(stderr.String(), "shutting down") {
+			if !strings.Contains(stderr.String(), "ready to exit, bye bye") {
 				t.Fatalf("shutdown not logged:\n%s", stderr.String())
 			}
 			if n, err := c.Read(buf); err == nil {
@@ -100,7 +100,8 @@ func startServerProcess(t *testing.T, extra ...string) (*exec.Cmd, *bytes.Buffer
 	_ = ln.Close()
 	cmd := exec.Command(os.Args[0], append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1"}, extra...)...)
 	cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
-	stderr := &bytes.Buffer{}
+	stderr := &bytes.Buffer{} // the log (standard output) and standard error
+	cmd.Stdout = stderr
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

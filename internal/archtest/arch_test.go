@@ -46,7 +46,8 @@ var allowed = map[string][]string{
 	"internal/command/internal/gendocs": {},
 	"internal/hotkvtest":                {"internal/server", "internal/clock", "internal/config"},
 	"internal/difftest":                 {"internal/hotkvtest"},
-	"cmd/hotkv":                         {"internal/server", "internal/config"},
+	"cmd/hotkv":                         {"internal/server", "internal/config", "internal/logging"},
+	"internal/logging":                  {},
 	"internal/cli":                      {},
 	"cmd/hotkv-cli":                     {"internal/cli"},
 }

@@ -56,6 +56,8 @@ func debugCmd(c *Ctx) {
 			"    in scripts (noscript), for tests.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
+			"REPLY-COPY-AVOIDANCE <0|1>",
+			"    Enable/disable reply copy avoidance optimization (HotKV: always off, only 0).",
 		)
 	case "set-active-expire":
 		if len(args) != 1 {
@@ -131,6 +133,19 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.Srv.Persistence().SetSkipChecksum(atoi(args[0]) != 0)
+		c.W.SimpleString("OK")
+	case "reply-copy-avoidance":
+		// HotKV always copies a bulk reply into the client's buffer, which is
+		// what Redis does with copy avoidance off: 0 is honoured as it is,
+		// anything else would be a setting HotKV does not follow
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		if atoi(args[0]) != 0 {
+			c.W.Error("ERR HotKV always copies replies: only DEBUG REPLY-COPY-AVOIDANCE 0 is supported")
+			return
+		}
 		c.W.SimpleString("OK")
 	case "change-repl-id":
 		c.W.SimpleString("OK")

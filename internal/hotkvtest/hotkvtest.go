@@ -32,6 +32,12 @@ type startOpts struct {
 	config     [][2]string
 	goroutines bool
 	busyPoll   time.Duration
+	log        io.Writer
+}
+
+// WithLog sends the server's log (slog's text) to w; it is discarded otherwise.
+func WithLog(w io.Writer) Option {
+	return func(o *startOpts) { o.log = w }
 }
 
 // WithBusyPoll makes the event loops poll this long before they sleep
@@ -92,7 +98,11 @@ func Start(t testing.TB, opts ...Option) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	logTo := o.log
+	if logTo == nil {
+		logTo = io.Discard
+	}
+	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(logTo, nil)),
 		GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll}
 	if o.fake != nil {
 		so.Clock = o.fake

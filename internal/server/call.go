@@ -3,6 +3,8 @@ package server
 import (
 	"fmt"
 	"runtime/debug"
+	"sort"
+	"strings"
 
 	"github.com/hotkv/hotkv/internal/command"
 )
@@ -109,10 +111,34 @@ func (s *Server) run(c *command.Ctx, spec *command.Spec) {
 	}
 }
 
-// countError counts an error reply in INFO errorstats.
+// errStatsMax is how many kinds of error INFO errorstats counts (Redis's
+// ERROR_STATS_NUMBER).
+const errStatsMax = 128
+
+// countError counts an error reply in INFO errorstats. As Redis's
+// incrementErrorCount, a kind of error past the 128th turns errorstats off
+// until CONFIG RESETSTAT: the kinds are logged and dropped (freed in the
+// background: lazyfreed_objects), and ERRORSTATS_DISABLED alone is shown.
 func (s *Server) countError(code string) {
 	s.stats.errorReplies++
-	if len(s.errStats) < 128 || s.errStats[code] > 0 { // Redis caps errorstats at 128 kinds
-		s.errStats[code]++
+	if s.errStatsOff {
+		return
 	}
+	if _, ok := s.errStats[code]; !ok && len(s.errStats) >= errStatsMax {
+		codes := make([]string, 0, len(s.errStats))
+		for c := range s.errStats {
+			codes = append(codes, c)
+		}
+		sort.Strings(codes) // the radix tree's order
+		s.log.Warn("Errorstats stopped adding new errors because the number of " +
+			"errors reached the limit, may be misuse of lua error_reply, " +
+			"please check INFO ERRORSTATS, this can be re-enabled via " +
+			"CONFIG RESETSTAT.")
+		s.log.Warn("Current errors code list: " + strings.Join(codes, ", "))
+		s.ks.Stats.LazyFreed += int64(len(s.errStats))
+		s.errStats = map[string]int64{"ERRORSTATS_DISABLED": 1}
+		s.errStatsOff = true
+		return
+	}
+	s.errStats[code]++
 }

@@ -20,6 +20,7 @@ type client struct {
 	command.Client
 	nc            *network.Conn // nil for the connection-less client of Apply
 	raddr         net.Addr
+	unix          bool  // connected on the Unix socket (CLIENT LIST flag U)
 	clockUs       int64 // the server clock when the next command of the batch starts
 	softSinceMs   int64 // when the pending output first exceeded the soft limit
 	srv           *Server
@@ -74,6 +75,12 @@ func (s *Server) initClient(nc *network.Conn) *client {
 	cl.ID = s.nextID.Add(1)
 	cl.Addr = nc.RemoteAddr().String()
 	cl.LAddr = nc.LocalAddr().String()
+	if ua, ok := nc.LocalAddr().(*net.UnixAddr); ok {
+		// a Unix socket client: Redis names both ends by the socket's path
+		cl.unix = true
+		cl.Addr = ua.Name + ":0"
+		cl.LAddr = cl.Addr
+	}
 	cl.Proto = 2
 	cl.User = "default"
 	cl.Authenticated = s.cfg.String("requirepass") == ""

@@ -208,7 +208,7 @@ func normClientType(t string) string {
 
 // appendClientFlags appends CLIENT LIST's flags in Redis's order (the ones
 // HotKV has): P pub/sub, x MULTI, t R B tracking (on, broken redirection,
-// BCAST), d a watched key changed, e no-evict, T no-touch; N for none.
+// BCAST), d a watched key changed, U a Unix socket client, e no-evict, T no-touch; N for none.
 func appendClientFlags(b []byte, cl *client) []byte {
 	n := len(b)
 	if cl.replica != nil {
@@ -226,6 +226,9 @@ func appendClientFlags(b []byte, cl *client) []byte {
 	b = command.TrackingFlagChars(b, &cl.Tracking)
 	if cl.multi.touched {
 		b = append(b, 'd')
+	}
+	if cl.unix {
+		b = append(b, 'U')
 	}
 	if cl.NoEvict {
 		b = append(b, 'e')

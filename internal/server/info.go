@@ -133,10 +133,7 @@ func (s *Server) infoServer(b []byte) []byte {
 	b = kv(b, "executable", exe)
 	b = kv(b, "config_file", s.cfg.File())
 	b = kv(b, "io_threads_active", "0")
-	for i, ln := range s.net.Listeners() {
-		host, port, _ := net.SplitHostPort(ln.Addr().String())
-		b = kv(b, "listener"+strconv.Itoa(i), "name=tcp,bind="+host+",port="+port)
-	}
+	b = appendListeners(b, s.net.Listeners(), s.cfg.String("bind"))
 	return b
 }
 
@@ -493,5 +490,31 @@ func (s *Server) infoDebug(b []byte) []byte {
 	b = kvi(b, "eventloop_duration_cron_sum", s.cronSum.Load())
 	b = kvi(b, "eventloop_duration_max", s.net.Stats.Loop.DurMax.Load())
 	b = kvi(b, "eventloop_cmd_per_cycle_max", s.net.Stats.Loop.CmdPerCycleMax.Load())
+	return b
+}
+
+// appendListeners appends INFO's listener lines as Redis: one for TCP with
+// every configured bind address, then one for the Unix socket.
+func appendListeners(b []byte, lns []net.Listener, bind string) []byte {
+	i, tcpPort := 0, ""
+	for _, ln := range lns {
+		if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+			tcpPort = strconv.Itoa(ta.Port)
+		}
+	}
+	if tcpPort != "" {
+		line := "name=tcp"
+		for _, a := range strings.Fields(bind) {
+			line += ",bind=" + a
+		}
+		b = kv(b, "listener0", line+",port="+tcpPort)
+		i++
+	}
+	for _, ln := range lns {
+		if ua, ok := ln.Addr().(*net.UnixAddr); ok {
+			b = kv(b, "listener"+strconv.Itoa(i), "name=unix,bind="+ua.Name)
+			i++
+		}
+	}
 	return b
 }

@@ -80,7 +80,7 @@ func (s *Server) Shutdown(f command.ShutdownFlags) error {
 		st.killReq.Store(true)
 		f.Save = false
 	}
-	s.log.Warn("User requested shutdown...")
+	s.log.Info("User requested shutdown...")
 	if err := s.rdb.FinishShutdown(f); err != nil {
 		return errors.New(errShutdown)
 	}

@@ -103,6 +103,7 @@ type Server struct {
 	clientsMem      atomic.Int64                        // the evictable clients' published tot-mem (clientmem.go)
 	evictedMem      atomic.Int64                        // tot-mem of the clients evicted and not yet closed (clientmem.go)
 	errStats        map[string]int64
+	errStatsOff     bool // past errStatsMax kinds, until CONFIG RESETSTAT
 	shutdown        chan struct{}
 	closeOnce       sync.Once
 	cancel          context.CancelFunc
@@ -235,6 +236,7 @@ func (s *Server) Listen() error { return s.net.Listen() }
 func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
+	s.log.Info("Server initialized")
 	if err := s.loadAtStartup(); err != nil {
 		return err
 	}
@@ -252,7 +254,6 @@ func (s *Server) Run(ctx context.Context) error {
 	case <-s.shutdown:
 	}
 	s.Close() // whatever stopped it: what waits on shutdown stops too (replies held by a barrier)
-	s.log.Info("shutting down")
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
 	s.rdb.KillBG()             // a BGSAVE in progress is abandoned, as Redis kills its child
@@ -263,7 +264,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
 	s.net.Stop()           // closes the listeners and every connection
-	s.log.Info("HotKV is now ready to exit, bye bye...")
+	s.log.Warn("HotKV is now ready to exit, bye bye...")
 	return nil
 }
 

@@ -38,6 +38,7 @@ func (s *Server) ResetStats() {
 		s.latency[i] = latencyHist{}
 	}
 	s.errStats = map[string]int64{}
+	s.errStatsOff = false
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
 	s.stats.obufLimitDisconnects.Store(0)

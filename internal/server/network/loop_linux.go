@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -89,13 +90,14 @@ func (r fdReader) Read(p []byte) (int, error) {
 	}
 }
 
-// listenerFD returns the socket of a TCP listener; the loop accepts on it itself.
+// listenerFD returns the socket of a TCP or Unix listener; the loop accepts
+// on it itself.
 func listenerFD(ln net.Listener) (int, error) {
-	tl, ok := ln.(*net.TCPListener)
+	sc, ok := ln.(syscall.Conn)
 	if !ok {
-		return -1, errors.New("event loop needs a TCP listener")
+		return -1, errors.New("event loop needs a TCP or Unix listener")
 	}
-	rc, err := tl.SyscallConn()
+	rc, err := sc.SyscallConn()
 	if err != nil {
 		return -1, err
 	}
@@ -366,6 +368,8 @@ func sockaddrToAddr(sa unix.Sockaddr) net.Addr {
 		return &net.TCPAddr{IP: net.IP(a.Addr[:]).To16(), Port: a.Port}
 	case *unix.SockaddrInet6:
 		return &net.TCPAddr{IP: net.IP(a.Addr[:]), Port: a.Port}
+	case *unix.SockaddrUnix:
+		return &net.UnixAddr{Name: a.Name, Net: "unix"}
 	}
 	return &net.TCPAddr{}
 }

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -150,8 +151,9 @@ type Net struct {
 	goroutines bool
 	readBufs   resp.SharedPool // goroutine mode's read buffers
 
-	lnMu    sync.Mutex // guards lns, bind, port, running
-	lns     []net.Listener
+	lnMu    sync.Mutex        // guards lns, bind, port, running
+	lns     []net.Listener    // TCP
+	unix    *net.UnixListener // unixsocket, or nil
 	bind    string
 	port    int64
 	running bool
@@ -252,6 +254,17 @@ func (n *Net) Listen() error {
 		}
 		n.lns = lns
 	}
+	if path := n.cfg.String("unixsocket"); path != "" {
+		ln, err := listenUnix(path, uint32(n.cfg.Int("unixsocketperm")))
+		if err != nil {
+			for _, l := range n.lns {
+				_ = l.Close()
+			}
+			n.lns = nil
+			return err
+		}
+		n.unix = ln
+	}
 	n.cfg.OnChange("port", func(v string) error {
 		p, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
@@ -292,6 +305,24 @@ func listenAll(bind string, port int64) ([]net.Listener, error) {
 		return nil, errors.New("no address to listen on")
 	}
 	return lns, nil
+}
+
+// listenUnix listens on the Unix socket path, replacing a stale socket file
+// as Redis does, with the permissions perm when it is not 0 (unixsocketperm).
+// Closing the listener removes the file.
+func listenUnix(path string, perm uint32) (*net.UnixListener, error) {
+	_ = os.Remove(path) // Redis unlinks first: a socket file left by a crash
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		return nil, err
+	}
+	if perm != 0 {
+		if err := os.Chmod(path, os.FileMode(perm)); err != nil {
+			_ = ln.Close()
+			return nil, &net.OpError{Op: "chmod", Net: "unix", Addr: ln.Addr(), Err: err}
+		}
+	}
+	return ln, nil
 }
 
 // rebind moves the server to new listeners (CONFIG SET port/bind). Existing
@@ -377,8 +408,20 @@ func (n *Net) Start() error {
 		}
 		n.stopLoop = stop
 	}
+	if n.unix != nil {
+		if n.goroutines {
+			go n.acceptLoop(n.unix)
+		} else if err := n.watchListener(n.unix); err != nil {
+			return err
+		}
+	}
+	if len(n.lns) > 0 {
+		n.log.Info("Ready to accept connections tcp")
+	}
+	if n.unix != nil {
+		n.log.Info("Ready to accept connections unix")
+	}
 	for _, ln := range n.lns {
-		n.log.Info("ready to accept connections", "addr", ln.Addr().String())
 		if n.goroutines {
 			go n.acceptLoop(ln)
 		}
@@ -403,6 +446,10 @@ func (n *Net) stop() {
 	n.lnMu.Unlock()
 	for _, ln := range lns {
 		_ = ln.Close()
+	}
+	if n.unix != nil {
+		n.log.Info("Removing the unix socket file.")
+		_ = n.unix.Close() // removes the file
 	}
 	n.goMu.Lock()
 	for c := range n.goConns {
@@ -462,9 +509,14 @@ func (n *Net) open(c *Conn) bool {
 	return true
 }
 
-// Listeners returns the current listeners (INFO's listener lines).
+// Listeners returns the current listeners, TCP first, then the Unix socket
+// (INFO's listener lines).
 func (n *Net) Listeners() []net.Listener {
 	n.lnMu.Lock()
 	defer n.lnMu.Unlock()
-	return append([]net.Listener(nil), n.lns...)
+	lns := append([]net.Listener(nil), n.lns...)
+	if n.unix != nil {
+		lns = append(lns, n.unix)
+	}
+	return lns
 }
