@@ -56,6 +56,10 @@ func debugCmd(c *Ctx) {
 			"    in scripts (noscript), for tests.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
+			"POPULATE <count> [<prefix>] [<size>]",
+			"    Create <count> string keys named key:<num>. If <prefix> is specified then",
+			"    it is used instead of the 'key' prefix. These are not propagated to",
+			"    replicas.",
 			"REPLY-COPY-AVOIDANCE <0|1>",
 			"    Enable/disable reply copy avoidance optimization (HotKV: always off, only 0).",
 		)
@@ -134,6 +138,12 @@ func debugCmd(c *Ctx) {
 		}
 		c.Srv.Persistence().SetSkipChecksum(atoi(args[0]) != 0)
 		c.W.SimpleString("OK")
+	case "populate":
+		if len(args) < 1 || len(args) > 3 {
+			debugUnknown(c)
+			return
+		}
+		debugPopulate(c, args)
 	case "reply-copy-avoidance":
 		// HotKV always copies a bulk reply into the client's buffer, which is
 		// what Redis does with copy avoidance off: 0 is honoured as it is,
@@ -332,4 +342,68 @@ func memToUll(b []byte) (uint64, bool) {
 // debugUnknown is Redis's reply for an unknown DEBUG subcommand or a wrong count.
 func debugUnknown(c *Ctx) {
 	c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try DEBUG HELP.")
+}
+
+// positiveArg parses a non-negative integer argument as Redis's
+// getPositiveLongFromObjectOrReply without a message of its own: anything
+// else is "out of range, must be positive".
+func positiveArg(c *Ctx, a []byte) (int64, bool) {
+	n, err := strconv.ParseInt(string(a), 10, 64)
+	if err != nil || n < 0 {
+		c.Error("ERR value is out of range, must be positive")
+		return 0, false
+	}
+	return n, true
+}
+
+// debugPopulate is DEBUG POPULATE count [prefix] [size]: string keys
+// <prefix>:<j> (key:<j> by default) holding value:<j>, padded with zero bytes
+// or cut to size when size is given; existing keys are left alone. As in
+// Redis, nothing is propagated or notified (watchers and tracking still see
+// the keys change) and the dirty counter does not move.
+func debugPopulate(c *Ctx, args [][]byte) {
+	keys, ok := positiveArg(c, args[0])
+	if !ok {
+		return
+	}
+	if c.Srv.Persistence().Loading() {
+		c.Error("LOADING Redis is loading the dataset in memory")
+		return
+	}
+	if keys > 1<<31 { // Redis's dictTryExpand fails long before
+		c.Error("ERR OOM in dictTryExpand")
+		return
+	}
+	c.DB.Expand(int(keys), 0)
+	size := int64(0)
+	if len(args) == 3 {
+		if size, ok = positiveArg(c, args[2]); !ok {
+			return
+		}
+	}
+	prefix := "key"
+	if len(args) >= 2 {
+		prefix = string(args[1])
+		if i := strings.IndexByte(prefix, 0); i >= 0 {
+			prefix = prefix[:i] // a C string in Redis
+		}
+	}
+	var kb, vb []byte
+	for j := int64(0); j < keys; j++ {
+		kb = strconv.AppendInt(append(append(kb[:0], prefix...), ':'), j, 10)
+		if len(kb) > 127 { // snprintf into 128 bytes
+			kb = kb[:127]
+		}
+		if c.DB.LookupWrite(kb) != nil {
+			continue
+		}
+		vb = strconv.AppendInt(append(vb[:0], "value:"...), j, 10)
+		val := vb
+		if size > 0 {
+			val = make([]byte, size)
+			copy(val, vb)
+		}
+		c.DB.SetString(kb, val, false)
+	}
+	c.W.SimpleString("OK")
 }

@@ -27,6 +27,8 @@ type Persistence interface {
 	// BGSave is BGSAVE [SCHEDULE]; inExec: called inside EXEC. status is the
 	// status reply, errText the error reply.
 	BGSave(schedule, inExec bool) (status, errText string)
+	// Loading reports whether the snapshot is loading at start-up.
+	Loading() bool
 	// FlushAllSave is FLUSHALL's persistence part: kill a BGSAVE in progress
 	// and, with save points configured, save the empty dataset (saved).
 	FlushAllSave() (saved bool)

@@ -19,8 +19,8 @@ const (
 
 // Honoured parameters: HotKV acts on exactly these today.
 //
-//	bind, port, databases, timeout, tcp-keepalive, maxclients, loglevel,
-//	logfile, proto-max-bulk-len, client-query-buffer-limit,
+//	bind, port, unixsocket, unixsocketperm, pidfile, always-show-logo,
+//	databases, timeout, tcp-keepalive, maxclients, loglevel, logfile, proto-max-bulk-len, client-query-buffer-limit,
 //	client-output-buffer-limit, requirepass, hz, io-threads,
 //	enable-debug-command, latency-tracking, latency-tracking-info-percentiles,
 //	busy-reply-threshold (alias lua-time-limit), notify-keyspace-events,
@@ -32,7 +32,8 @@ const (
 //	set-max-intset-entries, stream-node-max-*), the settings of new streams
 //	(stream-idmp-duration, stream-idmp-maxsize), and the RDB snapshot ones (save, dir, dbfilename,
 //	rdbcompression, rdbchecksum, stop-writes-on-bgsave-error, shutdown-on-sigint,
-//	shutdown-on-sigterm)
+//	shutdown-on-sigterm, and the hidden key-load-delay, rdb-key-save-delay and
+//	loading-process-events-interval-bytes)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -56,8 +57,8 @@ func paramTable() []paramDef {
 		specP("bind", "", H|fMulti, bindSpecial([]string{"127.0.0.1"}), "Addresses to listen on (HotKV default 127.0.0.1)."),
 		intP("port", "", H, 0, 65535, 6379, "TCP port to listen on."),
 		intP("tcp-backlog", "", imm, 0, intMax, 511, "listen() backlog."),
-		strP("unixsocket", "", imm|fNullable|fNullDefault, "", nil, "Unix socket path to listen on."),
-		intP("unixsocketperm", "", imm|fOctal|fUnsigned, 0, 0o777, 0, "Permissions of the Unix socket (octal)."),
+		strP("unixsocket", "", H|imm|fNullable|fNullDefault, "", nil, "Unix socket path to listen on."),
+		intP("unixsocketperm", "", H|imm|fOctal|fUnsigned, 0, 0o777, 0, "Permissions of the Unix socket (octal)."),
 		intP("timeout", "", H, 0, intMax, 0, "Close a client after this many idle seconds (0: never)."),
 		intP("tcp-keepalive", "", H, 0, intMax, 300, "TCP keepalive interval in seconds."),
 		intP("maxclients", "", H|fUnsigned, 1, uintMax, 10000, "Maximum number of connected clients."),
@@ -76,8 +77,8 @@ func paramTable() []paramDef {
 		strP("logfile", "", H|imm, "", nil, "Log file path (\"\": standard output)."),
 		boolP("daemonize", "", imm, false, "Run in the background."),
 		enumP("supervised", "", imm, enumNames("upstart", "systemd", "auto", "no"), "no", "Supervision interaction."),
-		strP("pidfile", "", imm|fNullable|fNullDefault, "", nil, "PID file path."),
-		boolP("always-show-logo", "", imm, false, "Show the ASCII logo in non-interactive logs."),
+		strP("pidfile", "", H|imm|fNullable|fNullDefault, "", nil, "PID file path (written at start, removed at exit)."),
+		boolP("always-show-logo", "", H|imm, false, "Show the ASCII logo in non-interactive logs."),
 		boolP("set-proc-title", "", imm, true, "Set the process title."),
 		boolP("syslog-enabled", "", imm, false, "Log to syslog."),
 		strP("syslog-ident", "", imm, "redis", nil, "Syslog identity."),
@@ -174,6 +175,7 @@ func paramTable() []paramDef {
 		// once in N keys (debugDelay)
 		intP("key-load-delay", "", H|fHidden, intMin, intMax, 0, "Microseconds to wait after each key loaded from an RDB file (testing)."),
 		intP("rdb-key-save-delay", "", H|fHidden, intMin, intMax, 0, "Microseconds to wait after each key saved to an RDB file (testing)."),
+		intP("loading-process-events-interval-bytes", "", H|fHidden, 1024, intMax, 512*kb, "Bytes of the RDB file loaded at start-up between two turns of serving clients (who get LOADING)."),
 		intP("stream-node-max-bytes", "", H|fMemory|fUnsigned, 0, longMax, 4096, "Largest stream node in bytes."),
 		intP("stream-node-max-entries", "", H, 0, longMax, 100, "Largest stream node in entries."),
 		intP("stream-idmp-duration", "", H, 1, 86400, 100, "Seconds a new stream keeps its XADD IDMP records."),

@@ -448,8 +448,10 @@ func TestParams(t *testing.T) {
 		"timeout", "tracking-table-max-keys", "zset-max-listpack-entries", "zset-max-listpack-value",
 		// RDB snapshots (decision 0027)
 		"dbfilename", "dir", "rdbchecksum", "rdbcompression", "save", "shutdown-on-sigint", "shutdown-on-sigterm",
-		"key-load-delay", "rdb-key-save-delay",
+		"key-load-delay", "rdb-key-save-delay", "loading-process-events-interval-bytes",
 		"stop-writes-on-bgsave-error",
+		// the process, as Redis's test harness starts it
+		"unixsocket", "unixsocketperm", "pidfile", "always-show-logo",
 		// streams: node limits, and the IDMP settings of new streams (decision 0039)
 		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize"}
 	slices.Sort(want)

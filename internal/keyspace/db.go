@@ -31,6 +31,16 @@ func newDB(ks *Keyspace, id int) *DB {
 // (DBSIZE counts them too, as Redis does).
 func (db *DB) Len() int { return db.dict.Len() }
 
+// Expand sizes the DB ahead of a load of about keys keys, expires of them
+// with a TTL (the RDB file's RESIZEDB hint: Redis's dbExpand and
+// dbExpandExpires). It returns the key table's buckets and the TTL index's
+// capacity.
+func (db *DB) Expand(keys, expires int) (keyBuckets, expireSlots int) {
+	db.dict.Expand(keys)
+	db.expiring.reserve(expires)
+	return db.dict.Buckets(), db.expiring.capacity()
+}
+
 // Expires is the number of keys with a TTL.
 func (db *DB) Expires() int { return db.expiring.len() }
 

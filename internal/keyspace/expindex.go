@@ -29,6 +29,40 @@ type expIndex struct {
 // len is the number of items.
 func (x *expIndex) len() int { return x.n }
 
+// capacity is the number of items the chunks hold.
+func (x *expIndex) capacity() int {
+	c := 0
+	for _, ch := range x.chunks {
+		c += len(ch)
+	}
+	return c
+}
+
+// reserve sizes the first chunk for about n items (the next power of two, at
+// most expChunk) while it is the only one, so that a load of n keys with a
+// TTL does not regrow it step by step.
+func (x *expIndex) reserve(n int) {
+	if len(x.chunks) > 1 || n <= 0 {
+		return
+	}
+	size := expFirst
+	for size < n && size < expChunk {
+		size *= 2
+	}
+	if len(x.chunks) == 1 && len(x.chunks[0]) >= size {
+		return
+	}
+	grown := make([]expItem, size)
+	if len(x.chunks) == 1 {
+		copy(grown, x.chunks[0])
+		x.acct.alloc(int64(size-len(x.chunks[0])) * expItemSize)
+		x.chunks[0] = grown
+		return
+	}
+	x.acct.alloc(int64(size) * expItemSize)
+	x.chunks = append(x.chunks, grown)
+}
+
 // at returns item i (0 <= i < len).
 func (x *expIndex) at(i int) *expItem { return &x.chunks[i/expChunk][i%expChunk] }
 

@@ -115,6 +115,14 @@ type LoadOptions struct {
 	Function func(code string) error
 	// KeyDelay, when not nil, runs after each key is loaded (key-load-delay).
 	KeyDelay func()
+	// Progress, when not nil, is told after each key record how many of the
+	// file's total bytes are read; an error it returns stops the load with
+	// that error (the server is shutting down).
+	Progress func(read, total int) error
+	// Resized, when not nil, is told of each database the file's RESIZEDB
+	// hint sized ahead of its keys: the key table's buckets and the TTL
+	// index's capacity.
+	Resized func(db, keyBuckets, expireSlots int)
 }
 
 // LoadStats are the counts of a load.
@@ -191,11 +199,20 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			db = ks.DBs[id]
 			continue
 		case opResizeDB:
-			if _, err := rd.length(); err != nil {
+			keys, err := rd.length()
+			if err != nil {
 				return st, errShortRead
 			}
-			if _, err := rd.length(); err != nil {
+			expires, err := rd.length()
+			if err != nil {
 				return st, errShortRead
+			}
+			// a hint: sized as Redis sizes it, but never past what the
+			// file could hold (a hostile hint must not allocate gigabytes)
+			limit := uint64(len(data) / 3) // a key takes 3 bytes at least
+			kb, eb := db.Expand(int(min(keys, limit)), int(min(expires, limit)))
+			if o.Resized != nil {
+				o.Resized(db.ID, kb, eb)
 			}
 			continue
 		case opSlotInfo:
@@ -282,6 +299,11 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			st.Loaded++
 		}
 		expireAt, lfuFreq, lruIdle = -1, -1, -1
+		if o.Progress != nil {
+			if err := o.Progress(rd.off, len(data)); err != nil {
+				return st, err
+			}
+		}
 	}
 }
 

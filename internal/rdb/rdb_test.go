@@ -451,3 +451,48 @@ func TestLoadFreqAndIdle(t *testing.T) {
 		t.Errorf("IDLE 200 under LRU: %d", ks.IdleSeconds(e))
 	}
 }
+
+// The file's RESIZEDB hint sizes the key table and the TTL index ahead of the
+// keys, as Redis's dbExpand: 1000 keys, 500 with a TTL, give 1024 buckets and
+// room for 512. A hint larger than the file could hold is capped.
+func TestLoadAppliesResizeHint(t *testing.T) {
+	src := keyspace.New(1, 1)
+	src.SetNow(1700000000000)
+	for i := range 1000 {
+		k := []byte(fmt.Sprintf("key:%d", i))
+		e := src.DBs[0].SetString(k, []byte("v"), false)
+		if i%2 == 0 {
+			src.DBs[0].SetExpire(k, e, 1700003600000)
+		}
+	}
+	var buf bytes.Buffer
+	if err := Write(&buf, src, SaveInfo{RedisVersion: "8.4.0"}); err != nil {
+		t.Fatal(err)
+	}
+	type resize struct{ db, keys, expires int }
+	load := func(file []byte) []resize {
+		t.Helper()
+		var got []resize
+		ks := keyspace.New(1, 2)
+		ks.SetNow(1700000000000)
+		if _, err := Load(bytes.NewReader(file), ks, LoadOptions{Now: 1700000000000, SkipChecksum: true,
+			Resized: func(db, k, e int) { got = append(got, resize{db, k, e}) }}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if got := load(buf.Bytes()); len(got) != 1 || got[0] != (resize{0, 1024, 512}) {
+		t.Fatalf("resized %v, want db 0 to 1024 key buckets and 512 expire slots", got)
+	}
+	// a hostile hint: 2^40 keys in a file of a few KB
+	file := buf.Bytes()
+	at := bytes.Index(file, []byte{opSelectDB, 0, opResizeDB, 0x43, 0xe8, 0x41, 0xf4}) + 2 // 1000, 500
+	if at < 2 {
+		t.Fatal("no RESIZEDB 1000 500 in the file")
+	}
+	big := []byte{0x81, 0, 0, 1, 0, 0, 0, 0, 0} // 2^40 as a 64-bit length
+	hostile := slices.Concat(file[:at+1], big, big, file[at+1+4:])
+	if got := load(hostile); len(got) != 1 || got[0].keys > len(file) {
+		t.Fatalf("a hostile hint sized the table to %v", got)
+	}
+}

@@ -79,6 +79,8 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 	case cl.Subscribed && cl.Proto == 2 && flags&command.SubscribedOK == 0:
 		return spec, refused, s.refuse(spec, "ERR Can't execute '"+spec.FullName()+
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
+	case flags&command.Loading == 0 && s.rdb.Loading():
+		return spec, refused, s.refuse(spec, errLoading)
 	case busy != nil && flags&command.AllowBusy == 0:
 		return spec, refused, s.refuse(spec, busyError(busy))
 	case o == fromClient && s.pause.untilMs.Load() != 0 && s.pausedFor(cl, spec, argv): // pausedFor checks the deadline
@@ -164,6 +166,10 @@ func (s *Server) unitFlags(cl *client, spec *command.Spec, argv [][]byte) comman
 	}
 	return spec.Flags
 }
+
+// errLoading is Redis's shared.loadingerr: a command not allowed while the
+// snapshot loads at start-up.
+const errLoading = "LOADING Redis is loading the dataset in memory"
 
 // refuse counts a refusal of a client's command, text its error reply, as
 // Redis's rejectCommand does (rejected_calls of the command, when known; the

@@ -34,13 +34,28 @@ func (s *Server) SetBGSaveDelay(d time.Duration) {
 	s.eng.Unlock()
 }
 
-// loadAtStartup loads the snapshot file, if any, before the server accepts
-// clients (persist.RDB.LoadAtStartup). It takes the engine lock.
-func (s *Server) loadAtStartup() error {
+// loadAtStartup starts serving clients (startNet) and loads the snapshot
+// file, if any (persist.RDB.LoadAtStartup). It takes the engine lock before
+// the first client can, and lends it every
+// loading-process-events-interval-bytes of the file, so that clients get
+// their LOADING error (or run what is allowed while loading); a shutdown in
+// the meantime stops the load (persist.ErrLoadStopped).
+func (s *Server) loadAtStartup(startNet func() error) error {
 	s.eng.Lock()
 	defer s.eng.Unlock()
+	if err := startNet(); err != nil {
+		return err
+	}
 	s.eng.Begin() // keys that expired before now are not loaded
-	return s.rdb.LoadAtStartup()
+	return s.rdb.LoadAtStartup(func() error {
+		s.eng.Lend()
+		select {
+		case <-s.shutdown:
+			return persist.ErrLoadStopped
+		default:
+			return nil
+		}
+	})
 }
 
 // libraries are the function libraries as persist sees them.
@@ -79,6 +94,10 @@ func (s *Server) Shutdown(f command.ShutdownFlags) error {
 		}
 		st.killReq.Store(true)
 		f.Save = false
+	}
+	if s.rdb.Loading() {
+		// the dataset is half loaded: it is not saved (prepareForShutdown)
+		f.Save, f.NoSave = false, true
 	}
 	s.log.Info("User requested shutdown...")
 	if err := s.rdb.FinishShutdown(f); err != nil {

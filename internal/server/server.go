@@ -13,6 +13,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"net"
 	"os"
@@ -237,7 +238,10 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 	s.log.Info("Server initialized")
-	if err := s.loadAtStartup(); err != nil {
+	// clients are served while the snapshot loads (they get LOADING), as
+	// Redis's processEventsWhileBlocked serves them
+	if err := s.loadAtStartup(s.net.Start); err != nil && !errors.Is(err, persist.ErrLoadStopped) {
+		s.net.Stop()
 		return err
 	}
 	s.eng.Lock()
@@ -246,9 +250,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Unlock()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)
-	if err := s.net.Start(); err != nil {
-		return err
-	}
+	s.net.LogReady()
 	select {
 	case <-ctx.Done():
 	case <-s.shutdown:

@@ -415,18 +415,25 @@ func (n *Net) Start() error {
 			return err
 		}
 	}
-	if len(n.lns) > 0 {
-		n.log.Info("Ready to accept connections tcp")
-	}
-	if n.unix != nil {
-		n.log.Info("Ready to accept connections unix")
-	}
 	for _, ln := range n.lns {
 		if n.goroutines {
 			go n.acceptLoop(ln)
 		}
 	}
 	return nil
+}
+
+// LogReady logs Redis's "Ready to accept connections" line of each kind of
+// listener (tcp, unix): the server calls it once the data is loaded.
+func (n *Net) LogReady() {
+	n.lnMu.Lock()
+	defer n.lnMu.Unlock()
+	if len(n.lns) > 0 {
+		n.log.Info("Ready to accept connections tcp")
+	}
+	if n.unix != nil {
+		n.log.Info("Ready to accept connections unix")
+	}
 }
 
 // Stop closes the listeners and every connection (each session is told:

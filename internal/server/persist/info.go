@@ -1,6 +1,10 @@
 package persist
 
-import "github.com/hotkv/hotkv/internal/server/infofmt"
+import (
+	"strconv"
+
+	"github.com/hotkv/hotkv/internal/server/infofmt"
+)
 
 // AppendInfo appends INFO persistence in Redis 8's field order; the fork
 // (copy-on-write) and AOF fields are 0 (no fork, no AOF).
@@ -30,7 +34,34 @@ func (r *RDB) AppendInfo(b []byte) []byte {
 	b = kv(b, "rdb_last_cow_size", "0")
 	b = kvi(b, "rdb_last_load_keys_expired", r.expiredKeys)
 	b = kvi(b, "rdb_last_load_keys_loaded", r.loadedKeys)
-	return append(b, noAOF...)
+	b = append(b, noAOF...)
+	if r.loading.Load() {
+		b = r.appendLoading(b)
+	}
+	return b
+}
+
+// appendLoading appends the loading_* fields INFO persistence has while the
+// startup load runs, as Redis computes them.
+func (r *RDB) appendLoading(b []byte) []byte {
+	kv, kvi := infofmt.KV, infofmt.KVI
+	start, total, loaded := r.progress.start.Load(), r.progress.total.Load(), r.progress.loaded.Load()
+	perc, remaining := 0.0, int64(1)
+	if total > 0 {
+		perc = float64(loaded) / float64(total) * 100
+		remaining = total - loaded
+	}
+	elapsed := r.nowUnix() - start
+	eta := int64(1)
+	if elapsed > 0 {
+		eta = elapsed * remaining / (loaded + 1)
+	}
+	b = kvi(b, "loading_start_time", start)
+	b = kvi(b, "loading_total_bytes", total)
+	b = kv(b, "loading_rdb_used_mem", "0")
+	b = kvi(b, "loading_loaded_bytes", loaded)
+	b = kv(b, "loading_loaded_perc", strconv.FormatFloat(perc, 'f', 2, 64))
+	return kvi(b, "loading_eta_seconds", eta)
 }
 
 // noFork are INFO persistence's copy-on-write fields: HotKV does not fork.

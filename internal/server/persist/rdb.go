@@ -13,6 +13,7 @@
 package persist
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -28,6 +29,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/logging"
 	"github.com/hotkv/hotkv/internal/rdb"
 )
 
@@ -69,20 +71,23 @@ type Deps struct {
 
 // RDB is the snapshot state.
 type RDB struct {
-	d            Deps
-	lastSave     int64       // LASTSAVE, Unix s
-	loading      atomic.Bool // INFO persistence loading: the startup load runs
-	skipChecksum bool        // DEBUG SET-SKIP-CHECKSUM-VALIDATION
-	saves        int64       // rdb_saves: SAVE and BGSAVE attempts
-	lastErr      bool        // rdb_last_bgsave_status err
-	lastBgTry    int64       // Unix s of the last BGSAVE attempt (lastbgsave_try)
-	lastBgTime   int64       // rdb_last_bgsave_time_sec; -1 before the first
-	scheduled    bool        // rdb_bgsave_scheduled
-	bg           *bgJob      // the BGSAVE in progress, nil when none
-	jobs         int         // BGSAVEs started (temporary file names)
-	lastSize     int         // bytes of the last BGSAVE's file (buffer size hint)
-	loadedKeys   int64       // rdb_last_load_keys_loaded
-	expiredKeys  int64       // rdb_last_load_keys_expired
+	d        Deps
+	lastSave int64       // LASTSAVE, Unix s
+	loading  atomic.Bool // INFO persistence loading: the startup load runs
+	progress struct {    // INFO persistence loading_*: the startup load's progress
+		start, total, loaded atomic.Int64 // Unix s, bytes
+	}
+	skipChecksum bool   // DEBUG SET-SKIP-CHECKSUM-VALIDATION
+	saves        int64  // rdb_saves: SAVE and BGSAVE attempts
+	lastErr      bool   // rdb_last_bgsave_status err
+	lastBgTry    int64  // Unix s of the last BGSAVE attempt (lastbgsave_try)
+	lastBgTime   int64  // rdb_last_bgsave_time_sec; -1 before the first
+	scheduled    bool   // rdb_bgsave_scheduled
+	bg           *bgJob // the BGSAVE in progress, nil when none
+	jobs         int    // BGSAVEs started (temporary file names)
+	lastSize     int    // bytes of the last BGSAVE's file (buffer size hint)
+	loadedKeys   int64  // rdb_last_load_keys_loaded
+	expiredKeys  int64  // rdb_last_load_keys_expired
 	// bgDelay is a test hook: the background writer sleeps this long before
 	// writing (Redis's tests slow a BGSAVE with rdb-key-save-delay).
 	bgDelay  time.Duration
@@ -188,7 +193,7 @@ func (r *RDB) Save() string {
 // load is rdbLoad: the snapshot file's keys and libraries are added (merge:
 // replacing existing ones). Keys that expired before now are skipped.
 // Loading announces no keyspace events (Redis notifies only modules).
-func (r *RDB) load(merge bool) error {
+func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 	f, err := os.Open(r.Path())
 	if err != nil {
 		return err
@@ -199,32 +204,76 @@ func (r *RDB) load(merge bool) error {
 	ks.Events = nil
 	defer func() { ks.Events = events }()
 	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum"),
-		KeyDelay: debugDelay(r.d.Config.Int("key-load-delay"))}
+		KeyDelay: debugDelay(r.d.Config.Int("key-load-delay")),
+		Resized: func(db, keyBuckets, expireSlots int) {
+			r.d.Log.Log(context.Background(), logging.LevelVerbose,
+				fmt.Sprintf("DB %d resized: %d key buckets, %d expire buckets", db, keyBuckets, expireSlots))
+		},
+		Progress: progress}
 	if fn := r.d.Functions; fn != nil {
 		opts.Function = func(code string) error { return fn.Load(code, merge) }
 	}
 	st, err := rdb.Load(f, ks, opts)
+	if errors.Is(err, ErrLoadStopped) {
+		return err
+	}
 	if err != nil {
 		r.d.Log.Warn("Error loading the RDB file", "err", err)
 		return err
 	}
 	r.loadedKeys, r.expiredKeys = int64(st.Loaded), int64(st.Expired)
-	r.d.Log.Info("Done loading RDB", "keys_loaded", st.Loaded, "keys_expired", st.Expired)
+	if st.EmptyKeysSkipped > 0 {
+		r.d.Log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.",
+			st.Loaded, st.Expired, st.EmptyKeysSkipped))
+	} else {
+		r.d.Log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d, keys expired: %d.", st.Loaded, st.Expired))
+	}
 	return nil
 }
 
+// ErrLoadStopped is what LoadAtStartup returns when its yield reports that
+// the server is shutting down.
+var ErrLoadStopped = errors.New("loading stopped: the server is shutting down")
+
 // LoadAtStartup is loadDataFromDisk: when dir/dbfilename exists it is loaded
-// before the server accepts clients; a file that does not load stops the
-// server (Redis exits with status 1). The caller holds the engine lock with
-// a command's time begun (keys that expired before now are not loaded).
-func (r *RDB) LoadAtStartup() error {
-	if _, err := os.Stat(r.Path()); errors.Is(err, fs.ErrNotExist) {
+// while the server already accepts clients; a file that does not load stops
+// the server (Redis exits with status 1). The caller holds the engine lock
+// with a command's time begun (keys that expired before now are not loaded).
+// Every loading-process-events-interval-bytes of the file, yield is called
+// (Redis's processEventsWhileBlocked): it lets clients' commands run, which
+// get LOADING unless they are allowed while loading (admission's check of
+// Loading), and returns an error to stop the load, which LoadAtStartup then
+// returns (ErrLoadStopped).
+func (r *RDB) LoadAtStartup(yield func() error) error {
+	st, err := os.Stat(r.Path())
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil
+	}
+	interval := int(r.d.Config.Int("loading-process-events-interval-bytes"))
+	r.progress.start.Store(r.nowUnix())
+	r.progress.loaded.Store(0)
+	if err == nil {
+		r.progress.total.Store(st.Size())
 	}
 	r.loading.Store(true)
 	defer r.loading.Store(false)
 	start := time.Now()
-	if err := r.load(false); err != nil {
+	next := interval
+	progress := func(read, total int) error {
+		r.progress.loaded.Store(int64(read))
+		if read < next || yield == nil {
+			return nil
+		}
+		next = read + interval
+		if yield() != nil {
+			return ErrLoadStopped
+		}
+		return nil
+	}
+	if err := r.load(false, progress); err != nil {
+		if errors.Is(err, ErrLoadStopped) {
+			return err
+		}
 		r.d.Log.Error("Fatal error loading the DB, check server logs. Exiting.")
 		return fmt.Errorf("loading %s: %w", r.Path(), err)
 	}
@@ -245,7 +294,7 @@ func (r *RDB) DebugReload(save, flush, merge bool) string {
 			r.d.Functions.Flush()
 		}
 	}
-	if err := r.load(merge); err != nil {
+	if err := r.load(merge, nil); err != nil {
 		return "ERR Error trying to load the RDB dump, check server logs."
 	}
 	r.d.Log.Info("DB reloaded by DEBUG RELOAD")
