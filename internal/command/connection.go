@@ -97,11 +97,12 @@ func resetCmd(c *Ctx) {
 // checkAuth validates a user/password pair against requirepass (the default user
 // is the only user: with no password it is "nopass" and accepts anything).
 func checkAuth(c *Ctx, user string, pass []byte) bool {
-	if user != "default" {
-		return false
-	}
 	pw := c.Srv.Password()
-	return pw == "" || pw == string(pass)
+	if user == "default" && (pw == "" || pw == string(pass)) {
+		return true
+	}
+	c.Srv.AuthDenied()
+	return false
 }
 
 func authCmd(c *Ctx) {

@@ -152,6 +152,8 @@ type Server interface {
 	Shutdown(f ShutdownFlags) error
 	// Password is the configured requirepass ("" when none).
 	Password() string
+	// AuthDenied counts a failed authentication (INFO acl_access_denied_auth).
+	AuthDenied()
 	// LastSave is LASTSAVE's Unix time in seconds.
 	LastSave() int64
 	// Stats.

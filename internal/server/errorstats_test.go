@@ -59,3 +59,20 @@ func TestErrorstatsLimit(t *testing.T) {
 		t.Fatalf("after RESETSTAT: %q", info)
 	}
 }
+
+// A failed AUTH or HELLO AUTH counts in acl_access_denied_auth, as Redis's
+// ACL denials do; CONFIG RESETSTAT zeroes it.
+func TestAuthDeniedCounted(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("requirepass", "s3cret"))
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Do("AUTH", "wrong")
+	c.Do("HELLO", "3", "AUTH", "default", "wrong")
+	c.Do("AUTH", "s3cret")
+	if info := c.Do("INFO", "stats"); !strings.Contains(info, "acl_access_denied_auth:2\r\n") {
+		t.Fatalf("INFO stats: %q", info)
+	}
+	c.Do("CONFIG", "RESETSTAT")
+	if info := c.Do("INFO", "stats"); !strings.Contains(info, "acl_access_denied_auth:0\r\n") {
+		t.Fatalf("after RESETSTAT: %q", info)
+	}
+}

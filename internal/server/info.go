@@ -26,6 +26,9 @@ type stats struct {
 	commands             int64
 	dirty                int64
 	errorReplies         int64
+	aclDeniedAuth        int64 // failed AUTH and HELLO AUTH
+	syncFull             int64 // SYNC and PSYNC served (all full)
+	syncPartialErr       int64 // PSYNC asking for a partial resync, refused
 	blockedClients       atomic.Int64
 	evictedClients       atomic.Int64
 	obufLimitDisconnects atomic.Int64
@@ -245,8 +248,8 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = kv(b, "used_memory_rss", strconv.FormatUint(rss, 10))
 	b = kv(b, "used_memory_rss_human", human(rss))
 	b = kv(b, "used_memory_peak", strconv.FormatUint(s.memPeak, 10))
-	b = kv(b, "used_memory_peak_time", strconv.FormatInt(s.memPeakTime, 10))
 	b = kv(b, "used_memory_peak_human", human(s.memPeak))
+	b = kv(b, "used_memory_peak_time", strconv.FormatInt(s.memPeakTime, 10))
 	b = kv(b, "used_memory_peak_perc", strconv.FormatFloat(st.PeakPerc, 'f', 2, 64)+"%")
 	u("used_memory_overhead", st.OverheadTotal)
 	u("used_memory_startup", st.StartupAllocated)
@@ -256,6 +259,9 @@ func (s *Server) infoMemory(b []byte) []byte {
 	u("allocator_active", st.AllocatorActive)
 	u("allocator_resident", st.AllocatorResident)
 	u("allocator_muzzy", 0)
+	sysMem := totalSystemMemory()
+	b = kv(b, "total_system_memory", strconv.FormatUint(sysMem, 10))
+	b = kv(b, "total_system_memory_human", human(sysMem))
 	// the Lua interpreters' heaps are estimated (gopher-lua allocates on Go's
 	// heap, counted in used_memory): an empty VM's 32 KB, plus the compiled
 	// code, which grows with the code cached or loaded
@@ -294,11 +300,16 @@ func (s *Server) infoMemory(b []byte) []byte {
 	u("mem_not_counted_for_evict", 0)
 	u("mem_replication_backlog", 0)
 	u("mem_total_replication_buffers", 0)
+	u("mem_replica_full_sync_buffer", 0)
 	u("mem_clients_slaves", 0)
 	u("mem_clients_normal", st.ClientsNormal)
+	u("mem_cluster_slot_migration_output_buffer", 0)
+	u("mem_cluster_slot_migration_input_buffer", 0)
+	u("mem_cluster_slot_migration_input_buffer_peak", 0)
 	u("mem_cluster_links", 0)
 	u("mem_aof_buffer", 0)
 	b = kv(b, "mem_allocator", "go-"+runtime.Version())
+	u("mem_overhead_db_hashtable_rehashing", st.HashtableRehashing)
 	u("active_defrag_running", 0)
 	b = kv(b, "lazyfree_pending_objects", "0")
 	u("lazyfreed_objects", s.ks.Stats.LazyFreed)
@@ -307,15 +318,30 @@ func (s *Server) infoMemory(b []byte) []byte {
 	return b
 }
 
+// infoStats appends INFO stats in Redis 8.6's order. What HotKV does not
+// have is 0: replication bytes counted apart, partial resyncs (no backlog),
+// active defragmentation, threaded I/O, reply buffer resizing, ACL denials
+// other than authentication.
 func (s *Server) infoStats(b []byte) []byte {
+	z := func(names ...string) {
+		for _, n := range names {
+			b = kv(b, n, "0")
+		}
+	}
 	b = kvi(b, "total_connections_received", s.net.Stats.ConnectionsReceived.Load())
 	b = kvi(b, "total_commands_processed", s.stats.commands)
+	b = kvi(b, "instantaneous_ops_per_sec", int64(s.inst.ops.mean()))
 	b = kvi(b, "total_net_input_bytes", s.net.Stats.NetInput.Load())
 	b = kvi(b, "total_net_output_bytes", s.net.Stats.NetOutput.Load())
-	b = kvi(b, "instantaneous_ops_per_sec", int64(s.inst.ops.mean()))
+	z("total_net_repl_input_bytes", "total_net_repl_output_bytes")
 	b = kv(b, "instantaneous_input_kbps", strconv.FormatFloat(s.inst.in.mean(), 'f', 2, 64))
 	b = kv(b, "instantaneous_output_kbps", strconv.FormatFloat(s.inst.out.mean(), 'f', 2, 64))
+	b = kv(b, "instantaneous_input_repl_kbps", "0.00")
+	b = kv(b, "instantaneous_output_repl_kbps", "0.00")
 	b = kvi(b, "rejected_connections", s.net.Stats.RejectedConnections.Load())
+	b = kvi(b, "sync_full", s.stats.syncFull)
+	b = kv(b, "sync_partial_ok", "0")
+	b = kvi(b, "sync_partial_err", s.stats.syncPartialErr)
 	b = kvi(b, "expired_subkeys", s.ks.Stats.ExpiredSubkeys)
 	b = kvi(b, "expired_subkeys_active", s.ks.Stats.ExpiredSubkeysActive)
 	b = kvi(b, "expired_keys", s.ks.Stats.ExpiredKeys)
@@ -334,24 +360,31 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "pubsub_channels", int64(s.hub.Len(pubsub.Channel)))
 	b = kvi(b, "pubsub_patterns", int64(s.hub.Len(pubsub.Pattern)))
 	b = kvi(b, "pubsubshard_channels", int64(s.hub.Len(pubsub.Shard)))
-	b = kv(b, "latest_fork_usec", "0")
-	b = kv(b, "total_forks", "0")
+	z("latest_fork_usec", "total_forks")
 	b = kvi(b, "migrate_cached_sockets", int64(len(s.migrate)))
+	z("slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
+		"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time")
 	_, tk, ti, tp := s.trk.Stats()
 	b = kvi(b, "tracking_total_keys", int64(tk))
 	b = kvi(b, "tracking_total_items", int64(ti))
 	b = kvi(b, "tracking_total_prefixes", int64(tp))
+	z("unexpected_error_replies")
 	b = kvi(b, "total_error_replies", s.stats.errorReplies)
+	z("dump_payload_sanitizations")
 	b = kvi(b, "total_reads_processed", s.net.Stats.Reads.Load())
 	b = kvi(b, "total_writes_processed", s.net.Stats.Writes.Load())
-	b = kv(b, "unexpected_error_replies", "0")
+	z("io_threaded_reads_processed", "io_threaded_writes_processed", "io_threaded_total_prefetch_batches",
+		"io_threaded_total_prefetch_entries")
+	b = kvi(b, "client_query_buffer_limit_disconnections", s.net.Stats.QueryBufLimitDisconnects.Load())
+	b = kvi(b, "client_output_buffer_limit_disconnections", s.stats.obufLimitDisconnects.Load())
+	z("reply_buffer_shrinks", "reply_buffer_expands")
 	b = kvi(b, "eventloop_cycles", s.net.Stats.Loop.Cycles.Load())
 	b = kvi(b, "eventloop_duration_sum", s.net.Stats.Loop.DurSum.Load())
 	b = kvi(b, "eventloop_duration_cmd_sum", s.net.Stats.Loop.CmdSum.Load())
 	b = kvi(b, "instantaneous_eventloop_cycles_per_sec", int64(s.inst.cycles.mean()))
 	b = kvi(b, "instantaneous_eventloop_duration_usec", int64(s.inst.elDur.mean()))
-	b = kvi(b, "client_query_buffer_limit_disconnections", s.net.Stats.QueryBufLimitDisconnects.Load())
-	b = kvi(b, "client_output_buffer_limit_disconnections", s.stats.obufLimitDisconnects.Load())
+	b = kvi(b, "acl_access_denied_auth", s.stats.aclDeniedAuth)
+	z("acl_access_denied_cmd", "acl_access_denied_key", "acl_access_denied_channel", "acl_access_denied_tls_cert")
 	return b
 }
 
@@ -381,6 +414,9 @@ func (s *Server) infoCPU(b []byte) []byte {
 	b = kv(b, "used_cpu_user", tv(ru.Utime))
 	b = kv(b, "used_cpu_sys_children", tv(ruc.Stime))
 	b = kv(b, "used_cpu_user_children", tv(ruc.Utime))
+	// HotKV has no main thread: the process's figures stand for it
+	b = kv(b, "used_cpu_sys_main_thread", tv(ru.Stime))
+	b = kv(b, "used_cpu_user_main_thread", tv(ru.Utime))
 	return b
 }
 
@@ -493,10 +529,11 @@ func (s *Server) infoDebug(b []byte) []byte {
 	return b
 }
 
-// appendListeners appends INFO's listener lines as Redis: one for TCP with
-// every configured bind address, then one for the Unix socket.
+// appendListeners appends INFO's listener lines as Redis: listener<i> where
+// i is the connection type (0 TCP with every configured bind address, 1 the
+// Unix socket), whichever exist.
 func appendListeners(b []byte, lns []net.Listener, bind string) []byte {
-	i, tcpPort := 0, ""
+	tcpPort := ""
 	for _, ln := range lns {
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok {
 			tcpPort = strconv.Itoa(ta.Port)
@@ -508,12 +545,10 @@ func appendListeners(b []byte, lns []net.Listener, bind string) []byte {
 			line += ",bind=" + a
 		}
 		b = kv(b, "listener0", line+",port="+tcpPort)
-		i++
 	}
 	for _, ln := range lns {
 		if ua, ok := ln.Addr().(*net.UnixAddr); ok {
-			b = kv(b, "listener"+strconv.Itoa(i), "name=unix,bind="+ua.Name)
-			i++
+			b = kv(b, "listener1", "name=unix,bind="+ua.Name)
 		}
 	}
 	return b

@@ -44,8 +44,12 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		return
 	}
 	if psync {
+		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+			s.stats.syncPartialErr++ // a partial resync asked for, refused: HotKV has no backlog
+		}
 		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
 	}
+	s.stats.syncFull++
 	b := c.W.Buf
 	b = append(b, '$')
 	b = strconv.AppendInt(b, int64(rdb.Len()), 10)

@@ -10,6 +10,9 @@ import (
 
 var _ command.Server = (*Server)(nil)
 
+// AuthDenied implements command.Server.
+func (s *Server) AuthDenied() { s.stats.aclDeniedAuth++ }
+
 // Warn implements command.Server.
 func (s *Server) Warn(msg string) { s.log.Warn(msg) }
 
@@ -41,6 +44,7 @@ func (s *Server) ResetStats() {
 	s.errStatsOff = false
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
+	s.stats.aclDeniedAuth, s.stats.syncFull, s.stats.syncPartialErr = 0, 0, 0
 	s.stats.obufLimitDisconnects.Store(0)
 	s.inst = instantaneous{}
 	s.memPeak, s.memPeakTime = 0, 0
@@ -54,6 +58,7 @@ func (s *Server) ResetStats() {
 		s.mem.exceededUs = s.clock.NowUs()
 	}
 	s.eng.ExpireCycleCapHits, s.eng.ExpireCycleTimeUs = 0, 0
+	s.rdb.ResetStats()
 }
 
 // Table returns the command table.

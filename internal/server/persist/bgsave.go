@@ -159,9 +159,11 @@ func (r *RDB) bgsaveDone(job *bgJob, res bgResult) {
 		*r.d.Dirty -= job.dirtyBefore
 		r.lastSave = res.endUnix
 		r.lastErr = false
+		r.failures = 0
 	} else {
 		r.d.Log.Warn("Background saving error")
 		r.lastErr = true
+		r.failures++
 	}
 	r.lastBgTime = res.endUnix - job.startUnix
 	r.bg = nil

@@ -31,6 +31,7 @@ func (r *RDB) AppendInfo(b []byte) []byte {
 	b = kvi(b, "rdb_last_bgsave_time_sec", r.lastBgTime)
 	b = kvi(b, "rdb_current_bgsave_time_sec", cur)
 	b = kvi(b, "rdb_saves", r.saves)
+	b = kvi(b, "rdb_saves_consecutive_failures", r.failures)
 	b = kv(b, "rdb_last_cow_size", "0")
 	b = kvi(b, "rdb_last_load_keys_expired", r.expiredKeys)
 	b = kvi(b, "rdb_last_load_keys_loaded", r.loadedKeys)

@@ -79,6 +79,7 @@ type RDB struct {
 	}
 	skipChecksum bool   // DEBUG SET-SKIP-CHECKSUM-VALIDATION
 	saves        int64  // rdb_saves: SAVE and BGSAVE attempts
+	failures     int64  // rdb_saves_consecutive_failures: failed BGSAVEs since the last good one
 	lastErr      bool   // rdb_last_bgsave_status err
 	lastBgTry    int64  // Unix s of the last BGSAVE attempt (lastbgsave_try)
 	lastBgTime   int64  // rdb_last_bgsave_time_sec; -1 before the first
@@ -230,6 +231,10 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 	}
 	return nil
 }
+
+// ResetStats is CONFIG RESETSTAT's part: rdb_saves and
+// rdb_saves_consecutive_failures start again from 0.
+func (r *RDB) ResetStats() { r.saves, r.failures = 0, 0 }
 
 // ErrLoadStopped is what LoadAtStartup returns when its yield reports that
 // the server is shutting down.

@@ -147,8 +147,13 @@ func TestBGSaveAndCron(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if !f.r.WritesDenied() || field(t, f.info(), "rdb_last_bgsave_status") != "err" {
+	if !f.r.WritesDenied() || field(t, f.info(), "rdb_last_bgsave_status") != "err" ||
+		field(t, f.info(), "rdb_saves_consecutive_failures") != "1" {
 		t.Fatalf("after a failed BGSAVE: WritesDenied %v, %s", f.r.WritesDenied(), f.info())
+	}
+	f.r.ResetStats() // CONFIG RESETSTAT
+	if field(t, f.info(), "rdb_saves_consecutive_failures") != "0" || field(t, f.info(), "rdb_saves") != "0" {
+		t.Fatalf("after RESETSTAT: %s", f.info())
 	}
 	if err := f.cfg.Set([2]string{"stop-writes-on-bgsave-error", "no"}); err != nil {
 		t.Fatal(err)

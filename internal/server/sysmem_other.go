@@ -1,0 +1,6 @@
+//go:build !linux
+
+package server
+
+// totalSystemMemory is 0 where HotKV does not read the machine's RAM.
+func totalSystemMemory() uint64 { return 0 }
