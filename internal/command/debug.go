@@ -56,6 +56,8 @@ func debugCmd(c *Ctx) {
 			"    in scripts (noscript), for tests.",
 			"SLEEP <seconds>",
 			"    Stop the server for <seconds>. Decimals allowed.",
+			"LOG <message>",
+			"    Write <message> to the server log.",
 			"POPULATE <count> [<prefix>] [<size>]",
 			"    Create <count> string keys named key:<num>. If <prefix> is specified then",
 			"    it is used instead of the 'key' prefix. These are not propagated to",
@@ -137,6 +139,13 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.Srv.Persistence().SetSkipChecksum(atoi(args[0]) != 0)
+		c.W.SimpleString("OK")
+	case "log":
+		if len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		c.Srv.Warn("DEBUG LOG: " + string(args[0]))
 		c.W.SimpleString("OK")
 	case "populate":
 		if len(args) < 1 || len(args) > 3 {

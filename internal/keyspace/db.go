@@ -373,6 +373,13 @@ func (db *DB) Range(fn func(key string, e *Entry) bool) {
 	})
 }
 
+// RangeAll is Range including the keys whose deadline has passed but that
+// are not yet reclaimed, as Redis's rdbSaveDb writes them (a master loading
+// the file skips them, a replica keeps them until the master's DEL).
+func (db *DB) RangeAll(fn func(key string, e *Entry) bool) {
+	db.dict.Range(fn)
+}
+
 // Flush removes every key.
 func (db *DB) Flush() {
 	if db.ks.Obs != nil {

@@ -74,7 +74,7 @@ func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
 		b = AppendLen(b, uint64(db.Len()))
 		b = AppendLen(b, uint64(db.Expires()))
 		cw.write(b)
-		db.Range(func(key string, e *keyspace.Entry) bool {
+		db.RangeAll(func(key string, e *keyspace.Entry) bool {
 			b = b[:0]
 			if at := db.ExpireAt(e); at != 0 {
 				b = appendMillis(append(b, opExpireTimeMs), at)

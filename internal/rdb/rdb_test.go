@@ -496,3 +496,25 @@ func TestLoadAppliesResizeHint(t *testing.T) {
 		t.Fatalf("a hostile hint sized the table to %v", got)
 	}
 }
+
+// Keys whose deadline passed but that were not reclaimed yet are written, as
+// Redis's rdbSaveDb writes them; loading them as a master counts them as
+// expired (rdb_last_load_keys_expired).
+func TestWriteKeepsUnreclaimedExpiredKeys(t *testing.T) {
+	src := keyspace.New(1, 1)
+	src.SetNow(1700000000000)
+	e := src.DBs[0].SetString([]byte("gone"), []byte("v"), false)
+	src.DBs[0].SetExpire([]byte("gone"), e, 1700000000010)
+	src.DBs[0].SetString([]byte("stays"), []byte("v"), false)
+	src.SetNow(1700000000020) // "gone" is past its deadline, still in the table
+	var buf bytes.Buffer
+	if err := Write(&buf, src, SaveInfo{RedisVersion: "8.4.0"}); err != nil {
+		t.Fatal(err)
+	}
+	ks := keyspace.New(1, 2)
+	ks.SetNow(1700000000020)
+	st, err := Load(bytes.NewReader(buf.Bytes()), ks, LoadOptions{Now: 1700000000020})
+	if err != nil || st.Loaded != 1 || st.Expired != 1 {
+		t.Fatalf("loaded %d, expired %d (%v): want 1 and 1", st.Loaded, st.Expired, err)
+	}
+}
