@@ -1115,6 +1115,17 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
+	// source: Valkey 9.0's DELIFEQ (valkey.io/commands/delifeq): not in Redis
+	"delifeq": {
+		Summary:    "Deletes the key if its value matches the given string.",
+		Since:      "9.0.0",
+		Group:      "string",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "value", Type: "string", KeySpecIndex: -1},
+		},
+	},
 	// source: 8.6.3 COMMAND DOCS
 	"digest": {
 		Summary:    "Returns the XXH3 hash of a string value.",

@@ -35,6 +35,7 @@ var writeEvents = map[string]notifyCase{
 	"incrby":      {cmd: []string{"INCRBY", "k", "3"}, events: []string{"new k", "incrby k"}},
 	"incrbyfloat": {setup: [][]string{{"SET", "k", "1"}}, cmd: []string{"INCRBYFLOAT", "k", "1.5"}, events: []string{"incrbyfloat k"}},
 	"delex":       {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"DELEX", "k", "IFEQ", "v"}, events: []string{"del k"}},
+	"delifeq":     {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"DELIFEQ", "k", "v"}, events: []string{"del k"}},
 	"getdel":      {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"GETDEL", "k"}, events: []string{"del k"}},
 	"getex":       {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"GETEX", "k", "EX", "100"}, events: []string{"expire k"}},
 	"getset":      {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"GETSET", "k", "w"}, events: []string{"overwritten k", "set k"}},

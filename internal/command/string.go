@@ -18,6 +18,7 @@ func stringCommands() []*Spec {
 		{Name: "decr", Arity: 2, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: decrCmd},
 		{Name: "decrby", Arity: 3, Flags: w | d | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access update", Run: decrbyCmd},
 		{Name: "delex", Arity: -2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, Keys: []KeySpec{{Flags: "RW delete variable_flags", Begin: 1, Step: 1}}, KeyFlagsFn: delexKeyFlags, Run: delexCmd},
+		{Name: "delifeq", Arity: 3, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW delete", Run: delifeqCmd},
 		{Name: "digest", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: digestCmd},
 		{Name: "get", Arity: 2, Flags: r | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RO access", Run: getCmd},
 		{Name: "getdel", Arity: 2, Flags: w | f, FirstKey: 1, LastKey: 1, Step: 1, KeyFlags: "RW access delete", Run: getdelCmd},
@@ -739,6 +740,32 @@ func digestCmd(c *Ctx) {
 	}
 	var d [16]byte
 	c.W.Bulk(appendDigest(d[:0], e.Bytes()))
+}
+
+// delifeqCmd is Valkey 9's DELIFEQ key value, which clients written for
+// Valkey send to release a lock: DELEX key IFEQ value, but a key of another
+// type is WRONGTYPE (DELEX's own error names its options). Replicated as the
+// DEL it did.
+func delifeqCmd(c *Ctx) {
+	key := c.Argv[1]
+	e := c.DB.LookupWrite(key)
+	if e == nil {
+		c.W.Int(0)
+		return
+	}
+	if e.Kind != keyspace.KindString {
+		c.Err(ErrWrongType)
+		return
+	}
+	if ok, _ := checkCond(optIFEQ, c.Argv[2], e); !ok {
+		c.W.Int(0)
+		return
+	}
+	c.DB.Delete(key)
+	c.Notify('g', "del", key)
+	c.Dirty++
+	c.W.Int(1)
+	c.PropagateAs(wDel, key)
 }
 
 // delexCmd: DELEX key [IFEQ v|IFNE v|IFDEQ d|IFDNE d]. The key is looked up before

@@ -154,6 +154,7 @@ func TestPropagationRewrites(t *testing.T) {
 			s("SELECT 0", "PEXPIREAT k "+at(10000), "PERSIST k", "DEL k")},
 		{"getdel", s2(s("SET", "k", "v")), [][]string{s("GETDEL", "k"), s("GETDEL", "k")}, s("SELECT 0", "DEL k")},
 		{"delex", s2(s("SET", "k", "v")), [][]string{s("DELEX", "k", "IFEQ", "x"), s("DELEX", "k", "IFEQ", "v")}, s("SELECT 0", "DEL k")},
+		{"delifeq", s2(s("SET", "k", "v")), [][]string{s("DELIFEQ", "k", "x"), s("DELIFEQ", "k", "v")}, s("SELECT 0", "DEL k")},
 		// float increments as their result
 		{"incrbyfloat", s2(s("SET", "k", "1")), [][]string{s("INCRBYFLOAT", "k", "0.5")}, s("SELECT 0", "SET k 1.5 KEEPTTL")},
 		{"hincrbyfloat", s2(s("HSET", "h", "f", "1")), [][]string{s("HINCRBYFLOAT", "h", "f", "2.5")}, s("SELECT 0", "HSETEX h KEEPTTL FIELDS 1 f 3.5")},
