@@ -23,6 +23,9 @@ type SaveInfo struct {
 	// KeyDelay, when not nil, runs after each key is written
 	// (rdb-key-save-delay)
 	KeyDelay func()
+	// NoKeys writes no database: the file holds the AUX fields and the
+	// function libraries only (REPLCONF rdb-filter-only).
+	NoKeys bool
 }
 
 // crcWriter checksums what it writes.
@@ -65,7 +68,7 @@ func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
 	}
 	cw.write(b)
 	for _, db := range ks.DBs {
-		if db.Len() == 0 {
+		if db.Len() == 0 || info.NoKeys {
 			continue
 		}
 		b = append(b[:0], opSelectDB)

@@ -40,6 +40,11 @@ type client struct {
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
 	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC
+	// REPLCONF rdb-only 1: SYNC sends the snapshot, then closes (no stream)
+	rdbOnly bool
+	// REPLCONF rdb-filter-only: filtered is set, and the snapshot holds no
+	// keys, the function libraries only when filterFunctions
+	filtered, filterFunctions bool
 	woff              int64 // the stream offset a WAIT waits for
 	// replySeq is the unit the client's output waits for when a reply
 	// barrier is set (barrier.go); 0: none

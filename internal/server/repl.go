@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"io"
 	"net"
 	"strconv"
 
@@ -39,7 +40,11 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		return // a replica sending SYNC again is ignored, as in Redis
 	}
 	var rdb bytes.Buffer
-	if err := s.snapshot(&rdb); err != nil {
+	write := s.snapshot
+	if cl.filtered {
+		write = func(w io.Writer) error { return s.rdb.WriteFiltered(w, cl.filterFunctions) }
+	}
+	if err := write(&rdb); err != nil {
 		c.Error("ERR " + err.Error())
 		return
 	}
@@ -56,6 +61,12 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	b = append(b, '\r', '\n')
 	b = append(b, rdb.Bytes()...) // no trailing CRLF: the stream follows
 	c.W.Buf = b
+	if cl.rdbOnly {
+		// redis-cli --rdb and --functions-rdb: the snapshot alone, then the
+		// connection closes (Redis frees an rdb-only replica after its RDB)
+		c.Client.CloseAfterReply = true
+		return
+	}
 	cl.replica = s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
 	s.log.Info("replica attached", "client", cl.Addr)
@@ -83,7 +94,29 @@ func (s *Server) ReplConf(c *command.Ctx) {
 					cl.replica.ListenPort = p
 				}
 			}
-		case "ip-address", "capa", "rdb-only", "rdb-filter-only", "rdb-channel":
+		case "rdb-only":
+			v, ok := resp.ParseInt(val)
+			if !ok {
+				c.Err(command.ErrNotInt)
+				return
+			}
+			if v < 0 || v > 1 { // getRangeLongFromObjectOrReply's words
+				c.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			if cl != nil {
+				cl.rdbOnly = v == 1
+			}
+		case "rdb-filter-only":
+			functions, errText := parseRDBFilters(val)
+			if errText != "" {
+				c.Error(errText)
+				return
+			}
+			if cl != nil {
+				cl.filtered, cl.filterFunctions = true, functions
+			}
+		case "ip-address", "capa", "rdb-channel":
 		case "ack", "fack":
 			// only a replica acknowledges; ACK gets no reply
 			if cl != nil && cl.replica != nil && opt == "ack" {
@@ -100,6 +133,23 @@ func (s *Server) ReplConf(c *command.Ctx) {
 		}
 	}
 	c.W.SimpleString("OK")
+}
+
+// parseRDBFilters reads REPLCONF rdb-filter-only's include filters, a
+// space-separated list (sdssplitargs): "" includes nothing, "functions" the
+// function libraries. errText is Redis's error.
+func parseRDBFilters(val []byte) (functions bool, errText string) {
+	filters, ok := resp.SplitArgs(val)
+	if !ok {
+		return false, "ERR Missing rdb-filter-only values"
+	}
+	for _, f := range filters {
+		if !bytes.EqualFold(f, []byte("functions")) {
+			return false, "ERR Unsupported rdb-filter-only option: " + string(f)
+		}
+		functions = true
+	}
+	return functions, ""
 }
 
 // dropReplica forgets a replica that disconnected. Engine lock held.

@@ -536,6 +536,10 @@ func TestReplconf(t *testing.T) {
 		{[]string{"REPLCONF", "listening-port", "x"}, "-ERR value is not an integer or out of range\r\n"},
 		{[]string{"REPLCONF", "foo", "1"}, "-ERR Unrecognized REPLCONF option: foo\r\n"},
 		{[]string{"REPLCONF", "capa"}, "-ERR syntax error\r\n"},
+		{[]string{"REPLCONF", "rdb-only", "2"}, "-ERR value is out of range, value must between 0 and 1\r\n"},
+		{[]string{"REPLCONF", "rdb-only", "x"}, "-ERR value is not an integer or out of range\r\n"},
+		{[]string{"REPLCONF", "rdb-filter-only", "keys"}, "-ERR Unsupported rdb-filter-only option: keys\r\n"},
+		{[]string{"REPLCONF", "rdb-filter-only", "\"functions"}, "-ERR Missing rdb-filter-only values\r\n"},
 		{[]string{"REPLCONF"}, "+OK\r\n"},
 		{[]string{"SYNC", "x"}, "-ERR wrong number of arguments for 'sync' command\r\n"},
 		{[]string{"MULTI"}, "+OK\r\n"},
@@ -642,4 +646,54 @@ func TestPropagationEviction(t *testing.T) {
 		cl.Do("CONFIG", "SET", "maxmemory", "0")
 		r.expect("MULTI", "SELECT 0", "INCR x", "INCR x", "EXEC", "DEL x")
 	})
+}
+
+// redis-cli --rdb and --functions-rdb: REPLCONF rdb-only 1 gets the snapshot
+// alone and the connection closes (no replica stays attached);
+// rdb-filter-only "functions" leaves the keys out, "" the libraries too.
+func TestRDBOnlyAndFilters(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	cl := hotkvtest.Dial(t, srv.Addr)
+	cl.Do("SET", "k", "v")
+	cl.Do("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)")
+	for _, c := range []struct {
+		filter          []string
+		keys, functions int
+	}{{nil, 1, 1}, {[]string{"functions"}, 0, 1}, {[]string{""}, 0, 0}} {
+		conn, err := net.Dial("tcp", srv.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := hotkvtest.EncodeCommand("REPLCONF", "rdb-only", "1")
+		if c.filter != nil {
+			req = append(req, hotkvtest.EncodeCommand("REPLCONF", "rdb-filter-only", c.filter[0])...)
+		}
+		req = append(req, hotkvtest.EncodeCommand("SYNC")...)
+		if _, err := conn.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		all, err := io.ReadAll(conn) // until the server closes
+		conn.Close()
+		if err != nil {
+			t.Fatalf("filter %v: %v (the connection was not closed after the snapshot)", c.filter, err)
+		}
+		oks := "+OK\r\n"
+		if c.filter != nil {
+			oks += "+OK\r\n"
+		}
+		rest, ok := bytes.CutPrefix(all, []byte(oks+"$"))
+		if !ok {
+			t.Fatalf("filter %v: reply %q", c.filter, all[:min(len(all), 40)])
+		}
+		payload := rest[bytes.Index(rest, []byte("\r\n"))+2:]
+		ks := keyspace.New(16, 1)
+		st, err := rdb.Load(bytes.NewReader(payload), ks, rdb.LoadOptions{})
+		if err != nil || st.Loaded != c.keys || st.FunctionLibraries != c.functions {
+			t.Fatalf("filter %v: %d keys, %d libraries (%v), want %d and %d", c.filter, st.Loaded, st.FunctionLibraries, err, c.keys, c.functions)
+		}
+	}
+	if info := cl.Do("INFO", "replication"); !strings.Contains(info, "connected_slaves:0\r\n") {
+		t.Fatalf("an rdb-only client stayed a replica: %q", info)
+	}
 }

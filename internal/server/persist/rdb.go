@@ -377,3 +377,14 @@ func debugDelay(usec int64) func() {
 func (r *RDB) WriteSnapshot(w io.Writer) error {
 	return rdb.Write(w, r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
 }
+
+// WriteFiltered is WriteSnapshot with REPLCONF rdb-filter-only's include
+// filters: no keys, and the function libraries only when functions is set.
+func (r *RDB) WriteFiltered(w io.Writer, functions bool) error {
+	info := r.SaveInfo(r.d.Clock.NowUs())
+	info.NoKeys = true
+	if !functions {
+		info.Functions = nil
+	}
+	return rdb.Write(w, r.d.KS, info)
+}
