@@ -56,6 +56,9 @@ func stringForBitWrite(c *Ctx, key []byte, maxbit uint64) (e *keyspace.Entry, gr
 		return nil, false
 	}
 	need := int(maxbit>>3) + 1
+	if e != nil {
+		e.Writable() // a reply may still refer to the bytes
+	}
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
 		e.SetBytes(make([]byte, need))

@@ -8,7 +8,12 @@ import (
 // Ctx is one command's execution context. The server builds it (and reuses it) per
 // connection; the handler reads Argv, works on DB and appends exactly one reply to W.
 type Ctx struct {
-	Argv   [][]byte // aliases the connection's read buffer: copy what you keep
+	Argv [][]byte // aliases the connection's read buffer: copy what you keep
+	// Own marks the arguments a command may keep instead of copying (bit i
+	// for Argv[i]): big ones the reader allocated for them alone
+	// (resp.Reader.OwnedArgs). Kept bytes must be marked shared in the
+	// keyspace: the command's propagation still reads them after it ran.
+	Own    uint64
 	Spec   *Spec
 	W      *resp.Writer
 	Client *Client
@@ -154,6 +159,9 @@ type Server interface {
 	Password() string
 	// AuthDenied counts a failed authentication (INFO acl_access_denied_auth).
 	AuthDenied()
+	// SetCopyAvoidance turns reply copy avoidance on or off for every client
+	// (DEBUG REPLY-COPY-AVOIDANCE).
+	SetCopyAvoidance(on bool)
 	// LastSave is LASTSAVE's Unix time in seconds.
 	LastSave() int64
 	// Stats.

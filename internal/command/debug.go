@@ -63,7 +63,7 @@ func debugCmd(c *Ctx) {
 			"    it is used instead of the 'key' prefix. These are not propagated to",
 			"    replicas.",
 			"REPLY-COPY-AVOIDANCE <0|1>",
-			"    Enable/disable reply copy avoidance optimization (HotKV: always off, only 0).",
+			"    Enable/disable reply copy avoidance optimization.",
 		)
 	case "set-active-expire":
 		if len(args) != 1 {
@@ -154,17 +154,14 @@ func debugCmd(c *Ctx) {
 		}
 		debugPopulate(c, args)
 	case "reply-copy-avoidance":
-		// HotKV always copies a bulk reply into the client's buffer, which is
-		// what Redis does with copy avoidance off: 0 is honoured as it is,
-		// anything else would be a setting HotKV does not follow
+		// a long string reply refers to the value instead of copying it
+		// (resp.Writer.BulkRef); off, every reply is copied and counts in
+		// the client's output buffer
 		if len(args) != 1 {
 			debugUnknown(c)
 			return
 		}
-		if atoi(args[0]) != 0 {
-			c.W.Error("ERR HotKV always copies replies: only DEBUG REPLY-COPY-AVOIDANCE 0 is supported")
-			return
-		}
+		c.Srv.SetCopyAvoidance(atoi(args[0]) != 0)
 		c.W.SimpleString("OK")
 	case "change-repl-id":
 		c.W.SimpleString("OK")

@@ -59,7 +59,7 @@ func pfaddCmd(c *Ctx) {
 	}
 	e.Enc = keyspace.EncRaw
 	maxBytes := c.hllSparseMax()
-	s := e.Bytes() // hllAdd may reallocate s: stored back on every path
+	s := e.Writable() // hllAdd may reallocate s: stored back on every path
 	for _, ele := range c.Argv[2:] {
 		switch hllAdd(&s, ele, maxBytes) {
 		case 1:
@@ -126,7 +126,7 @@ func pfcountCmd(c *Ctx) {
 			return
 		}
 		card = hllEstimate(&h)
-		binary.LittleEndian.PutUint64(e.Bytes()[8:16], card)
+		binary.LittleEndian.PutUint64(e.Writable()[8:16], card)
 		c.DB.Touch(key)
 		c.Dirty++
 	}
@@ -162,7 +162,7 @@ func pfmergeCmd(c *Ctx) {
 		e.SetBytes(newHLL())
 	}
 	e.Enc = keyspace.EncRaw
-	s := e.Bytes() // the conversions may reallocate s: stored back on every path
+	s := e.Writable() // the conversions may reallocate s: stored back on every path
 	if useDense && !hllSparseToDense(&s) {
 		e.SetBytes(s)
 		c.Error(errHLLInvalid)
@@ -203,7 +203,7 @@ func pfdebugCmd(c *Ctx) {
 	switch {
 	case eqFold(sub, "getreg"):
 		if e.Bytes()[4] == hllSparse {
-			s := e.Bytes()
+			s := e.Writable()
 			ok := hllSparseToDense(&s)
 			e.SetBytes(s)
 			if !ok {
@@ -213,7 +213,7 @@ func pfdebugCmd(c *Ctx) {
 			c.DB.Touch(key)
 			c.Dirty++
 		}
-		regs := e.Bytes()[hllHdrSize:]
+		regs := e.Writable()[hllHdrSize:]
 		c.W.ArrayLen(hllRegisters)
 		for i := 0; i < hllRegisters; i++ {
 			c.W.Int(int64(denseGet(regs, i)))
@@ -224,7 +224,7 @@ func pfdebugCmd(c *Ctx) {
 			return
 		}
 		var out []byte
-		s := e.Bytes()
+		s := e.Writable()
 		for p := hllHdrSize; p < len(s); {
 			b := s[p]
 			switch {
@@ -257,7 +257,7 @@ func pfdebugCmd(c *Ctx) {
 		}
 	case eqFold(sub, "todense"):
 		if e.Bytes()[4] == hllSparse {
-			s := e.Bytes()
+			s := e.Writable()
 			ok := hllSparseToDense(&s)
 			e.SetBytes(s)
 			if !ok {

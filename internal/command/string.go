@@ -3,6 +3,7 @@ package command
 import (
 	"math"
 	"strconv"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 
@@ -63,7 +64,17 @@ func getCmd(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	c.W.Bulk(e.Bytes())
+	replyValue(c, e)
+}
+
+// replyValue writes a string entry's value as a bulk reply. A long one is
+// referred to rather than copied (resp.Writer.BulkRef), as Redis 8's copy
+// avoidance: the entry is then shared, so that a change in place copies it
+// first (keyspace.Entry.Writable) and the reply sends the value it read.
+func replyValue(c *Ctx, e *keyspace.Entry) {
+	if c.W.BulkRef(e.Bytes()) {
+		e.Share()
+	}
 }
 
 // setCmd: SET key value [NX|XX] [IFEQ v|IFNE v|IFDEQ d|IFDNE d] [GET] [EX|PX|EXAT|PXAT t|KEEPTTL]
@@ -178,11 +189,30 @@ func propagateDel(c *Ctx, key []byte, lazy bool) {
 // "new" or "overwritten"/"type_changed"; the caller announces "set" and
 // "expire" (notifySetExpire) in the order its command uses.
 func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) {
-	ne := c.DB.SetString(key, val, keepTTL)
+	var ne *keyspace.Entry
+	if len(val) >= keyspace.ShareMin && ownedArg(c, val) {
+		ne = c.DB.SetStringOwned(key, val, keepTTL) // no copy of a big value
+	} else {
+		ne = c.DB.SetString(key, val, keepTTL)
+	}
 	c.Dirty++
 	if at != 0 {
 		c.DB.SetExpire(key, ne, at)
 	}
+}
+
+// ownedArg reports whether val is one of the command's arguments that it may
+// keep (Ctx.Own).
+func ownedArg(c *Ctx, val []byte) bool {
+	if c.Own == 0 {
+		return false
+	}
+	for i, a := range c.Argv {
+		if i < 64 && c.Own&(1<<i) != 0 && unsafe.SliceData(a) == unsafe.SliceData(val) && len(a) == len(val) {
+			return true
+		}
+	}
+	return false
 }
 
 // notifySetExpire announces what the SET family announces after storing the
@@ -288,7 +318,7 @@ func getsetCmd(c *Ctx) {
 	if e == nil {
 		c.W.Null()
 	} else {
-		c.W.Bulk(e.Bytes())
+		replyValue(c, e)
 	}
 	c.DB.SetString(key, c.Argv[2], false)
 	c.Notify('$', "set", key)
@@ -304,7 +334,7 @@ func getdelCmd(c *Ctx) {
 		c.W.Null()
 		return
 	}
-	c.W.Bulk(e.Bytes())
+	replyValue(c, e)
 	c.DB.Delete(c.Argv[1])
 	c.Notify('g', "del", c.Argv[1])
 	c.Dirty++
@@ -334,7 +364,7 @@ func getexCmd(c *Ctx) {
 		c.Error(msg)
 		return
 	}
-	c.W.Bulk(e.Bytes())
+	replyValue(c, e)
 	// getexCommand propagates DEL/UNLINK, PEXPIREAT key <ms> or PERSIST key
 	switch {
 	case at != 0 && at <= c.Now:
@@ -479,6 +509,7 @@ func setrangeCmd(c *Ctx) {
 	if e == nil {
 		e = c.DB.SetString(key, nil, false)
 	}
+	e.Writable() // a reply may still refer to the bytes
 	need := int(off) + len(val)
 	if cur := e.Bytes(); need > len(cur) {
 		if need > cap(cur) {
@@ -550,7 +581,7 @@ func incrBy(c *Ctx, n int64) {
 		var buf [20]byte
 		e = c.DB.SetString(key, strconv.AppendInt(buf[:0], cur, 10), false)
 	} else {
-		e.SetBytes(strconv.AppendInt(e.Bytes()[:0], cur, 10))
+		e.SetBytes(strconv.AppendInt(e.Writable()[:0], cur, 10))
 		e.Enc = keyspace.EncInt
 		c.DB.Touch(key)
 	}
@@ -617,7 +648,7 @@ func mgetCmd(c *Ctx) {
 			c.W.Null()
 			continue
 		}
-		c.W.Bulk(e.Bytes())
+		replyValue(c, e)
 	}
 }
 

@@ -122,6 +122,18 @@ func (db *DB) Exists(key []byte) bool { return db.Lookup(key) != nil }
 // as Redis's setKey does. Callers that update a string in place (INCR, APPEND)
 // change the entry instead, as Redis's dbReplaceValue announces nothing.
 func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
+	return db.setString(key, val, keepTTL, false)
+}
+
+// SetStringOwned is SetString for a value the keyspace takes over instead of
+// copying: a client's big argument, which its reader allocated for it alone
+// and never reuses. The bytes stay shared (the command's propagation may still
+// read them) until a change in place copies them (Entry.Writable).
+func (db *DB) SetStringOwned(key, val []byte, keepTTL bool) *Entry {
+	return db.setString(key, val, keepTTL, true)
+}
+
+func (db *DB) setString(key, val []byte, keepTTL, owned bool) *Entry {
 	e, existed := db.dict.Upsert(key)
 	live := existed
 	if existed && db.isExpired(e) {
@@ -136,13 +148,19 @@ func (db *DB) SetString(key, val []byte, keepTTL bool) *Entry {
 		db.dropReg(e)
 		db.ksUncount(e)
 	}
-	if old := e.Bytes(); existed && e.Kind == KindString && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
+	if old := e.Bytes(); existed && e.Kind == KindString && !e.Shared() && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
 		e.SetBytes(append(old[:0], val...))
 	} else {
 		if existed {
 			db.ks.Freed += valueUsage(e, defaultSamples)
 		}
-		e.SetBytes(append(make([]byte, 0, len(val)), val...))
+		e.meta &^= sharedBit // new bytes: private, unless taken over
+		if owned {
+			e.SetBytes(val[:len(val):len(val)])
+			e.Share()
+		} else {
+			e.SetBytes(append(make([]byte, 0, len(val)), val...))
+		}
 		db.ks.Added += allocSize(int64(len(val)))
 	}
 	if !existed {

@@ -67,8 +67,10 @@ func (e *Entry) Length() int64 {
 	return 0
 }
 
-func (e *Entry) sizeBin() int     { return int(e.meta >> 24) }
-func (e *Entry) setSizeBin(b int) { e.meta = e.meta&accessMask | uint32(b)<<24 }
+// The bin takes bits 24-30 of Entry.meta (at most KeysizesBins+1); bit 31 is
+// the shared flag (value.go).
+func (e *Entry) sizeBin() int     { return int(e.meta>>24) & 0x7f }
+func (e *Entry) setSizeBin(b int) { e.meta = e.meta&(accessMask|sharedBit) | uint32(b)<<24 }
 
 // ksCount counts e (stored in db) in its current bin.
 func (db *DB) ksCount(e *Entry) {

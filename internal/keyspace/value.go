@@ -68,7 +68,7 @@ const embstrLimit = 44
 type Entry struct {
 	p      unsafe.Pointer
 	n      uint32 // KindString: the length, or bigStr
-	meta   uint32 // low 24 bits: the access word (Access); high 8: the keysizes bin (keysizes.go)
+	meta   uint32 // low 24 bits: the access word (Access); 24-30: the keysizes bin (keysizes.go); 31: shared
 	expIdx int32  // 1-based index in DB.expiring; 0 = no TTL
 	c      uint16 // KindString: the spare capacity after n, coded by slackCode
 	Kind   Kind
@@ -77,6 +77,41 @@ type Entry struct {
 
 // accessMask selects the access word in Entry.meta.
 const accessMask = 1<<24 - 1
+
+// sharedBit is Entry.meta's shared flag: a string's bytes may be referenced
+// outside the keyspace (a reply not yet written refers to them instead of a
+// copy, or they were a client's argument that the keyspace took over while the
+// command's propagation may still read it). An in-place change to them must
+// copy them first: Writable. The flag stays until then.
+const sharedBit = 1 << 31
+
+// ShareMin is the shortest string whose bytes are shared rather than copied
+// (Redis's COPY_AVOID_MIN_STRING_SIZE): below it a copy costs less than the
+// copy-on-write it may cause.
+const ShareMin = 16 << 10
+
+// Share marks a string entry's bytes as referenced outside the keyspace
+// (sharedBit), as Redis's incrRefCount on the object a reply refers to.
+func (e *Entry) Share() { e.meta |= sharedBit }
+
+// Shared reports whether the entry's bytes may be referenced outside.
+func (e *Entry) Shared() bool { return e.meta&sharedBit != 0 }
+
+// Writable returns a string entry's bytes for a change in place: a private
+// copy first when they are shared (Redis's dbUnshareStringValue). Writing
+// past their length within their capacity (APPEND) needs no call: nothing
+// outside refers beyond the length.
+func (e *Entry) Writable() []byte {
+	b := e.Bytes()
+	if e.meta&sharedBit == 0 {
+		return b
+	}
+	nb := make([]byte, len(b), cap(b))
+	copy(nb, b)
+	e.SetBytes(nb)
+	e.meta &^= sharedBit
+	return e.Bytes()
+}
 
 // Access is the entry's access word: Redis's 24-bit robj.lru field (access.go).
 func (e *Entry) Access() uint32 { return e.meta & accessMask }

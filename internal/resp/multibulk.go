@@ -152,7 +152,9 @@ func (r *Reader) startBig(rest []byte) error {
 	if target <= int64(len(rest)) {
 		return ErrQueryBufferLimit // only if the limit was lowered meanwhile
 	}
-	size := min(target, max(2*int64(len(rest)), bigChunk))
+	// +2: the CRLF, so that a bulk of up to bigChunk bytes takes one
+	// allocation of its exact size
+	size := min(target, max(2*int64(len(rest)), bigChunk)+2)
 	r.big = make([]byte, size)
 	r.bigN = copy(r.big, rest)
 	r.w = r.r + r.p
@@ -166,7 +168,7 @@ func (r *Reader) growBig() {
 	target := r.bigTarget()
 	size := int64(len(r.big)) + 1
 	if target > int64(len(r.big)) {
-		size = min(target, 2*int64(len(r.big)))
+		size = min(target, 2*int64(len(r.big))-2) // the payload doubles, then its CRLF
 	}
 	nb := make([]byte, size)
 	copy(nb, r.big)

@@ -3,6 +3,7 @@ package resp
 import (
 	"errors"
 	"io"
+	"unsafe"
 )
 
 const (
@@ -54,15 +55,18 @@ type Reader struct {
 
 	// The request being parsed, as Redis keeps it in the client:
 	// mbl is multibulklen, bulk is bulklen, p is qb_pos relative to r.
-	mbl    int64
-	bulk   int64
-	p      int
-	args   []span
-	big    []byte // a big bulk's payload and CRLF, read straight from rd
-	bigN   int    // bytes of big filled
-	extN   int64  // bytes of the request's completed big arguments
-	hadBig bool   // args holds an ext slice
-	argv   [][]byte
+	mbl  int64
+	bulk int64
+	p    int
+	args []span
+	big  []byte // a big bulk's payload and CRLF, read straight from rd
+	// lastExt: the request finish returned last has an argument of its own
+	// allocation (OwnedArgs)
+	lastExt bool
+	bigN    int   // bytes of big filled
+	extN    int64 // bytes of the request's completed big arguments
+	hadBig  bool  // args holds an ext slice
+	argv    [][]byte
 
 	// Line-terminator search state, so a long partial line is not rescanned.
 	lineAt int  // line start (relative to r) the state belongs to, or -1
@@ -236,6 +240,7 @@ func (r *Reader) finish() [][]byte {
 		}
 	}
 	r.argv = argv
+	r.lastExt = r.extN > 0
 	r.r += r.p
 	r.last = r.p + int(r.extN)
 	r.p, r.mbl, r.bulk, r.lineAt, r.extN = 0, 0, -1, -1, 0
@@ -358,4 +363,26 @@ func (r *Reader) makeRoom() {
 		copy(r.buf, r.buf[r.r:r.w])
 	}
 	r.r, r.w = 0, used
+}
+
+// OwnedArgs reports which of argv's arguments (bit i for argv[i], the first
+// 64) the reader read into allocations of their own (big bulks that had not
+// fully arrived): it never reuses those, so a command may keep one (the
+// keyspace takes a big SET value over instead of copying it). argv must be
+// the request the reader returned last; anything else (a copy, a request
+// parsed before it) gets 0.
+func (r *Reader) OwnedArgs(argv [][]byte) uint64 {
+	if !r.lastExt {
+		return 0
+	}
+	var mask uint64
+	for i, s := range r.args {
+		if i >= 64 || i >= len(argv) {
+			break
+		}
+		if s.ext != nil && len(argv[i]) > 0 && unsafe.SliceData(argv[i]) == unsafe.SliceData(s.ext) {
+			mask |= 1 << i
+		}
+	}
+	return mask
 }

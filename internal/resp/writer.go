@@ -1,11 +1,14 @@
 package resp
 
-import "strconv"
+import (
+	"strconv"
+	"sync/atomic"
+)
 
 // Writer encodes replies by appending to Buf, byte for byte as Redis's
 // addReply* functions do for the client's protocol version. It never
 // writes to a connection: the caller writes Buf out and resets it with
-// Buf = Buf[:0]. Appending allocates only when Buf must grow, so a reused
+// Buf = Buf[:0] (Reset, for a writer that takes references: writerref.go). Appending allocates only when Buf must grow, so a reused
 // Writer settles at zero allocations.
 //
 // Proto selects the protocol: 3 for RESP3, anything else for RESP2 (the
@@ -14,6 +17,11 @@ import "strconv"
 type Writer struct {
 	Buf   []byte
 	Proto int
+	// Refs are the long bulk replies referred to, not copied (writerref.go):
+	// empty unless TakeRefs was called.
+	Refs     []Ref
+	refsOK   *atomic.Bool
+	refBytes int
 }
 
 func (w *Writer) resp3() bool { return w.Proto == 3 }

@@ -45,7 +45,7 @@ func (s *Server) Apply(u Unit) Applied {
 	cl.DB = u.DB
 	cl.Proto = max(u.Proto, 2)
 	cl.w.Proto = cl.Proto
-	cl.w.Buf = cl.w.Buf[:0]
+	cl.w.Reset()
 	c := &cl.ctx
 	s.eng.Reseed(u.Seed)
 	s.unitBegin()
@@ -63,7 +63,7 @@ func (s *Server) Apply(u Unit) Applied {
 		s.serveReady()
 	}
 	out := Applied{Replies: append([]byte(nil), cl.w.Buf...), DB: cl.DB}
-	cl.w.Buf = cl.w.Buf[:0]
+	cl.w.Reset()
 	return out
 }
 

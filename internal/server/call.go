@@ -101,7 +101,7 @@ func (s *Server) run(c *command.Ctx, spec *command.Spec) {
 		if r := recover(); r != nil {
 			s.log.Error("command panicked: this is a HotKV bug, please report it",
 				"command", spec.FullName(), "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			c.W.Buf = c.W.Buf[:mark]
+			c.W.Truncate(mark)
 			c.Error("ERR internal error in '" + spec.FullName() + "': the command was aborted")
 		}
 	}()

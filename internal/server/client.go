@@ -71,6 +71,7 @@ func (h *netHost) Open(nc *network.Conn) (network.Session, *resp.Writer, bool) {
 		return nil, nil, false
 	}
 	s.clients[cl.ID] = cl
+	cl.w.TakeRefs(&s.copyAvoid) // its replies are written with Segment
 	return cl, &cl.w, true
 }
 
@@ -141,10 +142,9 @@ func (cl *client) wakeForPush() {
 func (cl *client) resetReplyBuf() {
 	pushed := cl.pushed
 	cl.pushed = false
+	cl.w.Reset() // the references too: the bytes they referred to were written
 	if c := cap(cl.w.Buf); c > 1<<20 || (pushed && c > replyChunk) {
 		cl.w.Buf = nil
-	} else {
-		cl.w.Buf = cl.w.Buf[:0]
 	}
 }
 

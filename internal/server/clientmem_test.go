@@ -321,6 +321,10 @@ func startClientEviction(t *testing.T, opts ...hotkvtest.Option) (*evictEnv, str
 	if err := e.c.Do(ctx, "CLIENT", "NO-EVICT", "ON").Err(); err != nil {
 		t.Fatal(err)
 	}
+	// as Redis's maxmemory unit: copied replies count in the output buffers
+	if err := e.c.Do(ctx, "DEBUG", "REPLY-COPY-AVOIDANCE", "0").Err(); err != nil {
+		t.Fatal(err)
+	}
 	val := strings.Repeat("x", 100_000)
 	for i := range 20 { // 2 MB of the 4 MB headroom
 		if err := e.c.Set(ctx, "big:"+strconv.Itoa(i), val, 0).Err(); err != nil {

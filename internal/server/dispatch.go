@@ -50,6 +50,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 		cl.Reply = command.ReplySkipping // this command's reply (finishReply)
 	}
 	c.ErrCode, c.Dirty, c.Argv = "", 0, argv
+	c.Own = cl.nc.Reader().OwnedArgs(argv) // 0 unless argv is the reader's own request
 	cl.cmds++
 	switch v {
 	case refused:
@@ -59,7 +60,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 			if spec != nil && spec.RunsQueue() {
 				// a refused EXEC ends the transaction (Redis's execCommandAbort)
 				msg := strings.TrimPrefix(refusal, "ERR ")
-				cl.w.Buf = cl.w.Buf[:mark]
+				cl.w.Truncate(mark)
 				c.Error("EXECABORT Transaction discarded because of: " + msg)
 				discardQueue(cl)
 				s.unwatchAll(cl)
@@ -101,12 +102,11 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	}
 	if c.ReplyLast && spec.Flags&command.PushReply == 0 {
 		// the messages for cl (its own invalidations) go before the reply
-		reply := append([]byte(nil), cl.w.Buf[mark:]...)
-		cl.w.Buf = cl.w.Buf[:mark]
+		reply := cl.w.Cut(mark)
 		s.trackAfterCommand(cl, spec)
 		cl.flushSelfPush()
 		mark = len(cl.w.Buf)
-		cl.w.Buf = append(cl.w.Buf, reply...)
+		cl.w.Paste(reply)
 	}
 	if spec.Flags&command.PushReply == 0 {
 		s.finishReply(cl, mark)
@@ -150,7 +150,7 @@ func (cl *client) endSkip() bool {
 // finishReply drops the reply just written when CLIENT REPLY OFF or SKIP says so.
 func (s *Server) finishReply(cl *client, mark int) {
 	if cl.endSkip() || cl.Reply == command.ReplyOff {
-		cl.w.Buf = cl.w.Buf[:mark]
+		cl.w.Truncate(mark)
 	}
 }
 

@@ -105,9 +105,12 @@ type Server struct {
 	evictedMem      atomic.Int64                        // tot-mem of the clients evicted and not yet closed (clientmem.go)
 	errStats        map[string]int64
 	errStatsOff     bool // past errStatsMax kinds, until CONFIG RESETSTAT
-	shutdown        chan struct{}
-	closeOnce       sync.Once
-	cancel          context.CancelFunc
+	// copyAvoid: clients' long bulk replies refer to the strings instead of
+	// copying them (resp.Writer.BulkRef); DEBUG REPLY-COPY-AVOIDANCE sets it
+	copyAvoid atomic.Bool
+	shutdown  chan struct{}
+	closeOnce sync.Once
+	cancel    context.CancelFunc
 
 	// blockOnPause: goroutine mode, where a paused client sleeps in process;
 	// the event loops hold its command back instead.
@@ -216,6 +219,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.net = network.New(network.Deps{Host: (*netHost)(s), Config: cfg, Log: lg, Clock: clk, Limits: s.limits,
 		Listener: opts.Listener, Goroutines: opts.GoroutinePerConn, BusyPoll: opts.BusyPoll})
 	s.blockOnPause = s.net.Goroutines()
+	s.copyAvoid.Store(true) // Redis 8.6's default
 	return s
 }
 

@@ -69,7 +69,7 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 		if cl.CloseAfterReply || cl.killed() {
 			break
 		}
-		if n >= maxBatch || (pending != nil && len(cl.w.Buf) >= maxReplyBatch) {
+		if n >= maxBatch || (pending != nil && cl.w.Len() >= maxReplyBatch) {
 			r.Stop = network.StopFull
 			break
 		}
@@ -156,8 +156,10 @@ func (cl *client) BeforeWrite(sent int, wait bool) network.Gate {
 		}
 		cl.drainPush()
 	}
-	if unsent := len(cl.w.Buf) - sent; unsent > 0 && s.overOutputLimit(cl, unsent) {
-		cl.w.Buf = cl.w.Buf[:0]
+	// the references do not count, as in Redis a reply referring to a
+	// string is a pointer's worth of output buffer
+	if unsent := cl.w.Len() - sent - cl.w.Referenced(); unsent > 0 && s.overOutputLimit(cl, unsent) {
+		cl.w.Reset()
 		return network.WriteDrop
 	}
 	return network.WriteNow

@@ -10,6 +10,9 @@ import (
 
 var _ command.Server = (*Server)(nil)
 
+// SetCopyAvoidance implements command.Server.
+func (s *Server) SetCopyAvoidance(on bool) { s.copyAvoid.Store(on) }
+
 // AuthDenied implements command.Server.
 func (s *Server) AuthDenied() { s.stats.aclDeniedAuth++ }
 

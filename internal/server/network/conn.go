@@ -23,7 +23,7 @@ type Conn struct {
 	conn         net.Conn   // goroutine mode only
 	fd           int        // event-loop mode: the socket (-1 in goroutine mode)
 	loop         *eventLoop // event-loop mode: the loop that owns the connection
-	sent         int        // event-loop mode: bytes of w.Buf already written
+	sent         int        // event-loop mode: bytes of the reply (w.Len) already written
 	wantWrite    bool
 	writeQueued  bool       // event-loop mode: in its loop's writes, flushed at the end of the cycle
 	held         [][]byte   // a command held back by CLIENT PAUSE (event-loop mode)
@@ -253,15 +253,21 @@ func (n *Net) flush(c *Conn) bool {
 	if c.sess.BeforeWrite(0, true) == WriteDrop {
 		return false
 	}
-	if len(c.w.Buf) == 0 {
+	if c.w.Len() == 0 {
 		return true
 	}
-	written, err := c.conn.Write(c.w.Buf)
-	n.Stats.Writes.Add(1)
-	n.Stats.NetOutput.Add(int64(written))
-	c.netOut.Add(int64(written))
+	for off := 0; off < c.w.Len(); {
+		written, err := c.conn.Write(c.w.Segment(off))
+		n.Stats.Writes.Add(1)
+		n.Stats.NetOutput.Add(int64(written))
+		c.netOut.Add(int64(written))
+		if err != nil {
+			return false
+		}
+		off += written
+	}
 	c.sess.AfterWrite()
-	return err == nil
+	return true
 }
 
 // drop closes a goroutine-mode connection: the session leaves the registry

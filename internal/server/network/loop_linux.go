@@ -516,8 +516,8 @@ func (l *eventLoop) flush(c *Conn) {
 		l.close(c)
 		return
 	}
-	for c.sent < len(c.w.Buf) {
-		n, err := rawWrite(c.fd, c.w.Buf[c.sent:])
+	for c.sent < c.w.Len() {
+		n, err := rawWrite(c.fd, c.w.Segment(c.sent))
 		if err == unix.EINTR {
 			continue
 		}
