@@ -18,7 +18,36 @@ var flushFreeKeys = 10_000
 // collection's marking is concurrent and short (little survives a flush); no
 // command waits for it. At most one such goroutine runs at a time.
 func (s *Server) releaseAfterFlush(n int) {
-	if n < flushFreeKeys || !s.flushFree.CompareAndSwap(false, true) {
+	if n < flushFreeKeys {
+		return
+	}
+	s.releaseMemory()
+}
+
+// bigFreeBytes is how much the keyspace must have freed since the last
+// release (by DEL, UNLINK, overwrites, expiry, eviction: keyspace.Freed) for
+// the cron to hand the memory back at once, when it is also a quarter of the
+// dataset or more: a deleted 5M-field hash left its 500 MB of RSS to the
+// scavenger's pace, where Redis gives it back at once.
+var bigFreeBytes int64 = 64 << 20
+
+// releaseAfterFrees is the cron's check (engine lock held): a big enough
+// amount freed since the last release starts one, at most every 10 s (each
+// is a full collection).
+func (s *Server) releaseAfterFrees(nowMs int64) {
+	freed := s.ks.Freed - s.freedAtRelease
+	if freed < bigFreeBytes || freed*4 < int64(s.usedMemory()) || nowMs-s.releaseMs < 10_000 {
+		return
+	}
+	s.freedAtRelease, s.releaseMs = s.ks.Freed, nowMs
+	s.releaseMemory()
+}
+
+// releaseMemory starts the goroutine that hands free memory back to the
+// operating system once the current batch has let the engine lock go; at
+// most one runs at a time.
+func (s *Server) releaseMemory() {
+	if !s.flushFree.CompareAndSwap(false, true) {
 		return
 	}
 	go func() {

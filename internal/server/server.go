@@ -127,6 +127,10 @@ type Server struct {
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
+	// the keyspace's Freed at the last release by the cron, and its time
+	// (releaseAfterFrees); engine lock
+	freedAtRelease int64
+	releaseMs      int64
 }
 
 // New builds a server from cfg (already loaded) and opts.
