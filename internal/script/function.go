@@ -91,11 +91,19 @@ func (vm *VM) functionGlobals(L *lua.LState) *lua.LTable {
 	L.G.Global = fg
 	vm.libs(L)
 	L.G.Global = saved
+	for _, name := range extraLibs { // read-only, as eval's (sandbox.go)
+		if t, ok := fg.RawGetString(name).(*lua.LTable); ok && vm.real[t] == nil {
+			fg.RawSetString(name, vm.readonlyView(L, t, nil))
+		}
+	}
 	if mt, ok := L.GetMetatable(vm.globals).(*lua.LTable); ok {
 		L.SetMetatable(fg, mt) // after the libraries: its __index raises on what they look for
 	}
 	return fg
 }
+
+// extraLibs are the libraries Redis adds to Lua's (vm.libs makes them).
+var extraLibs = []string{"cjson", "cmsgpack", "bit", "struct"}
 
 // ValidName reports whether name is a valid library or function name: letters,
 // digits and underscores, at least one.

@@ -188,6 +188,16 @@ func newSandbox(vm *VM, libs func(L *lua.LState)) *lua.LState {
 			g.RawSetString(name, vm.readonlyView(L, t, nil))
 		}
 	}
+	// the strings' metatable: getmetatable('') shows a read-only view of it
+	// (Redis protects it: "Attempt to modify a readonly table")
+	// and its __index is the string table scripts see (getmetatable('').__index
+	// == string, as in Redis)
+	if smt, ok := L.GetMetatable(lua.LString("")).(*lua.LTable); ok {
+		if view, ok := g.RawGetString("string").(*lua.LTable); ok {
+			smt.RawSetString("__index", view)
+		}
+		smt.RawSetString("__metatable", vm.readonlyView(L, smt, nil))
+	}
 	missing := L.NewFunction(func(L *lua.LState) int {
 		L.RaiseError(errMissingGlobal, L.ToString(2))
 		return 0
