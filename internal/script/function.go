@@ -91,11 +91,7 @@ func (vm *VM) functionGlobals(L *lua.LState) *lua.LTable {
 	L.G.Global = fg
 	vm.libs(L)
 	L.G.Global = saved
-	for _, name := range extraLibs { // read-only, as eval's (sandbox.go)
-		if t, ok := fg.RawGetString(name).(*lua.LTable); ok && vm.real[t] == nil {
-			fg.RawSetString(name, vm.readonlyView(L, t, nil))
-		}
-	}
+	vm.protectLibs(L, fg) // read-only, as eval's (sandbox.go)
 	if mt, ok := L.GetMetatable(vm.globals).(*lua.LTable); ok {
 		L.SetMetatable(fg, mt) // after the libraries: its __index raises on what they look for
 	}
@@ -402,6 +398,12 @@ func (vm *VM) FlushFunctions() {
 	// settings back to their defaults)
 	if vm.libs != nil {
 		f := &vm.fn
+		for _, name := range extraLibs { // the functions' own views, not eval's
+			if v, ok := f.globals.RawGetString(name).(*lua.LTable); ok && v != vm.globals.RawGetString(name) {
+				vm.forgetView(v)
+			}
+		}
+		delete(vm.protected, f.globals)
 		f.globals = vm.functionGlobals(vm.L)
 		f.envMeta.RawSetString("__index", f.globals)
 		vm.real[f.env] = f.globals

@@ -175,11 +175,47 @@ func (vm *VM) Flush() {
 	// settings back to their defaults)
 	if vm.libs != nil {
 		L := vm.L
+		vm.forgetLibViews(vm.globals)
 		mt := L.GetMetatable(vm.globals)
 		L.SetMetatable(vm.globals, lua.LNil) // its __index raises on what the loaders look for
 		vm.libs(L)
 		L.SetMetatable(vm.globals, mt)
+		vm.protectLibs(L, vm.globals)
 	}
+}
+
+// protectLibs replaces the extra libraries in globals by read-only views.
+func (vm *VM) protectLibs(L *lua.LState, globals *lua.LTable) {
+	for _, name := range extraLibs {
+		if t, ok := globals.RawGetString(name).(*lua.LTable); ok && vm.real[t] == nil {
+			globals.RawSetString(name, vm.readonlyView(L, t, nil))
+		}
+	}
+}
+
+// forgetLibViews drops the read-only views of the extra libraries in globals
+// from the registries (protected, real): they are about to be replaced, and
+// would stay reachable from the maps.
+func (vm *VM) forgetLibViews(globals *lua.LTable) {
+	for _, name := range extraLibs {
+		if view, ok := globals.RawGetString(name).(*lua.LTable); ok {
+			vm.forgetView(view)
+		}
+	}
+}
+
+// forgetView removes a read-only view, the table it shows and the stand-in
+// getmetatable returns from the registries.
+func (vm *VM) forgetView(view *lua.LTable) {
+	if t := vm.real[view]; t != nil {
+		delete(vm.protected, t)
+	}
+	// getmetatable's stand-in (GetMetatable honours __metatable)
+	if shown, ok := vm.L.GetMetatable(view).(*lua.LTable); ok {
+		delete(vm.protected, shown)
+	}
+	delete(vm.real, view)
+	delete(vm.protected, view)
 }
 
 // LoadBytes is Load for a body in a command's argument: a cached script is

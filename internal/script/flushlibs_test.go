@@ -1,0 +1,42 @@
+package script
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/script/lualib"
+)
+
+// SCRIPT FLUSH and FUNCTION FLUSH start the extra libraries anew, read-only
+// as at start (a flushed EVAL's cjson was left writable), and forget the old
+// ones: 500 flushes leave the registries of read-only tables as they were.
+func TestFlushKeepsLibrariesReadonlyWithoutLeak(t *testing.T) {
+	vm := NewVM(Options{Libs: lualib.Open, LibReadonly: lualib.IsReadonly, Version: "8.4.0"})
+	run := func(body string) string {
+		t.Helper()
+		s, errText := vm.Load(body)
+		if errText != "" {
+			return errText
+		}
+		var w resp.Writer
+		vm.Eval(s, &Run{Host: &fakeHost{}, Name: s.SHA}, &w)
+		return string(w.Buf)
+	}
+	protected, real := len(vm.protected), len(vm.real)
+	for range 500 {
+		vm.Flush()
+		vm.FlushFunctions()
+	}
+	if len(vm.protected) != protected || len(vm.real) != real {
+		t.Fatalf("registries grew: protected %d -> %d, real %d -> %d", protected, len(vm.protected), real, len(vm.real))
+	}
+	for _, lib := range []string{"cjson.encode", "cmsgpack.pack", "bit.band", "struct.pack"} {
+		if got := run(lib + " = function() return 1 end"); !strings.Contains(got, "Attempt to modify a readonly table") {
+			t.Errorf("%s after SCRIPT FLUSH: %q", lib, got)
+		}
+	}
+	if got := run("return cjson.encode({1})"); got != "$3\r\n[1]\r\n" {
+		t.Fatalf("cjson after the flushes: %q", got)
+	}
+}
