@@ -217,7 +217,7 @@ func (vm *VM) runLibrary(lib *Library, nowMs func() int64) string {
 	}
 	fn, err := L.Load(strings.NewReader(body), "user_function")
 	if err != nil {
-		return "ERR Error compiling function: " + compileError(err.Error(), "user_function")
+		return "ERR Error compiling function: " + compileError(err.Error(), "user_function", strings.Count(body, "\n")+1)
 	}
 	f := &vm.fn
 	fn.Env = f.env

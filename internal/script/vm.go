@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
+	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
@@ -322,7 +323,14 @@ func dropEmpty(s []string) []string {
 func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 	chunk, err := vm.L.Load(strings.NewReader("return function() "+code+"\nend"), name)
 	if err != nil {
-		return nil, compileError(err.Error(), name)
+		lines := strings.Count(code, "\n") + 1
+		msg := compileError(err.Error(), name, lines)
+		// a string left open on the code's last line runs into the wrapper's
+		// newline; C Lua, reading the code alone, meets the end of input
+		if prefix := name + ":" + strconv.Itoa(lines) + ": unfinished string near '"; strings.HasPrefix(msg, prefix) {
+			msg = prefix[:len(prefix)-1] + "'<eof>'"
+		}
+		return nil, msg
 	}
 	chunk.Env = vm.env
 	L := vm.L
@@ -338,10 +346,20 @@ func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 	return fn, ""
 }
 
+// lexErrors are the lexer's messages, in PUC Lua 5.1's words (gopher-lua
+// patches): C Lua puts them before the token ("malformed number near '1e'"),
+// where a syntax error follows it.
+var lexErrors = []string{"malformed number", "unfinished string", "unfinished long string", "unfinished long comment"}
+
 // compileError reshapes gopher-lua's "name line:3(column:4) near 'x':   parse
-// error" into C Lua's "name:3: near 'x': parse error".
-func compileError(msg, name string) string {
+// error" into C Lua's "name:3: near 'x': parse error", and a lexical error
+// into C Lua's "name:3: malformed number near 'x'". lastLine is the code's
+// last line: an error at the end of input is reported on it, as C Lua does.
+func compileError(msg, name string, lastLine int) string {
 	msg = strings.TrimSpace(msg)
+	if rest, ok := strings.CutPrefix(msg, name+" at EOF:"); ok {
+		return name + ":" + strconv.Itoa(lastLine) + ": " + strings.Join(strings.Fields(rest), " ") + " near '<eof>'"
+	}
 	if rest, ok := strings.CutPrefix(msg, name+" line:"); ok {
 		line := rest
 		if i := strings.IndexByte(rest, '('); i >= 0 {
@@ -353,8 +371,16 @@ func compileError(msg, name string) string {
 		} else if i := strings.IndexByte(rest, ' '); i >= 0 {
 			line, rest = rest[:i], rest[i:]
 		}
-		fields := strings.Fields(rest)
-		return name + ":" + line + ": " + strings.Join(fields, " ")
+		text := strings.Join(strings.Fields(rest), " ")
+		for _, le := range lexErrors {
+			if tok, ok := strings.CutSuffix(text, ": "+le); ok && strings.HasPrefix(tok, "near ") {
+				if n, err := strconv.Atoi(line); err == nil && n > lastLine {
+					line = strconv.Itoa(lastLine) // the wrapper's end: C Lua's end of input
+				}
+				return name + ":" + line + ": " + le + " " + tok
+			}
+		}
+		return name + ":" + line + ": " + text
 	}
 	return msg
 }

@@ -3,8 +3,10 @@ package parse
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -120,7 +122,7 @@ func (sc *Scanner) skipComments(ch int) error {
 		if sc.Peek() == '[' || sc.Peek() == '=' {
 			var buf bytes.Buffer
 			if err := sc.scanMultilineString(sc.Next(), &buf); err != nil {
-				return sc.Error(buf.String(), "invalid multiline comment")
+				return sc.Error("<eof>", "unfinished long comment") // PUC's words (HotKV patch)
 			}
 			return nil
 		}
@@ -150,44 +152,85 @@ func (sc *Scanner) scanDecimal(ch int, buf *bytes.Buffer) error {
 	return nil
 }
 
+// scanNumber reads a numeral as PUC Lua 5.1's read_numeral does (HotKV
+// patch): digits and dots, an exponent mark with an optional sign, then any
+// letters, digits and underscores; the whole must convert as luaO_str2d
+// converts (strtod, or strtoul for 0x), else it is a "malformed number".
+// buf receives the value in a canonical form parseNumber reads back exactly
+// (a leading zero is not octal, as strtod reads it).
 func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
-	if ch == '0' { // octal
-		if sc.Peek() == 'x' || sc.Peek() == 'X' {
-			writeChar(buf, ch)
-			writeChar(buf, sc.Next())
-			hasvalue := false
-			for isDigit(sc.Peek()) {
-				writeChar(buf, sc.Next())
-				hasvalue = true
-			}
-			if !hasvalue {
-				return sc.Error(buf.String(), "illegal hexadecimal number")
-			}
-			return nil
-		} else if sc.Peek() != '.' && isDecimal(sc.Peek()) {
-			ch = sc.Next()
+	var num bytes.Buffer
+	writeChar(&num, ch)
+	for p := sc.Peek(); isDecimal(p) || p == '.'; p = sc.Peek() {
+		writeChar(&num, sc.Next())
+	}
+	if p := sc.Peek(); p == 'e' || p == 'E' {
+		writeChar(&num, sc.Next())
+		if p := sc.Peek(); p == '+' || p == '-' {
+			writeChar(&num, sc.Next())
 		}
 	}
-	sc.scanDecimal(ch, buf)
-	if sc.Peek() == '.' {
-		sc.scanDecimal(sc.Next(), buf)
+	for isIdent(sc.Peek(), 1) {
+		writeChar(&num, sc.Next())
 	}
-	if ch = sc.Peek(); ch == 'e' || ch == 'E' {
-		writeChar(buf, sc.Next())
-		if ch = sc.Peek(); ch == '-' || ch == '+' {
-			writeChar(buf, sc.Next())
-		}
-		sc.scanDecimal(sc.Next(), buf)
+	v, ok := str2d(num.String())
+	if !ok {
+		return sc.Error(num.String(), "malformed number")
 	}
-
+	buf.WriteString(strconv.FormatFloat(v, 'g', -1, 64))
 	return nil
+}
+
+// str2d is luaO_str2d: strtod over the whole string, or strtoul for a hex
+// integer (0x...).
+func str2d(s string) (float64, bool) {
+	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		n, err := strconv.ParseUint(s[2:], 16, 64)
+		if err != nil {
+			var ne *strconv.NumError
+			if errors.As(err, &ne) && ne.Err == strconv.ErrRange && isHexDigits(s[2:]) {
+				return math.MaxUint64, true // strtoul saturates
+			}
+			return 0, false
+		}
+		return float64(n), true
+	}
+	for i := 0; i < len(s); i++ { // strtod's decimal form only (no inf, nan, hex floats, '_')
+		c := s[i]
+		if !(isDecimal(int(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+			return 0, false
+		}
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return v, true // strtod gives HUGE_VAL or 0, as ParseFloat
+		}
+		return 0, false
+	}
+	return v, true
+}
+
+func isHexDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigit(int(s[i])) {
+			return false
+		}
+	}
+	return s != ""
 }
 
 func (sc *Scanner) scanString(quote int, buf *bytes.Buffer) error {
 	ch := sc.Next()
 	for ch != quote {
-		if ch == '\n' || ch == '\r' || ch < 0 {
-			return sc.Error(buf.String(), "unterminated string")
+		if ch < 0 { // PUC Lua 5.1's words and token (HotKV patch)
+			return sc.Error("<eof>", "unfinished string")
+		}
+		if ch == '\n' || ch == '\r' {
+			e := sc.Error(string(rune(quote))+buf.String(), "unfinished string")
+			e.Pos.Line-- // the line the string is on, not the next
+			return e
 		}
 		if ch == '\\' {
 			if err := sc.scanEscape(ch, buf); err != nil {
@@ -264,7 +307,7 @@ func (sc *Scanner) scanMultilineString(ch int, buf *bytes.Buffer) error {
 	}
 	for {
 		if ch < 0 {
-			return sc.Error(buf.String(), "unterminated multiline string")
+			return sc.Error("<eof>", "unfinished long string") // PUC's words (HotKV patch)
 		} else if ch == ']' {
 			count2, ch = sc.countSep(sc.Next())
 			if count1 == count2 && ch == ']' {
