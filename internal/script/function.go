@@ -217,7 +217,13 @@ func (vm *VM) runLibrary(lib *Library, nowMs func() int64) string {
 	}
 	fn, err := L.Load(strings.NewReader(body), "user_function")
 	if err != nil {
-		return "ERR Error compiling function: " + compileError(err.Error(), "user_function", strings.Count(body, "\n")+1)
+		msg := compileError(err.Error(), "user_function", strings.Count(body, "\n")+1)
+		if isSyntaxError(msg) {
+			if puc := checkSyntax(body, "user_function"); puc != "" {
+				msg = puc // C Lua's words for it
+			}
+		}
+		return "ERR Error compiling function: " + msg
 	}
 	f := &vm.fn
 	fn.Env = f.env

@@ -325,6 +325,11 @@ func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 	if err != nil {
 		lines := strings.Count(code, "\n") + 1
 		msg := compileError(err.Error(), name, lines)
+		if isSyntaxError(msg) {
+			if puc := checkSyntax(code, name); puc != "" {
+				return nil, puc // C Lua's words for it
+			}
+		}
 		// a string left open on the code's last line runs into the wrapper's
 		// newline; C Lua, reading the code alone, meets the end of input
 		if prefix := name + ":" + strconv.Itoa(lines) + ": unfinished string near '"; strings.HasPrefix(msg, prefix) {
@@ -344,6 +349,17 @@ func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 		return nil, "internal error: the script did not compile to a function"
 	}
 	return fn, ""
+}
+
+// isSyntaxError reports whether a reshaped gopher-lua message is one of its
+// parser's (which checkSyntax words as C Lua does), not the lexer's.
+func isSyntaxError(msg string) bool {
+	for _, le := range lexErrors {
+		if strings.Contains(msg, ": "+le+" near '") {
+			return false
+		}
+	}
+	return true
 }
 
 // lexErrors are the lexer's messages, in PUC Lua 5.1's words (gopher-lua
