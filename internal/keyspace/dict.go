@@ -46,7 +46,20 @@ type Dict[V any] struct {
 	// acct counts the bucket arrays as they are allocated and let go (set
 	// for the key tables)
 	acct allocCount
+	// insertRehash is how many more buckets an insert moves while rehashing,
+	// beyond the one every operation moves (collectionRehash for a hash's or
+	// a set's table: see there; 0 for the key tables, which the cron rehashes)
+	insertRehash int
 }
+
+// collectionRehash is the insertRehash of a collection's table. Nothing but
+// operations on it rehashes a collection (Redis's active rehashing is for the
+// key tables only), so at one bucket per operation a table that doubled while
+// being filled kept its old half until it doubled again: a 5M-field hash held
+// a 32 MB table it no longer used. Moving 8 more buckets per insert ends a
+// rehash within an eighth of the inserts that doubled the table; each bucket
+// still moves once, so the total work is the same.
+const collectionRehash = 8
 
 // dictEntry is one key and its value. The value is inline, and so is the key
 // (dict_entry.go): an entry is one allocation of 12 bytes plus the size of V
@@ -149,7 +162,9 @@ func (d *Dict[V]) DeleteString(key string) (old V, ok bool) {
 }
 
 // Clear removes every entry. Callbacks of Scan, Range and Sample must not call it.
-func (d *Dict[V]) Clear() { *d = Dict[V]{seed: d.seed, paused: d.paused} }
+func (d *Dict[V]) Clear() {
+	*d = Dict[V]{seed: d.seed, paused: d.paused, insertRehash: d.insertRehash}
+}
 
 // Expand grows the table ahead of inserting about n entries in total (dictExpand),
 // so that a bulk load does not resize repeatedly. It reports whether it started a
@@ -238,12 +253,30 @@ func (d *Dict[V]) upsert(key string, copyKey bool) (*V, bool) {
 	return &e.val, existed
 }
 
+// UpsertRoom is Upsert for a dict whose values keep bytes in their entries: a
+// new entry has at least room bytes after its key (more if its size class
+// leaves them), none if key and room are longer than an entry holds inline.
+// dictRoom returns them. An existing entry keeps what it has.
+func (d *Dict[V]) UpsertRoom(key []byte, room int) (v *V, existed bool) {
+	e, existed := d.upsertEntryRoom(dictView(key), true, room)
+	return &e.val, existed
+}
+
 // upsertEntry is upsert returning the entry, whose key() is the stored key.
 func (d *Dict[V]) upsertEntry(key string, copyKey bool) (*dictEntry[V], bool) {
+	return d.upsertEntryRoom(key, copyKey, -1)
+}
+
+// upsertEntryRoom is upsertEntry with room for a new entry (-1: none, and the
+// key may be kept rather than copied).
+func (d *Dict[V]) upsertEntryRoom(key string, copyKey bool, room int) (*dictEntry[V], bool) {
 	h := d.hash(key)
 	d.rehashStepFor(h)
 	if e := d.lookup(key, h); e != nil {
 		return e, true
+	}
+	if d.insertRehash > 0 && d.Rehashing() && d.paused == 0 {
+		d.rehash(d.insertRehash)
 	}
 	// Unlike dictAddRaw, grow only when actually inserting: updates never resize.
 	d.growIfNeeded()
@@ -253,7 +286,12 @@ func (d *Dict[V]) upsertEntry(key string, copyKey bool) (*dictEntry[V], bool) {
 	}
 	tab := d.ht[t]
 	i := h & uint64(len(tab)-1)
-	e := newDictEntry[V](key, copyKey)
+	var e *dictEntry[V]
+	if room < 0 {
+		e = newDictEntry[V](key, copyKey)
+	} else {
+		e = newDictEntryRoom[V](key, room)
+	}
 	e.next = tab[i]
 	tab[i] = e
 	d.used[t]++

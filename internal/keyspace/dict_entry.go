@@ -181,15 +181,80 @@ func newDictEntry[V any](key string, copyKey bool) *dictEntry[V] {
 	return e
 }
 
+// An inline entry's klen holds the key's length in its low klenBits bits
+// and, for an entry made with room (newDictEntryRoom), its tail's words above
+// them: the room's bytes follow the key's up to the tail's end (dictRoom).
+// keyExt (all bits set) cannot be such a pair: a tail has at most 32 words.
+const (
+	klenBits = 16
+	klenMask = 1<<klenBits - 1
+)
+
 // key returns e's key (see the contract above: it shares e's memory).
 func (e *dictEntry[V]) key() string {
-	switch e.klen {
-	case 0:
-		return ""
-	case keyExt:
+	if e.klen == keyExt {
 		return (*dictEntryExt[V])(unsafe.Pointer(e)).ext
 	}
-	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), int(e.klen))
+	n := int(e.klen & klenMask)
+	if n == 0 {
+		return ""
+	}
+	return unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), n)
+}
+
+// newDictEntryRoom allocates an entry holding a copy of key and at least room
+// bytes after it, more if the allocator's size class of the entry leaves them
+// (so that a value kept there can grow in place). An entry whose key and room
+// are more than an entry holds inline gets no room (newDictEntry).
+func newDictEntryRoom[V any](key string, room int) *dictEntry[V] {
+	w := dictTail[V](len(key) + room)
+	if w <= 0 {
+		// w == 0: the padding holds key and room; w < 0: no room
+		return newDictEntry[V](key, true)
+	}
+	// fill the size class: the words it has past the tail asked for, as far
+	// as a tail type exists for them
+	head := int64(unsafe.Sizeof(dictEntry[V]{}))
+	fit := int((allocSize(head+8*int64(w)) - head) / 8)
+	for fit > w && (fit > 32 || (fit > 16 && fit&1 == 1)) {
+		fit--
+	}
+	e := newDictEntryT[V](fit)
+	e.klen = uint32(len(key)) | uint32(fit)<<klenBits
+	copy(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]())), len(key)), key)
+	return e
+}
+
+// dictRoom returns the bytes after the key of the entry whose value is *v, up
+// to the entry's end: the room newDictEntryRoom gave it (empty for an entry
+// with a long key). v must be the value slot of a dict entry.
+func dictRoom[V any](v *V) []byte {
+	var z dictEntry[V]
+	e := (*dictEntry[V])(unsafe.Add(unsafe.Pointer(v), -int(unsafe.Offsetof(z.val))))
+	if e.klen == keyExt {
+		return nil
+	}
+	n := int(e.klen & klenMask)
+	end := dictKeyPad[V]() + 8*int(e.klen>>klenBits)
+	if n >= end {
+		return nil
+	}
+	p := (*byte)(unsafe.Add(unsafe.Pointer(e), dictKeyOff[V]()+uintptr(n)))
+	return unsafe.Slice(p, end-n)
+}
+
+// dictEntryBytes is the bytes the Go allocator uses for the entry whose value
+// is *v (with its key's own string for a long key).
+func dictEntryBytes[V any](v *V) int64 {
+	var z dictEntry[V]
+	e := (*dictEntry[V])(unsafe.Add(unsafe.Pointer(v), -int(unsafe.Offsetof(z.val))))
+	if e.klen == keyExt {
+		return dictEntrySize[V](len(e.key()))
+	}
+	if w := e.klen >> klenBits; w > 0 {
+		return allocSize(int64(unsafe.Sizeof(dictEntry[V]{})) + 8*int64(w))
+	}
+	return dictEntrySize[V](int(e.klen))
 }
 
 // dictKeyOff is where an inline key starts in an entry: right after klen.

@@ -148,3 +148,46 @@ func TestDictEntryLongKeyAndAllocs(t *testing.T) {
 		t.Errorf("Upsert of a new key: %v allocations, want 1", a)
 	}
 }
+
+// An entry made with room has at least that room after its key, up to the end
+// of its allocation and no further (the race detector's checkptr checks the
+// slices), filled to its size class; writing all of it leaves the key and the
+// value intact through collections; and dictEntryBytes is its allocation.
+func TestDictEntryRoom(t *testing.T) {
+	type val struct{ p *[8]byte }
+	pad := dictKeyPad[val]()
+	var kept []*dictEntry[val]
+	for klen := 0; klen <= pad+dictInlineMax+2; klen += 3 {
+		for _, room := range []int{0, 1, 7, 14, 27, 60, 200, dictInlineMax} {
+			key := strings.Repeat("k", klen)
+			e := newDictEntryRoom[val](key, room)
+			e.val.p = new([8]byte)
+			e.val.p[7] = byte(klen)
+			got := dictRoom(&e.val)
+			fits := dictTail[val](klen+room) >= 0
+			if fits && len(got) < room {
+				t.Fatalf("key %d, room %d: %d bytes of room", klen, room, len(got))
+			}
+			if !fits && len(got) != 0 && klen > pad {
+				t.Fatalf("key %d, room %d over the inline limit: %d bytes of room", klen, room, len(got))
+			}
+			size := dictEntryBytes(&e.val)
+			if e.klen != keyExt {
+				if end := int(dictKeyOff[val]()) + klen + len(got); int64(end) > size || (fits && klen+room > pad && size-int64(end) >= 8 && size <= int64(unsafe.Sizeof(dictEntryT16[val]{}))) {
+					t.Fatalf("key %d, room %d: room ends at %d of a %d-byte allocation", klen, room, end, size)
+				}
+			}
+			for i := range got {
+				got[i] = 0xEE
+			}
+			kept = append(kept, e)
+		}
+	}
+	runtime.GC()
+	for _, e := range kept {
+		k := e.key()
+		if strings.Trim(k, "k") != "" || e.val.p[7] != byte(len(k)) {
+			t.Fatalf("entry with a %d-byte key damaged: %q", len(k), k[:min(len(k), 20)])
+		}
+	}
+}

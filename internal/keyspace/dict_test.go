@@ -781,3 +781,38 @@ func TestKeyTableExpandAllowed(t *testing.T) {
 		t.Fatalf("under maxmemory: tables of %d and %d buckets after 5000 keys", len(d.ht[0]), len(d.ht[1]))
 	}
 }
+
+// A collection's table ends a rehash within an eighth of the inserts that
+// doubled it (collectionRehash), where a key table, rehashed by the cron,
+// moves one bucket per operation; both keep every key.
+func TestDictInsertRehash(t *testing.T) {
+	for _, c := range []struct {
+		steps   int
+		wantEnd bool
+	}{{collectionRehash, true}, {0, false}} {
+		d := &Dict[int]{seed: 7, insertRehash: c.steps}
+		key := func(i int) []byte { return []byte("field:" + strconv.Itoa(i)) }
+		const n = 1 << 14
+		for i := range n {
+			*must(d.Upsert(key(i))) = i
+		}
+		if d.Rehashing() {
+			t.Fatalf("steps %d: rehashing at %d keys", c.steps, n)
+		}
+		*must(d.Upsert(key(n))) = n // doubles the table
+		if !d.Rehashing() {
+			t.Fatalf("steps %d: no rehash after the table filled", c.steps)
+		}
+		for i := n + 1; i <= n+n/8+1; i++ {
+			*must(d.Upsert(key(i))) = i
+		}
+		if d.Rehashing() == c.wantEnd {
+			t.Errorf("steps %d: rehashing %v an eighth of the way on", c.steps, d.Rehashing())
+		}
+		for i := 0; i <= n+n/8+1; i++ {
+			if v, ok := d.Get(key(i)); !ok || *v != i {
+				t.Fatalf("steps %d: key %d lost", c.steps, i)
+			}
+		}
+	}
+}

@@ -15,7 +15,8 @@ import (
 //     time a field-expiry command touches a listpack hash. As in Redis, fields are
 //     kept ordered by deadline (earliest first, fields without one last, in the
 //     order they lost or never had one), which is the order HGETALL replies in;
-//   - hashtable: a Dict of fields, plus a min-heap of the fields that carry a
+//   - hashtable: a Dict of fields, each entry one allocation holding the
+//     field and its value (hval), plus a min-heap of the fields that carry a
 //     deadline so that the earliest one is known in O(1).
 //
 // Field deadlines are absolute Unix ms (0: none). A Hash does not read the clock:
@@ -258,7 +259,20 @@ func (h *hashObj) toEx() {
 
 // ---- hashtable encoding ----
 
+// hval is a field's value in a hashtable: when x is nil the value is in the
+// dict entry's room, after the field (uvarint length, bytes), so that a field
+// and its value take one allocation of the field's and value's length plus 24
+// bytes (8 in a hash of 13-byte fields and values: 48 bytes, Redis's entry
+// and its two sds strings take 57); otherwise x holds it. A field gets an x
+// when its value does not fit the room (a value over an entry's inline limit,
+// or an update that outgrew the room), or when it gets a deadline; it keeps
+// it after. The room then lies unused: entries never move (Dict's contract),
+// so that the heap's references stay valid.
 type hval struct {
+	x *hext
+}
+
+type hext struct {
 	v    []byte
 	exp  int64
 	hidx int32 // 1-based slot in the table's deadline heap; 0 = none
@@ -266,7 +280,63 @@ type hval struct {
 
 type ttlRef struct {
 	key string // the dict's own key
-	v   *hval
+	x   *hext
+}
+
+// valRoom is the room a value of n bytes takes in an entry.
+func valRoom(n int) int { return uvarintLen(uint64(n)) + n }
+
+// val returns the value of the field whose slot is x (a view).
+func (x *hval) val() []byte {
+	if x.x != nil {
+		return x.x.v
+	}
+	room := dictRoom(x)
+	n, p := readUvarint(room, 0)
+	return room[p : p+int(n) : p+int(n)]
+}
+
+// exp returns the field's deadline (0: none).
+func (x *hval) exp() int64 {
+	if x.x != nil {
+		return x.x.exp
+	}
+	return 0
+}
+
+// set stores v (copied) as the field's value: in the entry's room if it fits
+// there and the field has no x, else in x.
+func (x *hval) set(v []byte) {
+	if x.x == nil {
+		if room := dictRoom(x); valRoom(len(v)) <= len(room) {
+			p := binary.PutUvarint(room, uint64(len(v)))
+			copy(room[p:], v)
+			return
+		}
+		x.x = &hext{v: append(make([]byte, 0, len(v)), v...)}
+		return
+	}
+	if cap(x.x.v) >= len(v) && cap(x.x.v) <= 2*len(v)+32 {
+		x.x.v = append(x.x.v[:0], v...)
+	} else {
+		x.x.v = append(make([]byte, 0, len(v)), v...)
+	}
+}
+
+// ext gives the field an x, moving its value there.
+func (x *hval) ext() *hext {
+	if x.x == nil {
+		v := x.val()
+		x.x = &hext{v: append(make([]byte, 0, len(v)), v...)}
+	}
+	return x.x
+}
+
+// insert adds field f = v, which must be absent, and returns its slot.
+func (t *hashTable) insert(f, v []byte) *hval {
+	x, _ := t.d.UpsertRoom(f, valRoom(len(v)))
+	x.set(v)
+	return x
 }
 
 type hashTable struct {
@@ -274,12 +344,12 @@ type hashTable struct {
 	heap []ttlRef // min-heap on v.exp of the fields with a deadline
 }
 
-func (t *hashTable) less(i, j int) bool { return t.heap[i].v.exp < t.heap[j].v.exp }
+func (t *hashTable) less(i, j int) bool { return t.heap[i].x.exp < t.heap[j].x.exp }
 
 func (t *hashTable) swap(i, j int) {
 	t.heap[i], t.heap[j] = t.heap[j], t.heap[i]
-	t.heap[i].v.hidx = int32(i + 1)
-	t.heap[j].v.hidx = int32(j + 1)
+	t.heap[i].x.hidx = int32(i + 1)
+	t.heap[j].x.hidx = int32(j + 1)
 }
 
 func (t *hashTable) up(i int) {
@@ -312,7 +382,7 @@ func (t *hashTable) down(i int) {
 	}
 }
 
-func (t *hashTable) push(key string, v *hval) {
+func (t *hashTable) push(key string, v *hext) {
 	t.heap = append(t.heap, ttlRef{key, v})
 	v.hidx = int32(len(t.heap))
 	t.up(len(t.heap) - 1)
@@ -325,10 +395,10 @@ func (t *hashTable) fix(i int) {
 
 func (t *hashTable) remove(i int) {
 	last := len(t.heap) - 1
-	t.heap[i].v.hidx = 0
+	t.heap[i].x.hidx = 0
 	if i != last {
 		t.heap[i] = t.heap[last]
-		t.heap[i].v.hidx = int32(i + 1)
+		t.heap[i].x.hidx = int32(i + 1)
 	}
 	t.heap[last] = ttlRef{}
 	t.heap = t.heap[:last]
@@ -337,9 +407,13 @@ func (t *hashTable) remove(i int) {
 	}
 }
 
-// setExp gives the field v (stored under key) deadline exp (0: none).
-func (h *hashObj) tableSetExp(key string, v *hval, exp int64) {
-	t := h.t
+// tableSetExp gives the field x (stored under key, which may be "" unless the
+// field gets its first deadline) deadline exp (0: none).
+func (h *hashObj) tableSetExp(key string, x *hval, exp int64) {
+	if exp == 0 && x.x == nil {
+		return
+	}
+	t, v := h.t, x.ext()
 	switch {
 	case exp == 0 && v.hidx != 0:
 		t.remove(int(v.hidx) - 1)
@@ -361,15 +435,15 @@ func (h *hashObj) toTable(o HashOpts, n int) {
 	if h.t != nil {
 		return
 	}
-	t := &hashTable{d: Dict[hval]{seed: o.Seed}}
+	t := &hashTable{d: Dict[hval]{seed: o.Seed, insertRehash: collectionRehash}}
 	t.d.Expand(max(n, int(h.n)))
 	for off := 0; off < len(h.lp); {
 		e := h.lpAt(off)
 		off = e.end
-		v, _ := t.d.Upsert(e.f)
-		v.v = append(make([]byte, 0, len(e.v)), e.v...)
+		x := t.insert(e.f, e.v)
 		if e.exp != 0 {
 			key, _ := t.d.KeyOf(e.f)
+			v := x.ext()
 			v.exp = e.exp
 			t.push(key, v)
 		}
@@ -389,7 +463,7 @@ func (h *hashObj) Get(f []byte) (v []byte, exp int64, ok bool) {
 		if !ok {
 			return nil, 0, false
 		}
-		return x.v, x.exp, true
+		return x.val(), x.exp(), true
 	}
 	e, ok := h.lpFind(f)
 	return e.v, e.exp, ok
@@ -432,20 +506,12 @@ func (h *hashObj) Set(f, v []byte, keepTTL bool, o HashOpts) (existed bool) {
 		h.toTable(o, 0)
 	}
 	if t := h.t; t != nil {
-		x, existed := t.d.Upsert(f)
-		if !existed {
-			x.v = append(make([]byte, 0, len(v)), v...)
-			return false
-		}
-		if !keepTTL && x.hidx != 0 {
+		x, existed := t.d.UpsertRoom(f, valRoom(len(v)))
+		if existed && !keepTTL {
 			h.tableSetExp("", x, 0)
 		}
-		if cap(x.v) >= len(v) && cap(x.v) <= 2*len(v)+32 {
-			x.v = append(x.v[:0], v...)
-		} else {
-			x.v = append(make([]byte, 0, len(v)), v...)
-		}
-		return true
+		x.set(v)
+		return existed
 	}
 	e, existed := h.lpFind(f)
 	switch {
@@ -475,8 +541,8 @@ func (h *hashObj) Del(f []byte) bool {
 		if !ok {
 			return false
 		}
-		if x.hidx != 0 {
-			t.remove(int(x.hidx) - 1)
+		if x.x != nil && x.x.hidx != 0 {
+			t.remove(int(x.x.hidx) - 1)
 			h.ttls--
 		}
 		t.d.Delete(f)
@@ -510,7 +576,7 @@ func (h *hashObj) SetFieldTTL(f []byte, exp int64) bool {
 			return false
 		}
 		key := ""
-		if x.hidx == 0 && exp != 0 {
+		if exp != 0 && (x.x == nil || x.x.hidx == 0) {
 			key, _ = t.d.KeyOf(f)
 		}
 		h.tableSetExp(key, x, exp)
@@ -537,7 +603,7 @@ func (h *hashObj) MinExpire() int64 {
 		return 0
 	}
 	if t := h.t; t != nil {
-		return t.heap[0].v.exp
+		return t.heap[0].x.exp
 	}
 	return h.lpAt(0).exp // deadline order: the first field expires first
 }
@@ -548,7 +614,7 @@ func (h *hashObj) MinExpire() int64 {
 func (h *hashObj) ExpireFields(now int64, max int, fn func(f []byte)) int {
 	n := 0
 	if t := h.t; t != nil {
-		for n < max && len(t.heap) > 0 && t.heap[0].v.exp <= now {
+		for n < max && len(t.heap) > 0 && t.heap[0].x.exp <= now {
 			ref := t.heap[0]
 			if fn != nil {
 				fn(viewString(ref.key))
@@ -588,7 +654,7 @@ func (h *hashObj) ExpireFields(now int64, max int, fn func(f []byte)) int {
 // not modify the hash.
 func (h *hashObj) Range(fn func(f, v []byte, exp int64) bool) {
 	if t := h.t; t != nil {
-		t.d.Range(func(k string, x *hval) bool { return fn(viewString(k), x.v, x.exp) })
+		t.d.Range(func(k string, x *hval) bool { return fn(viewString(k), x.val(), x.exp()) })
 		return
 	}
 	for off := 0; off < len(h.lp); {
@@ -605,7 +671,7 @@ func (h *hashObj) Range(fn func(f, v []byte, exp int64) bool) {
 // SCAN's guarantee) and returns the next cursor. fn must not modify the hash.
 func (h *hashObj) Scan(cursor uint64, fn func(f, v []byte, exp int64)) uint64 {
 	if t := h.t; t != nil {
-		return t.d.Scan(cursor, func(k string, x *hval) { fn(viewString(k), x.v, x.exp) })
+		return t.d.Scan(cursor, func(k string, x *hval) { fn(viewString(k), x.val(), x.exp()) })
 	}
 	h.Range(func(f, v []byte, exp int64) bool {
 		fn(f, v, exp)
@@ -631,7 +697,7 @@ func (h *hashObj) RandomField(rnd func() uint64) (fv HashField, ok bool) {
 		return fv, false
 	}
 	k, x, _ := h.t.d.Random(rnd)
-	return HashField{viewString(k), x.v, x.exp}, true
+	return HashField{viewString(k), x.val(), x.exp()}, true
 }
 
 // Clone deep-copies the hash, encoding and deadlines included (COPY). The copy
@@ -642,14 +708,14 @@ func (h *hashObj) Clone() *hashObj {
 		c.lp = append([]byte(nil), h.lp...)
 		return c
 	}
-	t := &hashTable{d: Dict[hval]{seed: h.t.d.seed}}
+	t := &hashTable{d: Dict[hval]{seed: h.t.d.seed, insertRehash: collectionRehash}}
 	t.d.Expand(h.t.d.Len())
 	h.t.d.Range(func(k string, x *hval) bool {
-		v, _ := t.d.Upsert(viewString(k))
-		v.v = append(make([]byte, 0, len(x.v)), x.v...)
-		if x.exp != 0 {
+		c := t.insert(viewString(k), x.val())
+		if exp := x.exp(); exp != 0 {
 			key, _ := t.d.KeyOf(viewString(k))
-			v.exp = x.exp
+			v := c.ext()
+			v.exp = exp
 			t.push(key, v)
 		}
 		return true

@@ -65,10 +65,10 @@ func hashCheck(t *testing.T, h *Hash, m map[string]modelField) {
 	}
 	if o.t != nil {
 		for i, r := range o.t.heap {
-			if int(r.v.hidx) != i+1 {
-				t.Fatalf("heap slot %d has hidx %d", i, r.v.hidx)
+			if int(r.x.hidx) != i+1 {
+				t.Fatalf("heap slot %d has hidx %d", i, r.x.hidx)
 			}
-			if i > 0 && r.v.exp < o.t.heap[(i-1)/2].v.exp {
+			if i > 0 && r.x.exp < o.t.heap[(i-1)/2].x.exp {
 				t.Fatalf("heap order broken at %d", i)
 			}
 		}

@@ -194,8 +194,11 @@ func NewHashtableHashOf(fields []HashField, o HashOpts) *Hash {
 	h := &hashObj{}
 	h.toTable(o, len(fields))
 	for _, f := range fields {
-		x, _ := h.t.d.Upsert(f.F)
-		x.v = append(make([]byte, 0, len(f.V)), f.V...)
+		x, existed := h.t.d.UpsertRoom(f.F, valRoom(len(f.V)))
+		if existed {
+			h.tableSetExp("", x, 0)
+		}
+		x.set(f.V)
 		if f.Exp != 0 {
 			key, _ := h.t.d.KeyOf(f.F)
 			h.tableSetExp(key, x, f.Exp)

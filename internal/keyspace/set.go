@@ -58,6 +58,7 @@ const setSeedMix = 0x9e3779b97f4a7c15
 
 func (ks *Keyspace) newSetDict(hint int) *Dict[struct{}] {
 	d := NewDict[struct{}](ks.seed ^ setSeedMix)
+	d.insertRehash = collectionRehash
 	if hint > 0 {
 		d.Expand(hint)
 	}

@@ -179,7 +179,10 @@ func (h *hashObj) usage(samples int) int64 {
 		if k >= want(samples) {
 			return false
 		}
-		sum += dictEntrySize[hval](len(f)) + allocSize(int64(cap(v.v)))
+		sum += dictEntryBytes(v)
+		if v.x != nil {
+			sum += allocSize(int64(unsafe.Sizeof(hext{}))) + allocSize(int64(cap(v.x.v)))
+		}
 		k++
 		return true
 	})

@@ -292,6 +292,7 @@ func (z *zsetObj) toBig(capacity int) {
 func (z *zsetObj) buildBig(n, capacity int, next func() ([]byte, float64)) {
 	b := &zsetBig{}
 	b.dict.seed = z.seed
+	b.dict.insertRehash = collectionRehash
 	b.dict.Expand(capacity)
 	b.tree = zbtBuild(n, func() (float64, string) {
 		m, s := next()
