@@ -1,6 +1,10 @@
 package server
 
-import "runtime/debug"
+import (
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
 
 // flushFreeKeys is the number of keys a FLUSHALL or FLUSHDB must drop for the
 // server to hand the freed memory back to the operating system at once. Below
@@ -32,15 +36,71 @@ func (s *Server) releaseAfterFlush(n int) {
 var bigFreeBytes int64 = 64 << 20
 
 // releaseAfterFrees is the cron's check (engine lock held): a big enough
-// amount freed since the last release starts one, at most every 10 s (each
-// is a full collection).
+// amount freed since the last release starts one, at most every 10 s; so do
+// free heap pages the runtime keeps (retainedFree), at most every 10 s after
+// any release and no sooner than 100 times the last one's duration, up to a
+// minute (each release is a full collection).
 func (s *Server) releaseAfterFrees(nowMs int64) {
 	freed := s.ks.Freed - s.freedAtRelease
-	if freed < bigFreeBytes || freed*4 < int64(s.usedMemory()) || nowMs-s.releaseMs < 10_000 {
+	if freed >= bigFreeBytes && freed*4 >= int64(s.usedMemory()) && nowMs-s.freedReleaseMs >= 10_000 {
+		s.freedAtRelease, s.freedReleaseMs, s.releaseMs = s.ks.Freed, nowMs, nowMs
+		s.releaseMemory()
 		return
 	}
-	s.freedAtRelease, s.releaseMs = s.ks.Freed, nowMs
-	s.releaseMemory()
+	if nowMs-s.releaseMs < max(10_000, min(100*s.releaseDurMs.Load(), 60_000)) || nowMs-s.retainedCheckMs < 1000 {
+		return
+	}
+	s.retainedCheckMs = nowMs
+	if retainedFree() {
+		s.releaseMs = nowMs
+		s.releaseMemory()
+	}
+}
+
+// retainedFree reports whether the Go heap holds at least retainedMinBytes that a
+// collection would hand back (garbage not collected yet and free pages not
+// returned yet), an eighth of the live heap or more, while the server
+// allocated little in each of the last two checks' seconds (under a
+// sixty-fourth of that each: it is not about to reuse them). The runtime collects only when the program
+// allocates, and returns free pages at its scavenger's pace only above its
+// heap goal (twice the live heap), so memory let go without a DEL stayed in
+// the RSS of an idle server: a 5M-field hash's tables, outgrown while it
+// filled, and its load's garbage kept its RSS at 1.3 times its live heap,
+// where Redis's allocator gives freed pages back within seconds. A read of
+// four runtime counters, once a second.
+var retainedFree = func() bool {
+	metrics.Read(retainedSamples)
+	u := func(i int) int64 { return int64(retainedSamples[i].Value.Uint64()) }
+	return retained.verdict(u(0), u(1), u(2), u(3))
+}
+
+// retainedMinBytes is the least retainedFree hands back.
+const retainedMinBytes = 32 << 20
+
+// retainedGauge is retainedFree's rule over the runtime's counters: heap
+// objects, free pages, the live heap at the last collection, and bytes
+// allocated so far. It keeps the last check's allocations and quiet verdict.
+type retainedGauge struct {
+	lastAllocs int64
+	lastQuiet  bool
+}
+
+var retained retainedGauge // the cron's (engine lock)
+
+func (g *retainedGauge) verdict(obj, free, live, allocs int64) bool {
+	recent := allocs - g.lastAllocs
+	back := max(obj-live, 0) + free
+	quiet := recent*64 < back
+	wasQuiet := g.lastQuiet
+	g.lastAllocs, g.lastQuiet = allocs, quiet
+	return back >= retainedMinBytes && back*8 >= live && quiet && wasQuiet
+}
+
+var retainedSamples = []metrics.Sample{
+	{Name: "/memory/classes/heap/objects:bytes"},
+	{Name: "/memory/classes/heap/free:bytes"},
+	{Name: "/gc/heap/live:bytes"},
+	{Name: "/gc/heap/allocs:bytes"},
 }
 
 // releaseMemory starts the goroutine that hands free memory back to the
@@ -54,7 +114,9 @@ func (s *Server) releaseMemory() {
 		defer s.flushFree.Store(false)
 		s.eng.Lock()
 		s.eng.Unlock() //nolint:staticcheck // only waits for the flushing batch to end
+		start := time.Now()
 		debug.FreeOSMemory()
+		s.releaseDurMs.Store(time.Since(start).Milliseconds())
 		s.flushFrees.Add(1)
 	}()
 }

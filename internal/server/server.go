@@ -129,8 +129,11 @@ type Server struct {
 	flushFrees atomic.Int64 // how many times it did (tests)
 	// the keyspace's Freed at the last release by the cron, and its time
 	// (releaseAfterFrees); engine lock
-	freedAtRelease int64
-	releaseMs      int64
+	freedAtRelease  int64
+	freedReleaseMs  int64
+	releaseMs       int64        // the last release by the cron, for any reason
+	retainedCheckMs int64        // when the cron last read the free heap (flushmem.go)
+	releaseDurMs    atomic.Int64 // how long the last release's collection took
 }
 
 // New builds a server from cfg (already loaded) and opts.
