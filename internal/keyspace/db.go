@@ -134,7 +134,11 @@ func (db *DB) SetStringOwned(key, val []byte, keepTTL bool) *Entry {
 }
 
 func (db *DB) setString(key, val []byte, keepTTL, owned bool) *Entry {
-	e, existed := db.dict.Upsert(key)
+	room := -1
+	if !owned {
+		room = embedRoom(len(key), len(val))
+	}
+	e, existed := db.dict.UpsertRoom(key, room)
 	live := existed
 	if existed && db.isExpired(e) {
 		// the old value is logically gone: it must not lend its TTL to KEEPTTL
@@ -148,8 +152,12 @@ func (db *DB) setString(key, val []byte, keepTTL, owned bool) *Entry {
 		db.dropReg(e)
 		db.ksUncount(e)
 	}
-	if old := e.Bytes(); existed && e.Kind == KindString && !e.Shared() && cap(old) >= len(val) && cap(old) <= 2*len(val)+64 {
+	if old := e.Bytes(); existed && e.Kind == KindString && !e.Shared() && cap(old) >= len(val) && (cap(old) <= 2*len(val)+64 || e.embedded()) {
 		e.SetBytes(append(old[:0], val...))
+	} else if !existed && room >= 0 {
+		e.embed(val)
+	} else if ne := db.reembed(e, val, room); ne != nil {
+		e = ne
 	} else {
 		if existed {
 			db.ks.Freed += valueUsage(e, defaultSamples)
@@ -164,7 +172,7 @@ func (db *DB) setString(key, val []byte, keepTTL, owned bool) *Entry {
 		db.ks.Added += allocSize(int64(len(val)))
 	}
 	if !existed {
-		db.ks.Added += keyAllocs(unsafeView(key))
+		db.ks.Added += dictEntryBytes(e)
 	}
 	e.Kind = KindString
 	e.Enc = StrEncoding(val)
@@ -215,7 +223,7 @@ func (db *DB) SetObject(key []byte, kind Kind, obj any) *Entry {
 	}
 	db.ks.Added += valueUsage(e, defaultSamples)
 	if !existed {
-		db.ks.Added += keyAllocs(unsafeView(key))
+		db.ks.Added += dictEntryBytes(e)
 	}
 	db.ksCount(e)
 	db.ks.modified(db.ID, key)
@@ -243,24 +251,26 @@ func (db *DB) remove(key []byte) { db.removeString(unsafeView(key)) }
 // the bytes it held as freed. key may alias caller memory: the dict does not
 // keep it.
 func (db *DB) removeString(key string) {
-	if old, ok := db.unlink(key); ok {
-		db.ks.Freed += freedUsage(key, &old)
+	if old, size, ok := db.unlink(key); ok {
+		db.ks.Freed += size + valueUsage(&old, defaultSamples)
 	}
 }
 
 // unlink is removeString without the accounting, for a value that lives on
-// under another key (Rename). It returns the removed entry.
-func (db *DB) unlink(key string) (Entry, bool) {
-	old, ok := db.dict.DeleteString(key)
-	if !ok {
-		return old, false
+// under another key (Rename). It returns the removed entry and the bytes of
+// its dict entry (with the key, and a string's bytes if embedded).
+func (db *DB) unlink(key string) (Entry, int64, bool) {
+	de := db.dict.deleteEntry(key)
+	if de == nil {
+		return Entry{}, 0, false
 	}
+	old := de.val
 	if old.expIdx != 0 {
 		db.dropExpiring(old.expIdx)
 	}
 	db.dropReg(&old)
 	db.ksUncount(&old)
-	return old, true
+	return old, dictEntryBytes(&de.val), true
 }
 
 // SetExpire gives the live entry e of key the absolute deadline at (Unix ms). The
@@ -317,12 +327,52 @@ func (db *DB) dropExpiring(idx int32) {
 	}
 }
 
-// freedUsage is what removing key and e gives back: its allocations, not
-// its share of the key table and the expiring set (allocCount counts those
-// by bucket array and by chunk: a key that loses its TTL frees nothing until
-// its chunk empties).
-func freedUsage(key string, e *Entry) int64 {
-	return keyAllocs(key) + valueUsage(e, defaultSamples)
+// reembed stores val, which does not fit where e's string is, embedded in
+// a new dict entry for e's key with room for it (room >= 0: embedRoom's
+// verdict), as Redis reallocates an object whose embedded value outgrew it;
+// it returns the new entry, or nil when val is better in its own allocation
+// or the dict cannot move entries now. The old entry and its value are
+// counted as freed.
+func (db *DB) reembed(e *Entry, val []byte, room int) *Entry {
+	if room < 0 {
+		return nil
+	}
+	size, vsize := dictEntryBytes(e), valueUsage(e, defaultSamples)
+	ne := db.dict.reallocRoom(e, room)
+	if ne == nil {
+		return nil
+	}
+	if ne.expIdx != 0 {
+		db.expiring.at(int(ne.expIdx) - 1).de = dictEntryOf(ne)
+	}
+	db.ks.Freed += size + vsize
+	db.ks.Added += dictEntryBytes(ne)
+	ne.meta &^= sharedBit
+	ne.embed(val)
+	return ne
+}
+
+// place stores v under key, which must be absent, in a new entry, and
+// returns it: a string's bytes are embedded in the entry when setString
+// would embed them (copied: v's own bytes are let go), and an embedded
+// string that does not fit the new entry gets its own copy (its bytes were
+// in the entry of the key it came from). It counts the new allocations.
+func (db *DB) place(key []byte, v Entry) *Entry {
+	room := -1
+	if v.Kind == KindString && v.n != bigStr && !v.Shared() {
+		room = embedRoom(len(key), int(v.n))
+	}
+	ne, _ := db.dict.UpsertRoom(key, room)
+	*ne = v
+	switch {
+	case room >= 0:
+		ne.embed(v.Bytes())
+	case v.Kind == KindString && v.embedded():
+		ne.SetBytes(append([]byte(nil), v.Bytes()...))
+		db.ks.Added += allocSize(int64(v.n))
+	}
+	db.ks.Added += dictEntryBytes(ne)
+	return ne
 }
 
 // expireKey deletes an expired key: the one deletion path shared by lazy and active
@@ -419,14 +469,13 @@ func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
 	moved, at := *e, db.ExpireAt(e)
 	moved.expIdx = 0
-	if _, ok := db.unlink(unsafeView(src)); ok {
-		db.ks.Freed += keyAllocs(unsafeView(src)) // the value moves
+	if _, size, ok := db.unlink(unsafeView(src)); ok {
+		db.ks.Freed += size // the value moves (an embedded string's bytes too)
 	}
 	if d := db.Lookup(dst); d != nil {
 		db.remove(dst)
 	}
-	ne, _ := db.dict.Upsert(dst)
-	*ne = moved
+	ne := db.place(dst, moved)
 	ne.fitKey(dst)
 	db.ksCount(ne)
 	if at != 0 {
@@ -447,9 +496,8 @@ func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
 	if db.Lookup(key) != nil {
 		db.remove(key)
 	}
-	ne, _ := db.dict.Upsert(key)
 	v.expIdx = 0
-	*ne = v
+	ne := db.place(key, v)
 	ne.fitKey(key)
 	db.ksCount(ne)
 	if at != 0 {

@@ -134,8 +134,17 @@ func (d *Dict[V]) Delete(key []byte) (old V, ok bool) { return d.DeleteString(di
 
 // DeleteString removes key and returns its value.
 func (d *Dict[V]) DeleteString(key string) (old V, ok bool) {
+	if e := d.deleteEntry(key); e != nil {
+		return e.val, true
+	}
+	return old, false
+}
+
+// deleteEntry removes key and returns its entry (nil if absent), whose value
+// and size (dictEntryBytes) the caller may still read.
+func (d *Dict[V]) deleteEntry(key string) *dictEntry[V] {
 	if d.Len() == 0 {
-		return old, false
+		return nil
 	}
 	h := d.hash(key)
 	d.rehashStepFor(h)
@@ -154,11 +163,11 @@ func (d *Dict[V]) DeleteString(key string) (old V, ok bool) {
 				e.next = nil
 				d.used[t]--
 				d.shrinkIfNeeded()
-				return e.val, true
+				return e
 			}
 		}
 	}
-	return old, false
+	return nil
 }
 
 // Clear removes every entry. Callbacks of Scan, Range and Sample must not call it.
@@ -260,6 +269,38 @@ func (d *Dict[V]) upsert(key string, copyKey bool) (*V, bool) {
 func (d *Dict[V]) UpsertRoom(key []byte, room int) (v *V, existed bool) {
 	e, existed := d.upsertEntryRoom(dictView(key), true, room)
 	return &e.val, existed
+}
+
+// reallocRoom moves the entry whose value slot is v to a new entry with the
+// same key and value and room bytes of room (newDictEntryRoom), relinked in
+// its place, and returns the new value slot; nil, and nothing moves, while a
+// Scan, Range or Sample calls back (paused). It is the one exception to
+// "entries never move": the caller must update what refers to the old entry
+// (the keyspace's expiring set).
+func (d *Dict[V]) reallocRoom(v *V, room int) *V {
+	if d.paused > 0 {
+		return nil
+	}
+	old := dictEntryOf(v)
+	key := old.key()
+	h := d.hash(key)
+	for t := range 2 {
+		tab := d.ht[t]
+		if tab == nil {
+			break
+		}
+		i := int(h & uint64(len(tab)-1))
+		for link := &tab[i]; *link != nil; link = &(*link).next {
+			if *link == old {
+				ne := newDictEntryRoom[V](key, room)
+				ne.val, ne.next = old.val, old.next
+				*link = ne
+				old.next = nil
+				return &ne.val
+			}
+		}
+	}
+	panic("keyspace: reallocRoom of an entry that is not in the dict")
 }
 
 // upsertEntry is upsert returning the entry, whose key() is the stored key.

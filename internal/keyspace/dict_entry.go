@@ -225,12 +225,18 @@ func newDictEntryRoom[V any](key string, room int) *dictEntry[V] {
 	return e
 }
 
+// dictEntryOf returns the entry whose value slot is v (a slot a Dict handed
+// out).
+func dictEntryOf[V any](v *V) *dictEntry[V] {
+	var z dictEntry[V]
+	return (*dictEntry[V])(unsafe.Add(unsafe.Pointer(v), -int(unsafe.Offsetof(z.val))))
+}
+
 // dictRoom returns the bytes after the key of the entry whose value is *v, up
 // to the entry's end: the room newDictEntryRoom gave it (empty for an entry
 // with a long key). v must be the value slot of a dict entry.
 func dictRoom[V any](v *V) []byte {
-	var z dictEntry[V]
-	e := (*dictEntry[V])(unsafe.Add(unsafe.Pointer(v), -int(unsafe.Offsetof(z.val))))
+	e := dictEntryOf(v)
 	if e.klen == keyExt {
 		return nil
 	}
@@ -246,8 +252,7 @@ func dictRoom[V any](v *V) []byte {
 // dictEntryBytes is the bytes the Go allocator uses for the entry whose value
 // is *v (with its key's own string for a long key).
 func dictEntryBytes[V any](v *V) int64 {
-	var z dictEntry[V]
-	e := (*dictEntry[V])(unsafe.Add(unsafe.Pointer(v), -int(unsafe.Offsetof(z.val))))
+	e := dictEntryOf(v)
 	if e.klen == keyExt {
 		return dictEntrySize[V](len(e.key()))
 	}

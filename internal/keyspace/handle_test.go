@@ -3,6 +3,7 @@ package keyspace
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"testing"
 )
 
@@ -112,12 +113,25 @@ func TestStoreCompactCapacity(t *testing.T) {
 	}
 }
 
-// sizeClass agrees with allocSize, and a recorded capacity is the largest size
-// class the buffer really has.
+// sizeClass (and allocSize, which uses it) is the smallest class that holds
+// n bytes, and what the runtime really allocates; a recorded capacity is the
+// largest size class the buffer really has.
 func TestSizeClassAndCapacityBits(t *testing.T) {
 	for n := 1; n <= 32768; n++ {
-		if got, want := goSizeClasses[sizeClass(n)], allocSize(int64(n)); got != want {
-			t.Fatalf("size %d: class %d, allocSize %d", n, got, want)
+		want := int64(0)
+		for _, c := range goSizeClasses {
+			if c >= int64(n) {
+				want = c
+				break
+			}
+		}
+		if got := goSizeClasses[sizeClass(n)]; got != want || allocSize(int64(n)) != want {
+			t.Fatalf("size %d: class %d, allocSize %d, want %d", n, got, allocSize(int64(n)), want)
+		}
+		if n%97 == 0 {
+			if c := cap(slices.Grow([]byte(nil), n)); int64(c) != want {
+				t.Fatalf("size %d: the runtime gives %d bytes, the table says %d", n, c, want)
+			}
 		}
 	}
 	for _, c := range []struct{ n, capacity, want int }{

@@ -31,16 +31,7 @@ func allocSize(n int64) int64 {
 	if n > 32768 {
 		return (n + 8191) &^ 8191
 	}
-	lo, hi := 0, len(goSizeClasses)-1
-	for lo < hi {
-		m := (lo + hi) / 2
-		if goSizeClasses[m] >= n {
-			hi = m
-		} else {
-			lo = m + 1
-		}
-	}
-	return goSizeClasses[lo]
+	return goSizeClasses[sizeClass(int(n))]
 }
 
 // Usage is MEMORY USAGE: the estimated bytes of key, its value and its
@@ -56,7 +47,7 @@ func (db *DB) Usage(key []byte, samples int) (int64, bool) {
 
 // entryUsage is the whole footprint of one key.
 func entryUsage(key string, e *Entry, samples int) int64 {
-	return keyOverhead(key, e) + valueUsage(e, samples)
+	return keyOverhead(e) + valueUsage(e, samples)
 }
 
 // expItemSize is a TTL's place in the expiring set.
@@ -83,27 +74,77 @@ func (a allocCount) free(n int64) {
 	}
 }
 
-// keyAllocs is what storing a key allocates beside its value: its dict entry,
-// which holds the Entry and the key's bytes inline. Keyspace.Added and .Freed
-// count these; keyOverhead adds the key's share of the bucket array and of
-// the expiring set, which Added and Freed count by array and by chunk.
+// keyAllocs is what storing a key allocates beside its value when the value
+// is not embedded: its dict entry, which holds the Entry and the key's bytes
+// inline.
 func keyAllocs(key string) int64 { return dictEntrySize[Entry](len(key)) }
 
 // keyOverhead is the part of a key's footprint that is not its value: the
-// dict entry (which holds the Entry inline), the key's bytes, its bucket
-// slot, and its place in the expiring set.
-func keyOverhead(key string, e *Entry) int64 {
-	n := keyAllocs(key) + ptrSize
+// dict entry e is in (which holds the Entry, the key's bytes and an embedded
+// string's), and its place in the expiring set. As in Redis's
+// kvobjAllocSize, the key's bucket slot is not counted: MEMORY USAGE of a
+// small string is its allocations (MEMORY STATS counts the tables).
+// Keyspace.Added and .Freed count the dict entries; the bucket arrays and the
+// expiring set they count by array and by chunk.
+func keyOverhead(e *Entry) int64 {
+	n := dictEntryBytes(e)
 	if e.expIdx != 0 {
 		n += expItemSize
 	}
 	return n
 }
 
+// embedMaxWords bounds the tail of an entry that embeds a string: at most 8
+// words past the padding (key and value of up to about 68 bytes together).
+const embedMaxWords = 8
+
+// embedRoom is the room to ask of a new dict entry for a string value of n
+// bytes under a key of klen bytes: n when the entry with the value in it
+// takes no more than the entry and the value's own allocation (one object
+// less for the collector, and often a size class less: a 16-byte key and a
+// 3-byte value take 64 bytes, not 64 + 8), -1 otherwise. A table lookup:
+// SET asks on every call.
+func embedRoom(klen, n int) int {
+	if uint(klen) >= embedSpan || uint(n) >= embedSpan || !embedTab[klen][n] {
+		return -1
+	}
+	return n
+}
+
+// embedSpan bounds the key and value lengths embedTab covers: an entry's
+// padding and embedMaxWords words.
+const embedSpan = 8*embedMaxWords + 8
+
+// embedTab[klen][n] is embedRoom's verdict.
+var embedTab = func() (t [embedSpan][embedSpan]bool) {
+	for k := range embedSpan {
+		for n := 1; n < embedSpan; n++ {
+			w := dictTail[Entry](k + n)
+			t[k][n] = w >= 0 && w <= embedMaxWords &&
+				dictEntrySize[Entry](k+n) <= dictEntrySize[Entry](k)+allocSize(int64(n))
+		}
+	}
+	return
+}()
+
+// embed copies val into the room of e's dict entry, which must have room for
+// it (an entry made with embedRoom's room), and makes it e's string.
+func (e *Entry) embed(val []byte) {
+	room := dictRoom(e)
+	copy(room, val)
+	e.Kind = KindString
+	e.p = unsafe.Pointer(unsafe.SliceData(room))
+	e.n = uint32(len(val))
+	e.c = embedCode + uint16(len(room)-len(val))
+}
+
 // valueUsage is the footprint of e's value.
 func valueUsage(e *Entry, samples int) int64 {
 	switch e.Kind {
 	case KindString:
+		if e.embedded() {
+			return 0 // in the dict entry: keyOverhead counts it
+		}
 		return allocSize(int64(cap(e.Bytes())))
 	case KindList:
 		if l, ok := e.Obj().(*List); ok && l != nil {

@@ -128,14 +128,27 @@ func slackCode(s int) uint16 {
 		return uint16(s)
 	}
 	exp := bits.Len64(uint64(s)) - 11
-	if exp > 31 {
-		return 1<<16 - 1
+	if exp > 30 {
+		return 30<<11 | 1<<11 - 1 // 2 TiB and more: a shorter capacity is safe
 	}
 	return uint16(exp<<11 | s>>exp)
 }
 
-// capSlack decodes slackCode.
-func capSlack(c uint16) int { return int(c&(1<<11-1)) << (c >> 11) }
+// embedCode is Entry.c of a string whose bytes are in its dict entry's room,
+// after the key (setString): exponent 31, which slackCode never makes, and a
+// spare capacity of at most 2047 bytes.
+const embedCode = 31 << 11
+
+// capSlack decodes slackCode and embedCode (branch-free: Bytes is on every
+// read's path; exponent 31 counts as 0).
+func capSlack(c uint16) int {
+	sh := uint(c >> 11)
+	sh &= uint((int(sh) - 31) >> 63) // 31 -> 0, others kept
+	return int(c&(1<<11-1)) << sh
+}
+
+// embedded reports whether a string entry's bytes are in its dict entry.
+func (e *Entry) embedded() bool { return e.c >= embedCode }
 
 // bigStr in Entry.n marks a string value too long for a uint32 length: p is then a
 // *[]byte. (Redis caps strings at proto-max-bulk-len, 512 MB by default, but the
@@ -167,7 +180,14 @@ func (e *Entry) SetBytes(b []byte) {
 		e.setBig(b)
 		return
 	}
-	e.p = unsafe.Pointer(unsafe.SliceData(b))
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	if e.c >= embedCode && p == e.p && cap(b) <= int(e.n)+capSlack(e.c) {
+		// the same embedded bytes, resliced or rewritten in place
+		e.n = uint32(len(b))
+		e.c = embedCode + uint16(cap(b)-len(b))
+		return
+	}
+	e.p = p
 	e.n = uint32(len(b))
 	e.c = slackCode(cap(b) - len(b)) // a shorter capacity than the real one is safe
 }
@@ -301,7 +321,7 @@ func embedsWith(keyLen, valLen int) bool { return 16+keyLen+3+valLen+4 <= 64 }
 // fitKey is kvobjSet's choice for a string stored under key: an embstr value
 // that does not fit the cache line with the key becomes raw.
 func (e *Entry) fitKey(key []byte) {
-	if e.Kind == KindString && e.Enc == EncEmbstr && !embedsWith(len(key), len(e.Bytes())) {
+	if e.Kind == KindString && e.Enc == EncEmbstr && !embedsWith(len(key), int(e.n)) { // an embstr is short: n is its length
 		e.Enc = EncRaw
 	}
 }

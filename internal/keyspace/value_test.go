@@ -104,11 +104,16 @@ func TestEntryObjAccessors(t *testing.T) {
 }
 
 func TestSlackCode(t *testing.T) {
-	for _, s := range []int{0, 1, 2047, 2048, 2049, 4095, 4096, 1<<20 + 12345, 1<<31 - 1, 1 << 32, 1<<42 + 777} {
-		d := capSlack(slackCode(s))
-		if d > s || (s < 2048 && d != s) || float64(s-d) > float64(s)/1024 {
-			t.Errorf("slack %d decodes to %d", s, d)
+	for _, s := range []int{0, 1, 2047, 2048, 2049, 4095, 4096, 1<<20 + 12345, 1<<31 - 1, 1 << 32, 1<<40 + 777} {
+		c := slackCode(s)
+		d := capSlack(c)
+		if d > s || (s < 2048 && d != s) || float64(s-d) > float64(s)/1024 || c >= embedCode {
+			t.Errorf("slack %d decodes to %d (code %#x)", s, d, c)
 		}
+	}
+	// past 2 TiB the code is a shorter capacity, never embedCode's exponent
+	if c := slackCode(1<<42 + 777); c >= embedCode || capSlack(c) > 1<<42 {
+		t.Errorf("slack 4 TiB: code %#x", c)
 	}
 	// APPEND growth keeps (almost) the capacity append gave it
 	var e Entry

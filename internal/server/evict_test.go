@@ -388,7 +388,7 @@ func TestMemoryUsagePerType(t *testing.T) {
 		{"set", 25_000, 140_000}, // hashtable: entry with its member, and a bucket, each
 		{"zset", 60_000, 200_000},
 		{"hash", 50_000, 200_000},
-		{"smallhash", 60, 400},     // entry + key + a listpack in the entry (no struct)
+		{"smallhash", 48, 400},     // entry + key + a listpack in the entry (no struct)
 		{"stream", 10_000, 80_000}, // listpack nodes of about 20 bytes per entry
 	} {
 		n, err := c.MemoryUsage(ctx, tc.key).Result()

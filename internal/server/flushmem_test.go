@@ -50,7 +50,7 @@ func TestBigFreeReleasesMemory(t *testing.T) {
 		t.Fatalf("releases after a small DEL: %d", n)
 	}
 	hset := args("HSET", "h")
-	for i := range 20000 {
+	for i := range 60000 { // 4 MB: over the test's 1 MB and a quarter of the heap
 		hset = append(hset, []byte("field:"+strconv.Itoa(i)), []byte("value:"+strconv.Itoa(i)))
 	}
 	run(s, cl, hset)
