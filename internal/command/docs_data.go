@@ -2417,6 +2417,15 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"lolwut": {
+		Summary: "Displays computer art and the Redis version",
+		Since:   "5.0.0",
+		Group:   "server",
+		Args: []ArgDoc{
+			{Name: "version", Type: "integer", KeySpecIndex: -1, Token: "VERSION", DisplayText: "version", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"lpop": {
 		Summary:    "Returns the first elements in a list after removing it. Deletes the list if the last element was popped.",
 		Since:      "1.0.0",
