@@ -8,7 +8,7 @@ import (
 
 // Version is the Redis version HotKV reports (HELLO, INFO redis_version): the
 // release whose semantics it follows. HotKV's own version is INFO hotkv_version.
-const Version = "8.4.0"
+const Version = "8.6.3"
 
 // connectionCommands is redis.io's "connection" group.
 func connectionCommands() []*Spec {

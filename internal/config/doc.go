@@ -26,5 +26,5 @@ package config
 
 // RedisVersion is the Redis version whose behaviour this package follows. It
 // appears in the header of configuration-file errors ("*** FATAL CONFIG FILE
-// ERROR (Redis 8.4.0) ***"); it must equal command.Version (INFO redis_version, HELLO).
-const RedisVersion = "8.4.0"
+// ERROR (Redis 8.6.3) ***"); it must equal command.Version (INFO redis_version, HELLO).
+const RedisVersion = "8.6.3"

@@ -9,12 +9,18 @@ import (
 
 // The scripting group against redis-server: conversions, the redis.* API, the
 // sandbox, errors with their script and line, the script cache and functions.
-// Left out on purpose: compile errors (gopher-lua words its syntax errors
-// differently from C Lua), redis.REDIS_VERSION (HotKV reports 8.4.0), number
-// formatting inside Lua (tostring of non-integers: gopher-lua prints Go's
-// shortest form, C Lua %.14g) and the cjson/cmsgpack/bit/struct libraries
-// (their own tests).
+// Left out on purpose: number formatting inside Lua (tostring of
+// non-integers: gopher-lua prints Go's shortest form, C Lua %.14g) and the
+// cjson/cmsgpack/bit/struct libraries (their own tests).
 var scriptingCases = [][]string{
+	// the version HotKV reports, and compile errors in PUC Lua 5.1's words
+	{"EVAL", "return {redis.REDIS_VERSION, redis.REDIS_VERSION_NUM}", "0"},
+	{"EVAL", "return +", "0"},
+	{"EVAL", "return 1 1", "0"},
+	{"EVAL", "local t = {1, 2\nreturn t", "0"},
+	{"EVAL", "if x then\nreturn 1\nelse", "0"},
+	{"EVAL", "return 'abc", "0"},
+	{"EVAL", "return 0x", "0"},
 	// the bounded builtins (internal/script/bounded.go, strformat.go): Lua 5.1's
 	// unpack, string.format, string.rep and table.concat, errors included
 	{"EVAL", "return #({unpack({1,2,3}, 1, 8000)})", "0"},
