@@ -225,6 +225,9 @@ func (vm *VM) runLibrary(lib *Library, nowMs func() int64) string {
 		}
 		return "ERR Error compiling function: " + msg
 	}
+	if msg := ambiguousCall(body, "user_function"); msg != "" {
+		return "ERR Error compiling function: " + msg
+	}
 	f := &vm.fn
 	fn.Env = f.env
 	f.envMeta.RawSetString("__index", f.loadAPI)

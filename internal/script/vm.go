@@ -337,6 +337,9 @@ func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 		}
 		return nil, msg
 	}
+	if msg := ambiguousCall(code, name); msg != "" {
+		return nil, msg
+	}
 	chunk.Env = vm.env
 	L := vm.L
 	L.Push(chunk)
@@ -349,6 +352,21 @@ func (vm *VM) compile(code, name string) (*lua.LFunction, string) {
 		return nil, "internal error: the script did not compile to a function"
 	}
 	return fn, ""
+}
+
+// ambiguousCall returns C Lua's error for code that gopher-lua compiled but
+// Lua 5.1 refuses: a call whose '(' opens a new line ("f\n(g)()"), which
+// lparser.c rejects as "ambiguous syntax (function call x new statement)";
+// "" otherwise. Only that verdict of checkSyntax is taken for code gopher-lua
+// accepted.
+func ambiguousCall(code, name string) string {
+	if !strings.Contains(code, "(") || !strings.Contains(code, "\n") {
+		return ""
+	}
+	if msg := checkSyntax(code, name); strings.Contains(msg, ": ambiguous syntax (function call x new statement) near '") {
+		return msg
+	}
+	return ""
 }
 
 // isSyntaxError reports whether a reshaped gopher-lua message is one of its

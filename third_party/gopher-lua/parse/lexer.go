@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -181,21 +180,35 @@ func (sc *Scanner) scanNumber(ch int, buf *bytes.Buffer) error {
 	return nil
 }
 
-// str2d is luaO_str2d: strtod over the whole string, or strtoul for a hex
-// integer (0x...).
+// str2d is luaO_str2d with glibc's strtod, which reads a hex numeral itself
+// (C99): 0x, hex digits, then optionally p and a decimal exponent (a numeral
+// holds no sign or dot after 0x: read_numeral stops there), rounded to the
+// nearest double and infinite past its range; strtoul is never reached. A
+// decimal numeral is strtod's decimal form (no inf, nan or '_').
 func str2d(s string) (float64, bool) {
 	if len(s) > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
-		n, err := strconv.ParseUint(s[2:], 16, 64)
+		body := s[2:]
+		mant, exp := body, "0"
+		if i := strings.IndexAny(body, "pP"); i >= 0 {
+			mant, exp = body[:i], body[i+1:]
+			if exp == "" || strings.Trim(exp, "0123456789") != "" {
+				return 0, false
+			}
+		}
+		if !isHexDigits(mant) {
+			return 0, false
+		}
+		v, err := strconv.ParseFloat("0x"+mant+"p"+exp, 64)
 		if err != nil {
 			var ne *strconv.NumError
-			if errors.As(err, &ne) && ne.Err == strconv.ErrRange && isHexDigits(s[2:]) {
-				return math.MaxUint64, true // strtoul saturates
+			if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+				return v, true // HUGE_VAL
 			}
 			return 0, false
 		}
-		return float64(n), true
+		return v, true
 	}
-	for i := 0; i < len(s); i++ { // strtod's decimal form only (no inf, nan, hex floats, '_')
+	for i := 0; i < len(s); i++ { // strtod's decimal form only (no inf, nan, '_')
 		c := s[i]
 		if !(isDecimal(int(c)) || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
 			return 0, false
@@ -330,7 +343,7 @@ var reservedWords = map[string]int{
 	"end": TEnd, "false": TFalse, "for": TFor, "function": TFunction,
 	"if": TIf, "in": TIn, "local": TLocal, "nil": TNil, "not": TNot, "or": TOr,
 	"return": TReturn, "repeat": TRepeat, "then": TThen, "true": TTrue,
-	"until": TUntil, "while": TWhile, "goto": TGoto}
+	"until": TUntil, "while": TWhile} // no "goto": a name in Lua 5.1 (HotKV patch)
 
 func (sc *Scanner) Scan(lexer *Lexer) (ast.Token, error) {
 redo:
@@ -452,15 +465,9 @@ redo:
 				tok.Type = '.'
 			}
 			tok.Str = buf.String()
-		case ':':
-			if sc.Peek() == ':' {
-				tok.Type = T2Colon
-				tok.Str = "::"
-				sc.Next()
-			} else {
-				tok.Type = ch
-				tok.Str = string(rune(ch))
-			}
+		case ':': // no "::" label token: Lua 5.1 has no labels (HotKV patch)
+			tok.Type = ch
+			tok.Str = string(rune(ch))
 		case '+', '*', '/', '%', '^', '#', '(', ')', '{', '}', ']', ';', ',':
 			tok.Type = ch
 			tok.Str = string(rune(ch))
