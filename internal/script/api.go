@@ -1,6 +1,7 @@
 package script
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
@@ -78,7 +79,8 @@ func versionNum(v string) int {
 }
 
 // scriptArgs converts redis.call's arguments (luaArgsToRedisArgv): strings as
-// they are, numbers with %.17g; anything else is an error. The argv and its
+// they are, numbers as Redis 8's fpconv_dtoa writes them (appendDtoa);
+// anything else is an error. The argv and its
 // bytes are the VM's buffers, reused by the next call: the host must not keep
 // them past the call (as a command's argv, which aliases the read buffer).
 func (vm *VM) scriptArgs(L *lua.LState) ([][]byte, string) {
@@ -93,9 +95,7 @@ func (vm *VM) scriptArgs(L *lua.LState) ([][]byte, string) {
 		case lua.LString:
 			buf = append(buf, v...)
 		case lua.LNumber:
-			start := len(buf)
-			buf = strconv.AppendFloat(buf, float64(v), 'g', 17, 64)
-			buf = append(buf[:start], fixExponent(buf[start:])...)
+			buf = appendDtoa(buf, float64(v))
 		default:
 			return nil, "Lua redis lib command arguments must be strings or integers"
 		}
@@ -111,18 +111,79 @@ func (vm *VM) scriptArgs(L *lua.LState) ([][]byte, string) {
 	return argv, ""
 }
 
-// fixExponent turns Go's "1e+22" style into C's, which always has at least two
-// exponent digits ("1e+22" is the same; "1e+05" vs Go's "1e+05" too): Go and C
-// agree for %g, except that Go never pads the exponent below two digits.
-func fixExponent(b []byte) []byte {
-	i := len(b) - 1
-	for i >= 0 && b[i] >= '0' && b[i] <= '9' {
-		i--
+// appendDtoa appends a script's number argument as Redis 8 writes it: an
+// integer within +-2^62 in full (double2ll, then ll2string), anything else
+// as fpconv_dtoa writes a double: the shortest digits that read back as f
+// (Grisu2 there, exact shortest here: they differ only where Grisu2 misses
+// the shortest, rarely), in plain notation for integers of up to 7 zeros
+// past their digits and for fractions down to 6 leading zeros (or with
+// fewer than 4 as exponent), else d.ddde±x with the exponent unpadded;
+// 0 (and -0), inf, nan with their sign.
+func appendDtoa(dst []byte, f float64) []byte {
+	if f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f) {
+		return strconv.AppendInt(dst, int64(f), 10) // -0 too: "0"
 	}
-	if i > 0 && (b[i] == '+' || b[i] == '-') && b[i-1] == 'e' && len(b)-i-1 < 2 {
-		return append(b[:i+1], append([]byte{'0'}, b[i+1:]...)...)
+	if math.Signbit(f) {
+		dst = append(dst, '-')
+		f = -f
 	}
-	return b
+	switch {
+	case f == 0:
+		return append(dst, '0')
+	case math.IsInf(f, 0):
+		return append(dst, "inf"...)
+	case math.IsNaN(f):
+		return append(dst, "nan"...)
+	}
+	var tmp [32]byte
+	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d.ddde±XX
+	m := e[:bytes.IndexByte(e, 'e')]
+	x, _ := strconv.Atoi(string(e[len(m)+1:]))
+	var digits [24]byte
+	nd := 0
+	for _, c := range m {
+		if c != '.' {
+			digits[nd] = c
+			nd++
+		}
+	}
+	k := x - (nd - 1) // the value is digits * 10^k
+	exp := k + nd - 1
+	if exp < 0 {
+		exp = -exp
+	}
+	switch {
+	case k >= 0 && exp < nd+7: // an integer
+		dst = append(dst, digits[:nd]...)
+		for range k {
+			dst = append(dst, '0')
+		}
+		return dst
+	case k < 0 && (k > -7 || exp < 4): // a plain fraction
+		if off := nd + k; off <= 0 {
+			dst = append(dst, '0', '.')
+			for range -off {
+				dst = append(dst, '0')
+			}
+			return append(dst, digits[:nd]...)
+		} else {
+			dst = append(dst, digits[:off]...)
+			dst = append(dst, '.')
+			return append(dst, digits[off:nd]...)
+		}
+	}
+	dst = append(dst, digits[0])
+	if nd > 1 {
+		dst = append(dst, '.')
+		dst = append(dst, digits[1:nd]...)
+	}
+	dst = append(dst, 'e')
+	if k+nd-1 < 0 {
+		dst = append(dst, '-')
+	} else {
+		dst = append(dst, '+')
+	}
+	return strconv.AppendInt(dst, int64(exp), 10)
 }
 
 func (vm *VM) redisCall(L *lua.LState, raise bool) int {

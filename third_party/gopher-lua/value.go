@@ -3,7 +3,9 @@ package lua
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
+	"strconv"
 )
 
 type LValueType int
@@ -111,11 +113,26 @@ func (st LString) Format(f fmt.State, c rune) {
 	}
 }
 
+// String is PUC Lua 5.1's number to string (lua_tolstring, tostring, ..):
+// LUAI_NUMFFORMAT "%.14g", with glibc's inf, -inf, nan and -nan (HotKV
+// patch: gopher-lua printed Go's shortest form, integers in full, and +Inf).
 func (nm LNumber) String() string {
-	if isInteger(nm) {
-		return fmt.Sprint(int64(nm))
+	f := float64(nm)
+	if f == math.Trunc(f) && math.Abs(f) < 1e14 && !(f == 0 && math.Signbit(f)) {
+		return strconv.FormatInt(int64(f), 10) // what %.14g prints for them
 	}
-	return fmt.Sprint(float64(nm))
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 func (nm LNumber) Type() LValueType { return LTNumber }
