@@ -209,6 +209,7 @@ func (vm *VM) deleteLibrary(lib *Library) {
 // globals, collecting the functions it registers into lib.
 func (vm *VM) runLibrary(lib *Library, nowMs func() int64) string {
 	L := vm.L
+	vm.fnRan = true
 	body := lib.Code // without the shebang line, keeping the line numbers
 	if nl := strings.IndexByte(body, '\n'); nl >= 0 {
 		body = body[nl:]
@@ -401,11 +402,14 @@ func (vm *VM) DeleteLibrary(name string) bool {
 
 // FlushFunctions removes every library.
 func (vm *VM) FlushFunctions() {
-	vm.fn.libs = map[string]*Library{}
-	vm.fn.funcs = map[string]*Function{}
+	if len(vm.fn.libs) > 0 || len(vm.fn.funcs) > 0 {
+		vm.fn.libs = map[string]*Library{}
+		vm.fn.funcs = map[string]*Function{}
+	}
 	// Redis starts a new Lua state for functions: fresh libraries (cjson's
-	// settings back to their defaults)
-	if vm.libs != nil {
+	// settings back to their defaults), unless no function ran since the last
+	if vm.libs != nil && vm.fnRan {
+		vm.fnRan = false
 		f := &vm.fn
 		for _, name := range extraLibs { // the functions' own views, not eval's
 			if v, ok := f.globals.RawGetString(name).(*lua.LTable); ok && v != vm.globals.RawGetString(name) {
@@ -478,6 +482,7 @@ func (vm *VM) CompileLibraries(codes []string, nowMs func() int64) ([]*Library, 
 // FCall runs f with keys and args (passed as its two arguments, not as
 // globals) and appends its reply to w; see Eval for noStats.
 func (vm *VM) FCall(f *Function, run *Run, w *resp.Writer) (noStats bool) {
+	vm.fnRan = true
 	return vm.call(f.fn, run, w, stringArray(vm.L, run.Keys), stringArray(vm.L, run.Args))
 }
 

@@ -159,6 +159,7 @@ func (vm *VM) Eval(s *Script, run *Run, w *resp.Writer) (noStats bool) {
 	}
 	fillArray(vm.keys, run.Keys)
 	fillArray(vm.argv, run.Args)
+	vm.evalRan = true
 	return vm.call(s.fn, run, w)
 }
 

@@ -76,6 +76,12 @@ type VM struct {
 	libs    func(L *lua.LState) // Options.Libs: loads the extra libraries
 	handler *lua.LFunction
 	scripts map[string]*Script
+	// evalRan and fnRan: a script (EVAL) or a function (FCALL, a library's
+	// load) ran since the last SCRIPT FLUSH or FUNCTION FLUSH, so that its
+	// libraries may have changed (cjson's settings...) and a flush must
+	// renew them; a flush of libraries nothing ran with leaves them (a fresh
+	// VM's are already what a flush would make), and makes no garbage.
+	evalRan, fnRan bool
 	// bodyBytes is the total size of the cached bodies (INFO used_memory_scripts_eval).
 	bodyBytes int
 	rand      lrand48
@@ -170,11 +176,14 @@ func (vm *VM) CacheBytes() int { return vm.bodyBytes + len(vm.scripts)*(40+64) }
 // Flush empties the script cache (SCRIPT FLUSH). The interpreter is rebuilt so
 // that nothing a script left behind survives, as Redis resets its Lua state.
 func (vm *VM) Flush() {
-	vm.scripts = map[string]*Script{}
+	if len(vm.scripts) > 0 {
+		vm.scripts = map[string]*Script{}
+	}
 	vm.bodyBytes = 0
 	// Redis starts a new Lua state for scripts: fresh libraries (cjson's
-	// settings back to their defaults)
-	if vm.libs != nil {
+	// settings back to their defaults), unless no script ran since the last
+	if vm.libs != nil && vm.evalRan {
+		vm.evalRan = false
 		L := vm.L
 		vm.forgetLibViews(vm.globals)
 		mt := L.GetMetatable(vm.globals)
