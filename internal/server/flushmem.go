@@ -51,7 +51,7 @@ func (s *Server) releaseAfterFrees(nowMs int64) {
 		return
 	}
 	s.retainedCheckMs = nowMs
-	if retainedFree() {
+	if retainedFree(&s.retained) {
 		s.releaseMs = nowMs
 		s.releaseMemory()
 	}
@@ -61,17 +61,18 @@ func (s *Server) releaseAfterFrees(nowMs int64) {
 // collection would hand back (garbage not collected yet and free pages not
 // returned yet), an eighth of the live heap or more, while the server
 // allocated little in each of the last two checks' seconds (under a
-// sixty-fourth of that each: it is not about to reuse them). The runtime collects only when the program
-// allocates, and returns free pages at its scavenger's pace only above its
+// sixty-fourth of that each: it is not about to reuse them). The runtime
+// collects only when the program allocates, and returns free pages at its scavenger's pace only above its
 // heap goal (twice the live heap), so memory let go without a DEL stayed in
 // the RSS of an idle server: a 5M-field hash's tables, outgrown while it
 // filled, and its load's garbage kept its RSS at 1.3 times its live heap,
 // where Redis's allocator gives freed pages back within seconds. A read of
-// four runtime counters, once a second.
-var retainedFree = func() bool {
-	metrics.Read(retainedSamples)
-	u := func(i int) int64 { return int64(retainedSamples[i].Value.Uint64()) }
-	return retained.verdict(u(0), u(1), u(2), u(3))
+// four runtime counters, once a second. g is the server's own (servers in
+// one process, as tests run them, each keep theirs).
+var retainedFree = func(g *retainedGauge) bool {
+	metrics.Read(g.samples[:])
+	u := func(i int) int64 { return int64(g.samples[i].Value.Uint64()) }
+	return g.verdict(u(0), u(1), u(2), u(3))
 }
 
 // retainedMinBytes is the least retainedFree hands back.
@@ -79,13 +80,27 @@ const retainedMinBytes = 32 << 20
 
 // retainedGauge is retainedFree's rule over the runtime's counters: heap
 // objects, free pages, the live heap at the last collection, and bytes
-// allocated so far. It keeps the last check's allocations and quiet verdict.
+// allocated so far. It keeps the last check's allocations and quiet verdict,
+// and the samples it reads them into. A server's cron owns its gauge.
 type retainedGauge struct {
 	lastAllocs int64
 	lastQuiet  bool
+	samples    [4]metrics.Sample
 }
 
-var retained retainedGauge // the cron's (engine lock)
+// newRetainedGauge names the counters the gauge reads.
+func newRetainedGauge() retainedGauge {
+	var g retainedGauge
+	for i, name := range []string{
+		"/memory/classes/heap/objects:bytes",
+		"/memory/classes/heap/free:bytes",
+		"/gc/heap/live:bytes",
+		"/gc/heap/allocs:bytes",
+	} {
+		g.samples[i].Name = name
+	}
+	return g
+}
 
 func (g *retainedGauge) verdict(obj, free, live, allocs int64) bool {
 	recent := allocs - g.lastAllocs
@@ -94,13 +109,6 @@ func (g *retainedGauge) verdict(obj, free, live, allocs int64) bool {
 	wasQuiet := g.lastQuiet
 	g.lastAllocs, g.lastQuiet = allocs, quiet
 	return back >= retainedMinBytes && back*8 >= live && quiet && wasQuiet
-}
-
-var retainedSamples = []metrics.Sample{
-	{Name: "/memory/classes/heap/objects:bytes"},
-	{Name: "/memory/classes/heap/free:bytes"},
-	{Name: "/gc/heap/live:bytes"},
-	{Name: "/gc/heap/allocs:bytes"},
 }
 
 // releaseMemory starts the goroutine that hands free memory back to the

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -36,9 +37,9 @@ func TestFlushReleasesMemory(t *testing.T) {
 // Freeing a big value (here a limit lowered to 1 MB for the test) hands the
 // memory back from the cron, once; a small free does not.
 func TestBigFreeReleasesMemory(t *testing.T) {
-	defer func(n int64, f func() bool) { bigFreeBytes, retainedFree = n, f }(bigFreeBytes, retainedFree)
+	defer func(n int64, f func(*retainedGauge) bool) { bigFreeBytes, retainedFree = n, f }(bigFreeBytes, retainedFree)
 	bigFreeBytes = 1 << 20
-	retainedFree = func() bool { return false }
+	retainedFree = func(*retainedGauge) bool { return false }
 	s, cl := newBenchServer(t)
 	run(s, cl, args("SET", "small", "v"))
 	run(s, cl, args("DEL", "small"))
@@ -72,9 +73,9 @@ func TestBigFreeReleasesMemory(t *testing.T) {
 // once a second), no sooner than 10 s after the last one nor than 100 times
 // its duration.
 func TestRetainedFreeReleasesMemory(t *testing.T) {
-	defer func(f func() bool) { retainedFree = f }(retainedFree)
+	defer func(f func(*retainedGauge) bool) { retainedFree = f }(retainedFree)
 	reads := 0
-	retainedFree = func() bool { reads++; return true }
+	retainedFree = func(*retainedGauge) bool { reads++; return true }
 	s, _ := newBenchServer(t)
 	wait := func(want int64) {
 		t.Helper()
@@ -113,7 +114,7 @@ func TestRetainedFreeReleasesMemory(t *testing.T) {
 // sixty-fourth of it in each).
 func TestRetainedGauge(t *testing.T) {
 	const mb = 1 << 20
-	var g retainedGauge
+	g := newRetainedGauge()
 	steps := []struct {
 		obj, free, live, allocs int64
 		want                    bool
@@ -132,5 +133,16 @@ func TestRetainedGauge(t *testing.T) {
 		if got := g.verdict(c.obj, c.free, c.live, c.allocs); got != c.want {
 			t.Fatalf("step %d (%s): %v", i, c.why, got)
 		}
+	}
+	// the runtime has every counter the gauge names, as a uint64
+	real := newRetainedGauge()
+	retainedFree(&real)
+	for _, smp := range real.samples {
+		if smp.Value.Kind() != metrics.KindUint64 {
+			t.Errorf("%s: kind %v", smp.Name, smp.Value.Kind())
+		}
+	}
+	if real.lastAllocs <= 0 {
+		t.Errorf("allocations read: %d", real.lastAllocs)
 	}
 }

@@ -131,9 +131,10 @@ type Server struct {
 	// (releaseAfterFrees); engine lock
 	freedAtRelease  int64
 	freedReleaseMs  int64
-	releaseMs       int64        // the last release by the cron, for any reason
-	retainedCheckMs int64        // when the cron last read the free heap (flushmem.go)
-	releaseDurMs    atomic.Int64 // how long the last release's collection took
+	releaseMs       int64         // the last release by the cron, for any reason
+	retainedCheckMs int64         // when the cron last read the free heap (flushmem.go)
+	retained        retainedGauge // its reading (cron, engine lock)
+	releaseDurMs    atomic.Int64  // how long the last release's collection took
 }
 
 // New builds a server from cfg (already loaded) and opts.
@@ -172,6 +173,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	}
 	s := &Server{
 		cfg:      cfg,
+		retained: newRetainedGauge(),
 		log:      lg,
 		clock:    clk,
 		ks:       ks,
