@@ -53,7 +53,7 @@ hz 0
 list-max-ziplist-entries 512
 lua-replicate-commands yes
 sentinel
-appendonly yes`+"\r\n")
+replica-lazy-flush yes`+"\r\n")
 	c := New()
 	if err := c.LoadFile(path); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ appendonly yes`+"\r\n")
 		"client-output-buffer-limit":        "normal 1048576 2097152 3 slave 268435456 67108864 60 pubsub 4096 5120 6",
 		"latency-tracking-info-percentiles": "50 99.5",
 		"hz":                                "1", // clamped
-		"appendonly":                        "yes",
+		"replica-lazy-flush":                "yes",
 	}
 	for name, v := range want {
 		if got, _ := c.Get(name); got != v {
@@ -133,6 +133,7 @@ func TestLoadErrors(t *testing.T) {
 		{"maxmemory 1x", fatal(1, "maxmemory 1x", "argument must be a memory value")},
 		{"port 70000", fatal(1, "port 70000", "argument must be between 0 and 65535 inclusive")},
 		{"appendonly maybe", fatal(1, "appendonly maybe", "argument must be 'yes' or 'no'")},
+		{"appendonly yes", fatal(1, "appendonly yes", "appendonly cannot be enabled: HotKV has no append-only file yet, so writes would not survive a crash (use save points and BGSAVE)")},
 		{"unixsocketperm 1000", fatal(1, "unixsocketperm 1000", "argument must be between 0 and 777 inclusive")},
 		{"unixsocketperm 8", fatal(1, "unixsocketperm 8", "argument couldn't be parsed as an octal number")},
 		{"replicaof localhost", fatal(1, "replicaof localhost", "wrong number of arguments")},

@@ -224,8 +224,11 @@ func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
 	if def {
 		d.defN = 1
 	}
-	if name == "activedefrag" {
+	switch name {
+	case "activedefrag":
 		d.validN = validActiveDefrag
+	case "appendonly":
+		d.validN = validAppendonly
 	}
 	return d
 }
@@ -272,6 +275,17 @@ func validActiveDefrag(n int64) string {
 	if n != 0 {
 		return "Active defragmentation cannot be enabled: it requires a Redis server compiled " +
 			"with a modified Jemalloc like the one shipped by default with the Redis source distribution"
+	}
+	return ""
+}
+
+// validAppendonly refuses appendonly yes: HotKV has no append-only file yet,
+// and a user who turns it on asks for durability HotKV cannot give (it used
+// to answer OK and log nothing). The refusal goes when the AOF comes.
+func validAppendonly(n int64) string {
+	if n != 0 {
+		return "appendonly cannot be enabled: HotKV has no append-only file yet, " +
+			"so writes would not survive a crash (use save points and BGSAVE)"
 	}
 	return ""
 }

@@ -51,13 +51,17 @@ func runSetCases(t *testing.T, setup func(*Config), cases []setCase) {
 func TestSetBool(t *testing.T) {
 	yn := "argument must be 'yes' or 'no'"
 	runSetCases(t, nil, []setCase{
-		{name: "appendonly", val: "yes", want: "yes"},
-		{name: "appendonly", val: "YES", want: "yes"},
-		{name: "appendonly", val: "No", want: "no"},
-		{name: "appendonly", val: "yes\x00junk", want: "yes"}, // a C string
+		{name: "replica-lazy-flush", val: "yes", want: "yes"},
+		{name: "replica-lazy-flush", val: "YES", want: "yes"},
+		{name: "replica-lazy-flush", val: "No", want: "no"},
+		{name: "replica-lazy-flush", val: "yes\x00junk", want: "yes"}, // a C string
+		{name: "replica-lazy-flush", val: "1", err: failed("replica-lazy-flush", yn)},
+		{name: "replica-lazy-flush", val: "", err: failed("replica-lazy-flush", yn)},
+		{name: "replica-lazy-flush", val: "true", err: failed("replica-lazy-flush", yn)},
+		// a durability HotKV cannot give is refused, not stored
+		{name: "appendonly", val: "no", want: "no"},
+		{name: "appendonly", val: "yes", err: failed("appendonly", "appendonly cannot be enabled: HotKV has no append-only file yet, so writes would not survive a crash (use save points and BGSAVE)")},
 		{name: "appendonly", val: "1", err: failed("appendonly", yn)},
-		{name: "appendonly", val: "", err: failed("appendonly", yn)},
-		{name: "appendonly", val: "true", err: failed("appendonly", yn)},
 		{name: "slave-read-only", val: "no", want: "no"},
 		{name: "slave-read-only", val: "x", err: failed("slave-read-only", yn)},
 		{name: "activedefrag", val: "no", want: "no"},
