@@ -67,7 +67,7 @@ func paramTable() []paramDef {
 		intP("proto-max-bulk-len", "", H|fMemory, mb, longMax, 512*mb, "Largest bulk string a client may send."),
 		intP("client-query-buffer-limit", "", H|fMemory|fUnsigned, mb, longMax, gb, "Largest query buffer of one client."),
 		specP("client-output-buffer-limit", "", H|fMulti, obufSpecial, "Output buffer limits per client class: class hard soft seconds."),
-		intP("maxmemory-clients", "", fMemory|fPercent, -100, longMax, 0, "Memory all clients may use together, in bytes or N% of maxmemory."),
+		intP("maxmemory-clients", "", H|fMemory|fPercent, -100, longMax, 0, "Memory all clients may use together, in bytes or N% of maxmemory."),
 		intP("tracking-table-max-keys", "", H|fUnsigned, 0, longMax, 1000000, "Keys remembered for client-side caching."),
 		intP("io-threads", "", H|imm, 1, 128, 1, "Event loops serving connections (Linux); 1, as Redis's default."),
 
@@ -97,12 +97,12 @@ func paramTable() []paramDef {
 
 		// Security.
 		strP("requirepass", "", H|fSensitive|fNullable|fNullDefault|fBinary, "", nil, "Password of the default user."),
-		strP("aclfile", "", imm, "", nil, "ACL file path."),
+		strP("aclfile", "", imm, "", validACLFile, "ACL file path (HotKV: refused, it has no ACL users yet)."),
 		intP("acllog-max-len", "", 0, 0, longMax, 128, "Entries kept by ACL LOG."),
 		enumP("acl-pubsub-default", "", 0, []enumEntry{{"allchannels", 1}, {"resetchannels", 0}}, "resetchannels", "Default channel permissions of new ACL users."),
-		enumP("enable-protected-configs", "", imm, protected, "no", "Whether CONFIG SET may change protected parameters (dir, dbfilename)."),
+		enumP("enable-protected-configs", "", H|imm, protected, "no", "Whether CONFIG SET may change protected parameters (dir, dbfilename)."),
 		enumP("enable-debug-command", "", H|imm, protected, "local", "Whether the DEBUG command is allowed (HotKV default local: from loopback clients; Redis's is no)."),
-		enumP("enable-module-command", "", imm, protected, "no", "Whether the MODULE command is allowed."),
+		enumP("enable-module-command", "", H|imm, protected, "no", "Whether the MODULE command is allowed."),
 		enumP("sanitize-dump-payload", "", 0, enumNames("no", "yes", "clients"), "no", "Deep-check RESTORE payloads."),
 
 		// Memory and eviction.
@@ -207,7 +207,7 @@ func paramTable() []paramDef {
 		enumP("propagation-error-behavior", "", 0, enumNames("ignore", "panic", "panic-on-replicas"), "ignore", "What to do when a propagated command fails."),
 
 		// Cluster.
-		boolP("cluster-enabled", "", imm, false, "Run in cluster mode (HotKV: standalone only)."),
+		boolP("cluster-enabled", "", H|imm, false, "Run in cluster mode (HotKV: standalone only)."),
 	}
 }
 
@@ -275,6 +275,16 @@ func validActiveDefrag(n int64) string {
 	if n != 0 {
 		return "Active defragmentation cannot be enabled: it requires a Redis server compiled " +
 			"with a modified Jemalloc like the one shipped by default with the Redis source distribution"
+	}
+	return ""
+}
+
+// validACLFile refuses an ACL file: HotKV has no ACL users yet, and a user
+// who names one expects its users, passwords and permissions to apply (the
+// config file's user lines are refused for the same reason).
+func validACLFile(v string) string {
+	if v != "" {
+		return "aclfile cannot be set: HotKV has no ACL users yet, so the file's users and permissions would not apply"
 	}
 	return ""
 }

@@ -457,7 +457,9 @@ func TestParams(t *testing.T) {
 		// the process, as Redis's test harness starts it
 		"unixsocket", "unixsocketperm", "pidfile", "always-show-logo",
 		// streams: node limits, and the IDMP settings of new streams (decision 0039)
-		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize"}
+		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize",
+		// clients' memory, and the gates: MODULE, protected parameters, cluster mode (yes refused)
+		"maxmemory-clients", "enable-module-command", "enable-protected-configs", "cluster-enabled"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)
