@@ -57,11 +57,14 @@ security is refused instead of stored: ` + "`appendonly yes`" + ` (no append-onl
 		if p.Alias != "" {
 			name += " (" + p.Alias + ")"
 		}
-		def := p.Default
-		if def == "" {
-			def = `""`
+		def := "`" + p.Default + "`"
+		switch {
+		case p.Name == "dir":
+			def = "the working directory" // its default is where the server starts
+		case p.Default == "":
+			def = "`\"\"`"
 		}
-		b.WriteString("| `" + name + "` | `" + def + "` | " + p.Doc + " |\n")
+		b.WriteString("| `" + name + "` | " + def + " | " + p.Doc + " |\n")
 	}
 	for _, p := range ps {
 		if p.Honoured {
