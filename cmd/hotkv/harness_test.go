@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"io"
 	"net"
 	"os"
@@ -11,10 +10,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
 // Redis's test harness starts redis-server with a file built from
@@ -40,7 +40,7 @@ func TestStartsAsRedisTestHarnessExpects(t *testing.T) {
 			if err := os.WriteFile(path, append(conf, extra...), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			var log syncBuffer
+			var log hotkvtest.SyncBuffer
 			cmd := exec.Command(os.Args[0], path)
 			cmd.Env = append(os.Environ(), "HOTKV_RUN_MAIN=1")
 			cmd.Stdout, cmd.Stderr = &log, &log
@@ -144,22 +144,4 @@ func bulk(t *testing.T, c net.Conn, br *bufio.Reader, cmd string) string {
 		t.Fatal(err)
 	}
 	return string(b[:n])
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,11 +1,9 @@
 package cli_test
 
 import (
-	"bytes"
 	"io"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,26 +11,8 @@ import (
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
-// syncBuffer is a bytes.Buffer safe for a writer and a poller.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func runMain(stdin io.Reader, args ...string) (stdout, stderr string, code int) {
-	var out, errb syncBuffer
+	var out, errb hotkvtest.SyncBuffer
 	code = cli.Main(args, &cli.Env{Stdin: stdin, Stdout: &out, Stderr: &errb})
 	return out.String(), errb.String(), code
 }
@@ -84,7 +64,7 @@ func TestTourSteps(t *testing.T) {
 	srv := hotkvtest.Start(t)
 	host, port := splitAddr(t, srv.Addr)
 	inR, inW := io.Pipe()
-	var out, errb syncBuffer
+	var out, errb hotkvtest.SyncBuffer
 	done := make(chan int, 1)
 	go func() {
 		done <- cli.Main([]string{"-h", host, "-p", port, "tour", "locks"}, &cli.Env{Stdin: inR, Stdout: &out, Stderr: &errb})

@@ -296,22 +296,24 @@ func cachedPow10(exp int, k *int) fp {
 	}
 }
 
-// AppendFpconv appends Redis's fpconv_dtoa text for f: "nan", "inf", "-inf",
-// "0", "-0", otherwise Grisu's digits in fpconv's notation (integers too: 1e10
-// is "1e+10", unlike FormatDouble). DEBUG DIGEST hashes sorted-set scores so.
+// AppendFpconv appends Redis's fpconv_dtoa text for f: its sign (the sign
+// bit's: "-0", "-inf", "-nan" too), then "0", "inf", "nan", or Grisu's digits
+// in fpconv's notation (integers too: 1e10 is "1e+10", unlike FormatDouble).
+// DEBUG DIGEST hashes sorted-set scores so; a script's number arguments past
+// 2^62 or with a fraction are written so.
 func AppendFpconv(dst []byte, f float64) []byte {
 	switch {
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	case math.IsInf(f, 1):
-		return append(dst, "inf"...)
-	case math.IsInf(f, -1):
-		return append(dst, "-inf"...)
-	case f == 0:
+	case math.IsNaN(f), math.IsInf(f, 0), f == 0:
 		if math.Signbit(f) {
-			return append(dst, "-0"...)
+			dst = append(dst, '-')
 		}
-		return append(dst, '0')
+		switch {
+		case math.IsNaN(f):
+			return append(dst, "nan"...)
+		case f == 0:
+			return append(dst, '0')
+		}
+		return append(dst, "inf"...)
 	}
 	return fpconvDtoa(dst, f)
 }

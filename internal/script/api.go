@@ -1,12 +1,13 @@
 package script
 
 import (
-	"bytes"
 	"math"
 	"strconv"
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 var (
@@ -111,79 +112,14 @@ func (vm *VM) scriptArgs(L *lua.LState) ([][]byte, string) {
 	return argv, ""
 }
 
-// appendDtoa appends a script's number argument as Redis 8 writes it: an
-// integer within +-2^62 in full (double2ll, then ll2string), anything else
-// as fpconv_dtoa writes a double: the shortest digits that read back as f
-// (Grisu2 there, exact shortest here: they differ only where Grisu2 misses
-// the shortest, rarely), in plain notation for integers of up to 7 zeros
-// past their digits and for fractions down to 6 leading zeros (or with
-// fewer than 4 as exponent), else d.ddde±x with the exponent unpadded;
-// 0 (and -0), inf, nan with their sign.
+// appendDtoa appends a script's number argument as Redis 8 writes it
+// (luaArgsToRedisArgv): an integer within +-2^62 in full (double2ll, then
+// ll2string; -0 too, as "0"), anything else as fpconv_dtoa writes a double.
 func appendDtoa(dst []byte, f float64) []byte {
 	if f >= -(1<<62) && f <= 1<<62 && f == math.Trunc(f) {
-		return strconv.AppendInt(dst, int64(f), 10) // -0 too: "0"
+		return strconv.AppendInt(dst, int64(f), 10)
 	}
-	if math.Signbit(f) {
-		dst = append(dst, '-')
-		f = -f
-	}
-	switch {
-	case f == 0:
-		return append(dst, '0')
-	case math.IsInf(f, 0):
-		return append(dst, "inf"...)
-	case math.IsNaN(f):
-		return append(dst, "nan"...)
-	}
-	var tmp [32]byte
-	e := strconv.AppendFloat(tmp[:0], f, 'e', -1, 64) // d.ddde±XX
-	m := e[:bytes.IndexByte(e, 'e')]
-	x, _ := strconv.Atoi(string(e[len(m)+1:]))
-	var digits [24]byte
-	nd := 0
-	for _, c := range m {
-		if c != '.' {
-			digits[nd] = c
-			nd++
-		}
-	}
-	k := x - (nd - 1) // the value is digits * 10^k
-	exp := k + nd - 1
-	if exp < 0 {
-		exp = -exp
-	}
-	switch {
-	case k >= 0 && exp < nd+7: // an integer
-		dst = append(dst, digits[:nd]...)
-		for range k {
-			dst = append(dst, '0')
-		}
-		return dst
-	case k < 0 && (k > -7 || exp < 4): // a plain fraction
-		if off := nd + k; off <= 0 {
-			dst = append(dst, '0', '.')
-			for range -off {
-				dst = append(dst, '0')
-			}
-			return append(dst, digits[:nd]...)
-		} else {
-			dst = append(dst, digits[:off]...)
-			dst = append(dst, '.')
-			return append(dst, digits[off:nd]...)
-		}
-	}
-	dst = append(dst, digits[0])
-	if nd > 1 {
-		dst = append(dst, '.')
-		dst = append(dst, digits[1:nd]...)
-	}
-	dst = append(dst, 'e')
-	if k+nd-1 < 0 {
-		dst = append(dst, '-')
-	} else {
-		dst = append(dst, '+')
-	}
-	return strconv.AppendInt(dst, int64(exp), 10)
+	return resp.AppendFpconv(dst, f)
 }
 
 func (vm *VM) redisCall(L *lua.LState, raise bool) int {

@@ -1,37 +1,18 @@
 package server_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // Past 128 kinds of error, errorstats turns itself off as Redis's does: the
 // kinds are logged once and dropped (lazyfreed_objects), ERRORSTATS_DISABLED
 // is all INFO shows, and CONFIG RESETSTAT turns it on again.
 func TestErrorstatsLimit(t *testing.T) {
-	var log lockedBuf
+	var log hotkvtest.SyncBuffer
 	srv := hotkvtest.Start(t, hotkvtest.WithLog(&log))
 	c := hotkvtest.Dial(t, srv.Addr)
 	for j := 1; j <= 300; j++ {
