@@ -114,7 +114,7 @@ func (vm *VM) tableConcat(L *lua.LState) int {
 // checkValueText is a string or number value as lua_tolstring gives it.
 func checkValueText(v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
-		return numberText(float64(n))
+		return n.String() // lua_tolstring's %.14g (the gopher-lua patch)
 	}
 	return string(v.(lua.LString))
 }
@@ -182,7 +182,7 @@ func appendReplacement(L *lua.LState, b []byte, src string, m *pm.MatchData, rep
 	case lua.LString:
 		return append(b, x...)
 	case lua.LNumber:
-		return append(b, numberText(float64(x))...)
+		return append(b, x.String()...)
 	}
 	if v == lua.LNil || v == lua.LFalse {
 		return append(b, whole...) // keep the original text

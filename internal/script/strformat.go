@@ -268,7 +268,7 @@ func checkLString(L *lua.LState, arg int, fn string) string {
 	case lua.LString:
 		return string(v)
 	case lua.LNumber:
-		return numberText(float64(v))
+		return v.String() // lua_tolstring's %.14g (the gopher-lua patch)
 	}
 	argError(L, arg, fn, "string expected, got "+typeName(L, arg))
 	return ""
@@ -285,22 +285,6 @@ func typeName(L *lua.LState, arg int) string {
 		return "no value"
 	}
 	return L.Get(arg).Type().String()
-}
-
-// numberText is lua_tolstring of a number: LUAI_NUMFFORMAT, "%.14g".
-func numberText(f float64) string {
-	switch {
-	case math.IsInf(f, 1):
-		return "inf"
-	case math.IsInf(f, -1):
-		return "-inf"
-	case math.IsNaN(f):
-		if math.Signbit(f) {
-			return "-nan"
-		}
-		return "nan"
-	}
-	return strconv.FormatFloat(f, 'g', 14, 64)
 }
 
 // strToNumber is luaO_str2d: strtod, or a hexadecimal integer after 0x,
