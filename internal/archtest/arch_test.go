@@ -30,13 +30,14 @@ var allowed = map[string][]string{
 	"internal/pubsub":        {"internal/glob"},
 	"internal/script":        {"internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/script/lualib": {},
-	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network"},
+	"internal/server":        {"internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/aof", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network"},
 	// the network side (decision 0037): listeners, event loops, connections.
 	// It hands a connection's commands to the server's Session and cannot
 	// run one itself: it imports neither the command table nor the keyspace
 	"internal/server/network": {"internal/clock", "internal/config", "internal/resp"},
 	// the features that hang off the execution path (decision 0037): they
 	// never import internal/server; it hands them what they use
+	"internal/server/aof":      {"internal/config", "internal/clock", "internal/resp", "internal/server/infofmt"},
 	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt", "internal/logging"},
 	"internal/server/notify":   {"internal/config", "internal/keyspace", "internal/pubsub"},
 	"internal/server/tracking": {"internal/command", "internal/keyspace"},

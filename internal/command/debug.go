@@ -113,6 +113,17 @@ func debugCmd(c *Ctx) {
 		c.W.Buf = append(append(c.W.Buf, line...), '\r', '\n')
 	case "digest-value":
 		debugDigestValue(c, args)
+	case "loadaof":
+		a := aofOf(c)
+		if a == nil {
+			c.Error("ERR the append only file is not available")
+			return
+		}
+		if errText := a.DebugLoadAOF(); errText != "" {
+			c.Error(errText)
+			return
+		}
+		c.W.SimpleString("OK")
 	case "reload":
 		save, flush, merge := true, true, false
 		for _, a := range args {

@@ -37,6 +37,13 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"bgrewriteaof": {
+		Summary:    "Asynchronously rewrites the append-only file to disk.",
+		Since:      "1.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"bgsave": {
 		Summary:    "Asynchronously saves the database(s) to disk.",
 		Since:      "1.0.0",
@@ -3842,6 +3849,18 @@ var docsTable = map[string]*CommandDoc{
 		Group:      "generic",
 		Complexity: "O(1)",
 		Args: []ArgDoc{
+			{Name: "numreplicas", Type: "integer", KeySpecIndex: -1, DisplayText: "numreplicas"},
+			{Name: "timeout", Type: "integer", KeySpecIndex: -1, DisplayText: "timeout"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"waitaof": {
+		Summary:    "Blocks until all of the preceding write commands sent by the connection are written to the append-only file of the master and/or replicas.",
+		Since:      "7.2.0",
+		Group:      "generic",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "numlocal", Type: "integer", KeySpecIndex: -1, DisplayText: "numlocal"},
 			{Name: "numreplicas", Type: "integer", KeySpecIndex: -1, DisplayText: "numreplicas"},
 			{Name: "timeout", Type: "integer", KeySpecIndex: -1, DisplayText: "timeout"},
 		},

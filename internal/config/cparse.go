@@ -323,3 +323,7 @@ func strerror(err error) string {
 	}
 	return err.Error()
 }
+
+// Repr is sdscatrepr (repr) for the other files Redis writes the same way:
+// the AOF manifest quotes a file name with it.
+func Repr(s string) string { return repr(s) }

@@ -33,7 +33,10 @@ const (
 //	(stream-idmp-duration, stream-idmp-maxsize), and the RDB snapshot ones (save, dir, dbfilename,
 //	rdbcompression, rdbchecksum, stop-writes-on-bgsave-error, shutdown-on-sigint,
 //	shutdown-on-sigterm, and the hidden key-load-delay, rdb-key-save-delay and
-//	loading-process-events-interval-bytes)
+//	loading-process-events-interval-bytes), and the AOF's (appendonly,
+//	appendfilename, appenddirname, appendfsync, no-appendfsync-on-rewrite,
+//	auto-aof-rewrite-percentage, auto-aof-rewrite-min-size, aof-load-truncated,
+//	aof-load-corrupt-tail-max-size, aof-use-rdb-preamble, aof-timestamp-enabled)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -147,16 +150,17 @@ func paramTable() []paramDef {
 		boolP("rdb-del-sync-files", "", 0, false, "Delete snapshot files used only for replication."),
 
 		// Append-only file.
-		boolP("appendonly", "", 0, false, "Log every write to the append-only file."),
-		strP("appendfilename", "", imm, "appendonly.aof", validBaseName("appendfilename", "a filename", true), "Base name of the append-only files."),
-		strP("appenddirname", "", imm, "appendonlydir", validBaseName("appenddirname", "a dirname", true), "Directory of the append-only files."),
-		enumP("appendfsync", "", 0, enumNames("everysec", "always", "no"), "everysec", "When to fsync the append-only file."),
-		boolP("no-appendfsync-on-rewrite", "", 0, false, "Skip fsync while a rewrite runs."),
-		intP("auto-aof-rewrite-percentage", "", 0, 0, intMax, 100, "Growth that triggers an AOF rewrite (0: off)."),
-		intP("auto-aof-rewrite-min-size", "", fMemory, 0, longMax, 64*mb, "Smallest AOF that is rewritten automatically."),
-		boolP("aof-load-truncated", "", 0, true, "Load a truncated AOF instead of refusing to start."),
-		boolP("aof-use-rdb-preamble", "", 0, true, "Start rewritten AOFs with a snapshot."),
-		boolP("aof-timestamp-enabled", "", 0, false, "Write timestamps into the AOF."),
+		boolP("appendonly", "", H, false, "Log every write to the append-only file."),
+		strP("appendfilename", "", H|imm, "appendonly.aof", validBaseName("appendfilename", "a filename", true), "Base name of the append-only files."),
+		strP("appenddirname", "", H|imm, "appendonlydir", validBaseName("appenddirname", "a dirname", true), "Directory of the append-only files."),
+		enumP("appendfsync", "", H, enumNames("everysec", "always", "no"), "everysec", "When to fsync the append-only file."),
+		boolP("no-appendfsync-on-rewrite", "", H, false, "Skip fsync while a rewrite runs."),
+		intP("auto-aof-rewrite-percentage", "", H, 0, intMax, 100, "Growth that triggers an AOF rewrite (0: off)."),
+		intP("auto-aof-rewrite-min-size", "", H|fMemory, 0, longMax, 64*mb, "Smallest AOF that is rewritten automatically."),
+		boolP("aof-load-truncated", "", H, true, "Load a truncated AOF instead of refusing to start."),
+		intP("aof-load-corrupt-tail-max-size", "", H|fMemory, 0, longMax, 0, "Cut off a corrupt AOF tail smaller than this when loading (0: refuse to start)."),
+		boolP("aof-use-rdb-preamble", "", H, true, "Start rewritten AOFs with a snapshot."),
+		boolP("aof-timestamp-enabled", "", H, false, "Write timestamps into the AOF."),
 		boolP("aof-rewrite-incremental-fsync", "", 0, true, "fsync AOF rewrites incrementally."),
 
 		// Encodings of small values.
@@ -227,8 +231,8 @@ func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
 	switch name {
 	case "activedefrag":
 		d.validN = validActiveDefrag
-	case "appendonly":
-		d.validN = validAppendonly
+	case "aof-use-rdb-preamble":
+		d.validN = validRDBPreamble
 	}
 	return d
 }
@@ -289,13 +293,13 @@ func validACLFile(v string) string {
 	return ""
 }
 
-// validAppendonly refuses appendonly yes: HotKV has no append-only file yet,
-// and a user who turns it on asks for durability HotKV cannot give (it used
-// to answer OK and log nothing). The refusal goes when the AOF comes.
-func validAppendonly(n int64) string {
-	if n != 0 {
-		return "appendonly cannot be enabled: HotKV has no append-only file yet, " +
-			"so writes would not survive a crash (use save points and BGSAVE)"
+// validRDBPreamble refuses aof-use-rdb-preamble no: HotKV's rewrite writes
+// the base file as an RDB snapshot only (a base of commands is not built
+// yet), and answering OK would leave an RDB base where commands were asked
+// for (decision 0043).
+func validRDBPreamble(n int64) string {
+	if n == 0 {
+		return "aof-use-rdb-preamble cannot be disabled: HotKV writes the AOF's base file as an RDB snapshot only"
 	}
 	return ""
 }

@@ -60,7 +60,8 @@ func TestSetBool(t *testing.T) {
 		{name: "replica-lazy-flush", val: "true", err: failed("replica-lazy-flush", yn)},
 		// a durability HotKV cannot give is refused, not stored
 		{name: "appendonly", val: "no", want: "no"},
-		{name: "appendonly", val: "yes", err: failed("appendonly", "appendonly cannot be enabled: HotKV has no append-only file yet, so writes would not survive a crash (use save points and BGSAVE)")},
+		{name: "appendonly", val: "yes", want: "yes"},
+		{name: "aof-use-rdb-preamble", val: "no", err: failed("aof-use-rdb-preamble", "aof-use-rdb-preamble cannot be disabled: HotKV writes the AOF's base file as an RDB snapshot only")},
 		{name: "appendonly", val: "1", err: failed("appendonly", yn)},
 		{name: "slave-read-only", val: "no", want: "no"},
 		{name: "slave-read-only", val: "x", err: failed("slave-read-only", yn)},
@@ -459,7 +460,11 @@ func TestParams(t *testing.T) {
 		// streams: node limits, and the IDMP settings of new streams (decision 0039)
 		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize",
 		// clients' memory, and the gates: MODULE, protected parameters, cluster mode (yes refused)
-		"maxmemory-clients", "enable-module-command", "enable-protected-configs", "cluster-enabled"}
+		"maxmemory-clients", "enable-module-command", "enable-protected-configs", "cluster-enabled",
+		// the append-only file (decision 0043)
+		"appendonly", "appendfilename", "appenddirname", "appendfsync", "no-appendfsync-on-rewrite",
+		"auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated",
+		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -134,6 +134,9 @@ type LoadStats struct {
 	Loaded, Expired   int
 	EmptyKeysSkipped  int
 	FunctionLibraries int
+	// Size is the length of the RDB stream read, up to its checksum: an
+	// old-style AOF's commands follow it.
+	Size int
 }
 
 // Load reads an RDB file of version 1 to 13 into ks (rdbLoadRio). Keys are
@@ -261,6 +264,7 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 					return st, errors.New("RDB CRC error")
 				}
 			}
+			st.Size = rd.off
 			return st, nil
 		}
 		if !isObjectType(t) {

@@ -72,8 +72,8 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 		}
 	}
 	switch {
-	case flags&(command.Write|command.HealthCheck) != 0 && s.writesDeniedByDiskError():
-		return spec, refused, s.refuse(spec, errMisconf)
+	case flags&(command.Write|command.HealthCheck) != 0 && s.diskError() != "":
+		return spec, refused, s.refuse(spec, s.diskError())
 	case flags&command.Write != 0 && !s.goodReplicas():
 		return spec, refused, s.refuse(spec, errNoReplicas)
 	case cl.Subscribed && cl.Proto == 2 && flags&command.SubscribedOK == 0:
@@ -132,8 +132,8 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 	}
 	if spec.Flags&command.Write != 0 {
 		switch {
-		case s.writesDeniedByDiskError():
-			return spec, refused, s.refuseScript(spec, "-"+errMisconf)
+		case s.diskError() != "":
+			return spec, refused, s.refuseScript(spec, "-"+s.diskError())
 		case !s.goodReplicas():
 			return spec, refused, s.refuseScript(spec, "-"+errNoReplicas)
 		}

@@ -41,6 +41,15 @@ type Applied struct {
 func (s *Server) Apply(u Unit) Applied {
 	s.eng.Lock()
 	defer s.eng.Unlock()
+	a := s.applyLocked(u)
+	a.Replies = append([]byte(nil), a.Replies...)
+	s.applier.w.Reset()
+	return a
+}
+
+// applyLocked is Apply with the engine lock held; the replies are the apply
+// client's buffer, valid until the next unit.
+func (s *Server) applyLocked(u Unit) Applied {
 	cl := s.applyClient()
 	cl.DB = u.DB
 	cl.Proto = max(u.Proto, 2)
@@ -62,9 +71,7 @@ func (s *Server) Apply(u Unit) Applied {
 	if len(s.blocked.ready) > 0 {
 		s.serveReady()
 	}
-	out := Applied{Replies: append([]byte(nil), cl.w.Buf...), DB: cl.DB}
-	cl.w.Reset()
-	return out
+	return Applied{Replies: cl.w.Buf, DB: cl.DB}
 }
 
 // applyClient is the connection-less client Apply runs units as, made once.

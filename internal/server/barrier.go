@@ -54,6 +54,13 @@ type barrierState struct {
 // with no command running: at start-up, before the feature's first unit.
 func (s *Server) SetReplyBarrier(b ReplyBarrier) {
 	s.eng.Lock()
+	s.setReplyBarrierLocked(b)
+	s.eng.Unlock()
+}
+
+// setReplyBarrierLocked is SetReplyBarrier with the engine lock held (a
+// feature switched on or off by a command: CONFIG SET appendonly).
+func (s *Server) setReplyBarrierLocked(b ReplyBarrier) {
 	if b == nil {
 		s.barrier.b.Store(nil)
 		s.barrier.on = false
@@ -61,7 +68,6 @@ func (s *Server) SetReplyBarrier(b ReplyBarrier) {
 		s.barrier.b.Store(&b)
 		s.barrier.on = true
 	}
-	s.eng.Unlock()
 	s.ReleaseReplies()
 }
 

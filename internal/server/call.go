@@ -58,15 +58,16 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
 	}
-	unitEnd := s.repl.UnitEnd()
+	unitEnd, seq := s.repl.UnitEnd(), s.barrier.seq.Load()
 	s.propBegin(c, spec)
 	s.run(c, spec)
 	s.propEnd(c, spec)
-	if o == fromClient && s.repl.UnitEnd() != unitEnd {
+	if o == fromClient && (s.repl.UnitEnd() != unitEnd || s.barrier.seq.Load() != seq) {
 		// what a WAIT of this client waits for (Redis's c->woff): the stream
-		// up to the end of its own command's unit
+		// up to the end of its own command's unit; WAITAOF, that unit
 		if cl := s.clientOf(c.Client); cl != nil {
 			cl.woff = s.repl.UnitEnd()
+			cl.wseq = s.barrier.seq.Load()
 		}
 	}
 	s.trk.Remember(spec, c.Argv)

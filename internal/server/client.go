@@ -45,7 +45,8 @@ type client struct {
 	// REPLCONF rdb-filter-only: filtered is set, and the snapshot holds no
 	// keys, the function libraries only when filterFunctions
 	filtered, filterFunctions bool
-	woff                      int64 // the stream offset a WAIT waits for
+	woff                      int64  // the stream offset a WAIT waits for
+	wseq                      uint64 // the unit of its last write, which WAITAOF waits for
 	// replySeq is the unit the client's output waits for when a reply
 	// barrier is set (barrier.go); 0: none
 	replySeq atomic.Uint64

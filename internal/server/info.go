@@ -48,7 +48,7 @@ var infoSections = []infoSection{
 	{"server", "Server", true, (*Server).infoServer},
 	{"clients", "Clients", true, (*Server).infoClients},
 	{"memory", "Memory", true, (*Server).infoMemory},
-	{"persistence", "Persistence", true, func(s *Server, b []byte) []byte { return s.rdb.AppendInfo(b) }},
+	{"persistence", "Persistence", true, func(s *Server, b []byte) []byte { return s.rdb.AppendInfo(b, s.aof.AppendInfo) }},
 	{"stats", "Stats", true, (*Server).infoStats},
 	{"replication", "Replication", true, (*Server).infoReplication},
 	{"cpu", "CPU", true, (*Server).infoCPU},

@@ -49,6 +49,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.trk.Cron()
 	s.repl.Cron()
 	s.rdb.Cron()
+	s.aof.Cron(s.rdb.BGInProgress())
 	s.migrateCron()
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own

@@ -19,8 +19,15 @@ const errShutdown = "ERR Errors trying to SHUTDOWN. Check logs."
 // errMisconf is persist.ErrMisconf, admission's MISCONF refusal.
 const errMisconf = persist.ErrMisconf
 
-// writesDeniedByDiskError is writeCommandsDeniedByDiskError (RDB part).
-func (s *Server) writesDeniedByDiskError() bool { return s.rdb.WritesDenied() }
+// diskError is writeCommandsDeniedByDiskError: the MISCONF error that
+// refuses writes after a failed background save or a failed write to the
+// AOF; "" when writes are allowed.
+func (s *Server) diskError() string {
+	if s.rdb.WritesDenied() {
+		return errMisconf
+	}
+	return s.aofWriteError()
+}
 
 // Persistence implements command.Server.
 func (s *Server) Persistence() command.Persistence { return s.rdb }
@@ -47,6 +54,9 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 		return err
 	}
 	s.eng.Begin() // keys that expired before now are not loaded
+	if s.cfg.Bool("appendonly") {
+		return s.loadAOFAtStartup()
+	}
 	return s.rdb.LoadAtStartup(func() error {
 		s.eng.Lend()
 		select {

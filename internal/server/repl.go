@@ -222,6 +222,7 @@ func (s *Server) wakeWaiters() {
 			s.waiters = append(s.waiters, cl)
 		}
 	}
+	s.aofWaiting.Store(len(s.waiters) > 0)
 }
 
 // dropWaiter forgets a WAIT client that left or was released.

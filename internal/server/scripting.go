@@ -141,8 +141,8 @@ func (sc *scripting) Eval(c *command.Ctx, body, sha []byte, keys, args [][]byte,
 		c.Error(errOOM) // such a script is a denyoom command
 		return
 	}
-	if !compat && scr.Flags&script.FlagNoWrites == 0 && sc.s.writesDeniedByDiskError() {
-		c.Error(errMisconf)
+	if !compat && scr.Flags&script.FlagNoWrites == 0 && sc.s.diskError() != "" {
+		c.Error(sc.s.diskError())
 		return
 	}
 	if !compat && scr.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {
@@ -394,8 +394,8 @@ func (sc *scripting) FCall(c *command.Ctx, name []byte, keys, args [][]byte, ro 
 		c.Error(errOOM)
 		return
 	}
-	if f.Flags&script.FlagNoWrites == 0 && sc.s.writesDeniedByDiskError() {
-		c.Error(errMisconf)
+	if f.Flags&script.FlagNoWrites == 0 && sc.s.diskError() != "" {
+		c.Error(sc.s.diskError())
 		return
 	}
 	if f.Flags&script.FlagNoWrites == 0 && !sc.s.goodReplicas() {

@@ -28,6 +28,7 @@ import (
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/aof"
 	"github.com/hotkv/hotkv/internal/server/network"
 	"github.com/hotkv/hotkv/internal/server/notify"
 	"github.com/hotkv/hotkv/internal/server/persist"
@@ -76,6 +77,9 @@ type Server struct {
 	runID   string
 	replID  string
 	rdb     *persist.RDB // snapshots (persist.go); engine lock
+	aof     *aof.AOF     // the append-only file (aofglue.go); engine lock
+	// aofWaiting: clients wait in WAITAOF (s.waiters), woken when the AOF fsyncs
+	aofWaiting atomic.Bool
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client
@@ -215,6 +219,8 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.startUs = clk.NowUs()
 	s.rdb = persist.New(persist.Deps{Config: cfg, Log: lg, Clock: clk, KS: ks,
 		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty}, s.startUs/1e6)
+	s.aof = s.newAOF()
+	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {
@@ -272,6 +278,10 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Lock()
 	restoreMemoryLimit(&s.mem) // the process's Go memory limit, not the maxmemory value
 	s.rdb.KillBG()             // a BGSAVE in progress is abandoned, as Redis kills its child
+	if s.aof.Enabled() {
+		s.aofOff()
+		_ = s.aof.Shutdown() // what is pending is written and fsynced
+	}
 	for name := range s.migrate {
 		s.closeMigrateConn(name)
 	}

@@ -137,6 +137,9 @@ func writeFileSync(name string, data []byte) error {
 	return err
 }
 
+// BGInProgress reports a BGSAVE in progress.
+func (r *RDB) BGInProgress() bool { return r.bg != nil }
+
 // KillBG is killRDBChild: the BGSAVE in progress is abandoned; its file is
 // not renamed into place (unless it already was).
 func (r *RDB) KillBG() {

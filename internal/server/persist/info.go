@@ -7,8 +7,8 @@ import (
 )
 
 // AppendInfo appends INFO persistence in Redis 8's field order; the fork
-// (copy-on-write) and AOF fields are 0 (no fork, no AOF).
-func (r *RDB) AppendInfo(b []byte) []byte {
+// (copy-on-write) fields are 0 (no fork); aof appends the AOF's fields.
+func (r *RDB) AppendInfo(b []byte, aof func([]byte) []byte) []byte {
 	kv, kvi := infofmt.KV, infofmt.KVI
 	loading := "0"
 	if r.loading.Load() {
@@ -35,7 +35,7 @@ func (r *RDB) AppendInfo(b []byte) []byte {
 	b = kv(b, "rdb_last_cow_size", "0")
 	b = kvi(b, "rdb_last_load_keys_expired", r.expiredKeys)
 	b = kvi(b, "rdb_last_load_keys_loaded", r.loadedKeys)
-	b = append(b, noAOF...)
+	b = aof(b)
 	if r.loading.Load() {
 		b = r.appendLoading(b)
 	}
@@ -68,9 +68,3 @@ func (r *RDB) appendLoading(b []byte) []byte {
 // noFork are INFO persistence's copy-on-write fields: HotKV does not fork.
 const noFork = "async_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n" +
 	"current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"
-
-// noAOF are INFO persistence's AOF and module fork fields: no AOF yet.
-const noAOF = "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_rewrite_scheduled:0\r\n" +
-	"aof_last_rewrite_time_sec:-1\r\naof_current_rewrite_time_sec:-1\r\naof_last_bgrewrite_status:ok\r\n" +
-	"aof_rewrites:0\r\naof_rewrites_consecutive_failures:0\r\naof_last_write_status:ok\r\n" +
-	"aof_last_cow_size:0\r\nmodule_fork_in_progress:0\r\nmodule_fork_last_cow_size:0\r\n"

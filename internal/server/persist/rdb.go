@@ -13,6 +13,7 @@
 package persist
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -235,6 +236,41 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 // ResetStats is CONFIG RESETSTAT's part: rdb_saves and
 // rdb_saves_consecutive_failures start again from 0.
 func (r *RDB) ResetStats() { r.saves, r.failures = 0, 0 }
+
+// SetLoading marks a load of the AOF at startup (INFO loading, LOADING
+// refusals): on with the bytes to load, off when it ends.
+func (r *RDB) SetLoading(on bool, total int64) {
+	if on {
+		r.progress.start.Store(r.nowUnix())
+		r.progress.loaded.Store(0)
+		r.progress.total.Store(total)
+	}
+	r.loading.Store(on)
+}
+
+// SetLoaded is the AOF load's progress: bytes loaded.
+func (r *RDB) SetLoaded(n int64) { r.progress.loaded.Store(n) }
+
+// LoadAOFBase loads an RDB stream that starts an AOF (a base file, an
+// old-style preamble): every key, expired ones too (Redis's
+// RDBFLAGS_AOF_PREAMBLE: they expire once the AOF is loaded), and the
+// function libraries. It returns the stream's length.
+func (r *RDB) LoadAOFBase(data []byte) (int, error) {
+	ks := r.d.KS
+	events := ks.Events
+	ks.Events = nil
+	defer func() { ks.Events = events }()
+	opts := rdb.LoadOptions{Now: 0, SkipChecksum: !r.d.Config.Bool("rdbchecksum")}
+	if fn := r.d.Functions; fn != nil {
+		opts.Function = func(code string) error { return fn.Load(code, false) }
+	}
+	st, err := rdb.Load(bytes.NewReader(data), ks, opts)
+	if err != nil {
+		r.d.Log.Warn("Error loading the RDB base of the AOF", "err", err)
+		return 0, err
+	}
+	return st.Size, nil
+}
 
 // ErrLoadStopped is what LoadAtStartup returns when its yield reports that
 // the server is shutting down.

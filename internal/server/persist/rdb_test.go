@@ -50,7 +50,9 @@ func newFixture(t *testing.T, dir string, pairs ...[2]string) *fixture {
 	return f
 }
 
-func (f *fixture) info() string { return string(f.r.AppendInfo(nil)) }
+func (f *fixture) info() string {
+	return string(f.r.AppendInfo(nil, func(b []byte) []byte { return b }))
+}
 
 func field(t *testing.T, info, name string) string {
 	t.Helper()

@@ -1,0 +1,527 @@
+// Package aof is HotKV's append-only file, a feature that hangs off the
+// execution path (docs/ARCHITECTURE.md §8, decision 0043): Redis 7+'s
+// multi-part AOF (a manifest, a base file, incremental files) in Redis's own
+// formats, fed by the propagated stream (the same effects replicas get:
+// absolute expiry times, SREM for SPOP...), made durable before replies go
+// out through the reply barrier, rewritten without fork, and loaded at
+// startup.
+//
+// Three parties touch it:
+//
+//   - the execution path, under the engine lock: Propagate and UnitDone (a
+//     propagation target) append the stream to the pending buffer;
+//   - the reply barrier, from any goroutine: Released writes what is pending
+//     (everysec, no: the bytes are in the file before the reply leaves, as
+//     Redis's beforeSleep writes before it answers) or waits for the writer's
+//     fsync (always);
+//   - the writer goroutine: it writes and fsyncs (always: every batch of
+//     units that arrived while the previous fsync ran, a group commit;
+//     everysec: once a second), and tells the server to release replies.
+//
+// Everything else (the commands, the cron, loading, the rewrite's start and
+// end) runs under the engine lock.
+package aof
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/clock"
+	"github.com/hotkv/hotkv/internal/config"
+)
+
+// State is aof_state.
+type State int32
+
+const (
+	Off         State = iota // AOF_OFF
+	On                       // AOF_ON
+	WaitRewrite              // AOF_WAIT_REWRITE: enabled live, the first rewrite runs
+)
+
+// Fsync policies (appendfsync).
+const (
+	fsyncNo int32 = iota
+	fsyncAlways
+	fsyncEverysec
+)
+
+// Deps are the parts of the server the AOF uses.
+type Deps struct {
+	Config *config.Config
+	Log    *slog.Logger
+	Clock  clock.Clock
+	// Snapshot writes the dataset and the function libraries as an RDB
+	// stream: a base file. Engine lock.
+	Snapshot func(w io.Writer) error
+	// LoadRDB loads an RDB stream (a base file, or an old-style AOF's
+	// preamble) into the dataset, every key (expired ones too, as Redis
+	// loads an AOF preamble), and returns how many bytes it was. Engine lock.
+	LoadRDB func(data []byte) (int, error)
+	// Apply runs one unit of commands read from an AOF, from database db,
+	// with expiry suspended (Redis expires nothing while it loads); it
+	// returns the database selected at its end, or the error text of a
+	// command that does not exist. Engine lock.
+	Apply func(db int, cmds [][][]byte) (int, error)
+	// Yield lends the engine lock while a file loads, so that clients get
+	// their LOADING error; an error stops the load.
+	Yield func() error
+	// UnitSeq is the number of the last unit handed to the targets
+	// (Server.UnitSeq).
+	UnitSeq func() uint64
+	// Release tells the server the barrier released more units
+	// (Server.ReleaseReplies). Any goroutine.
+	Release func()
+	// Loading marks the startup load (INFO loading).
+	Loading func(on bool, totalBytes int64)
+	// Progress reports the bytes loaded so far.
+	Progress func(loaded int64)
+}
+
+// AOF is the append-only file's state.
+type AOF struct {
+	d     Deps
+	state State // engine lock
+
+	fileName string    // appendfilename (immutable)
+	dirName  string    // appenddirname (immutable)
+	dirPath  string    // dir/appenddirname when the AOF was opened
+	man      *manifest // the persisted manifest; engine lock
+
+	selDB  int   // aof_selected_db: the database of the last command fed; engine lock
+	lastTS int64 // the second of the last timestamp annotation; engine lock
+	argBuf []byte
+
+	// the pending stream: fed under the engine lock, taken by the writers
+	mu       sync.Mutex
+	pend     []byte
+	spare    []byte
+	pendSeq  uint64        // the last unit whose commands are all in pend (or written)
+	received atomic.Uint64 // pendSeq, for the barrier
+
+	// the file: writes, rotation, close
+	wmu      sync.Mutex
+	f        *os.File
+	incrSize int64      // bytes in the current incremental file (aof_last_incr_size)
+	retired  []*os.File // files a rotation left to the writer to fsync and close
+	written  atomic.Uint64
+	synced   atomic.Uint64
+	writeErr atomic.Pointer[string] // the last write's error (aof_last_write_status err)
+
+	curSize  atomic.Int64 // aof_current_size
+	baseSize int64        // aof_rewrite_base_size; engine lock
+	policy   atomic.Int32
+
+	kick       chan struct{}
+	stop, done chan struct{}
+	fsyncing   atomic.Bool  // aof_pending_bio_fsync
+	delayed    atomic.Int64 // aof_delayed_fsync
+	lastFsync  atomic.Int64 // Unix ms of the last background fsync's start
+
+	rw        *rewriteJob // the rewrite in progress; engine lock
+	rwActive  atomic.Bool // rw != nil, for the writer goroutine
+	scheduled bool        // aof_rewrite_scheduled
+	rewrites  int64       // aof_rewrites
+	failures  int64       // aof_rewrites_consecutive_failures
+	lastRwSec int64       // aof_last_rewrite_time_sec (-1 before the first)
+	lastRwErr bool        // aof_last_bgrewrite_status err
+	rwDelay   time.Duration
+}
+
+// New returns the AOF of a server; Start opens it.
+func New(d Deps) *AOF {
+	a := &AOF{d: d, selDB: -1, lastRwSec: -1, kick: make(chan struct{}, 1)}
+	a.fileName = d.Config.String("appendfilename")
+	a.dirName = d.Config.String("appenddirname")
+	a.policy.Store(policyOf(d.Config.String("appendfsync")))
+	d.Config.OnChange("appendfsync", func(v string) error {
+		a.policy.Store(policyOf(v))
+		return nil
+	})
+	return a
+}
+
+func policyOf(v string) int32 {
+	switch v {
+	case "always":
+		return fsyncAlways
+	case "no":
+		return fsyncNo
+	}
+	return fsyncEverysec
+}
+
+// State is aof_state. Engine lock.
+func (a *AOF) State() State { return a.state }
+
+// Enabled reports whether the AOF is on or being turned on.
+func (a *AOF) Enabled() bool { return a.state != Off }
+
+// dir is where the AOF lives: appenddirname inside dir.
+func (a *AOF) dir() string {
+	return filepath.Join(a.d.Config.String("dir"), a.dirName)
+}
+
+// ----------------------------------------------------------------------------
+// Feeding (the propagation target), engine lock.
+
+// Propagate appends one command of the propagated stream
+// (feedAppendOnlyFile): a SELECT first when the database changes, a
+// timestamp annotation first when aof-timestamp-enabled and the second
+// changed.
+func (a *AOF) Propagate(db int, argv [][]byte) {
+	a.mu.Lock()
+	if a.d.Config.Bool("aof-timestamp-enabled") {
+		if sec := a.d.Clock.NowMs() / 1000; sec != a.lastTS {
+			a.lastTS = sec
+			a.pend = append(a.pend, "#TS:"...)
+			a.pend = strconv.AppendInt(a.pend, sec, 10)
+			a.pend = append(a.pend, "\r\n"...)
+		}
+	}
+	if db >= 0 && db != a.selDB {
+		a.argBuf = strconv.AppendInt(a.argBuf[:0], int64(db), 10)
+		a.pend = appendCommand(a.pend, [][]byte{wordSelect, a.argBuf})
+		a.selDB = db
+	}
+	a.pend = appendCommand(a.pend, argv)
+	a.mu.Unlock()
+}
+
+var wordSelect = []byte("SELECT")
+
+// UnitDone marks the end of a unit: its commands are all pending. With
+// appendfsync always the writer starts on them at once.
+func (a *AOF) UnitDone() {
+	seq := a.d.UnitSeq()
+	a.mu.Lock()
+	a.pendSeq = seq
+	a.mu.Unlock()
+	a.received.Store(seq)
+	if a.policy.Load() == fsyncAlways {
+		a.wake()
+	}
+}
+
+func (a *AOF) wake() {
+	select {
+	case a.kick <- struct{}{}:
+	default:
+	}
+}
+
+// appendCommand appends argv as a RESP array of bulk strings.
+func appendCommand(b []byte, argv [][]byte) []byte {
+	b = append(b, '*')
+	b = strconv.AppendInt(b, int64(len(argv)), 10)
+	b = append(b, '\r', '\n')
+	for _, a := range argv {
+		b = append(b, '$')
+		b = strconv.AppendInt(b, int64(len(a)), 10)
+		b = append(b, '\r', '\n')
+		b = append(b, a...)
+		b = append(b, '\r', '\n')
+	}
+	return b
+}
+
+// ----------------------------------------------------------------------------
+// The barrier, any goroutine.
+
+// Released reports whether the units up to seq are durable as appendfsync
+// asks: fsynced (always), or written to the file (everysec and no: a process
+// crash loses nothing acknowledged; a power loss at most a second, or what
+// the kernel had not written). Under everysec and no it writes what is
+// pending itself, as Redis's beforeSleep does before it answers. A unit that
+// fed the AOF nothing (a replica-only effect) is released when everything
+// the AOF received is.
+func (a *AOF) Released(seq uint64) bool {
+	always := a.policy.Load() == fsyncAlways
+	durable := &a.written
+	if always {
+		durable = &a.synced
+	}
+	recv := a.received.Load()
+	if d := durable.Load(); d >= seq || d >= recv {
+		return true
+	}
+	if always {
+		a.wake()
+		return false
+	}
+	a.write()
+	d := durable.Load()
+	return d >= seq || d >= recv
+}
+
+// write writes what is pending to the current file; a failed write leaves it
+// pending (the file is cut back to its size before it) and is retried.
+func (a *AOF) write() {
+	a.wmu.Lock()
+	defer a.wmu.Unlock()
+	a.writeLocked()
+}
+
+func (a *AOF) writeLocked() {
+	if a.f == nil {
+		return
+	}
+	a.mu.Lock()
+	buf, seq := a.pend, a.pendSeq
+	a.pend = a.spare[:0]
+	a.mu.Unlock()
+	if len(buf) > 0 {
+		n, err := a.f.Write(buf)
+		if err != nil {
+			a.writeFailed(buf, n, err)
+			return
+		}
+		a.incrSize += int64(n)
+		a.curSize.Add(int64(n))
+	}
+	if a.writeErr.Load() != nil {
+		a.d.Log.Warn("AOF write error looks solved, Redis can write again.")
+		a.writeErr.Store(nil)
+	}
+	if seq > a.written.Load() {
+		a.written.Store(seq)
+	}
+	if cap(buf) <= 1<<20 {
+		a.spare = buf[:0]
+	} else {
+		a.spare = nil
+	}
+}
+
+// writeFailed is flushAppendOnlyFile's error path: the partial write is cut
+// off, the bytes stay pending, writes are refused (WritesDenied) until one
+// succeeds.
+func (a *AOF) writeFailed(buf []byte, n int, err error) {
+	msg := err.Error()
+	if n > 0 {
+		if terr := a.f.Truncate(a.incrSize); terr != nil {
+			// the partial write stays: count it, and pend only the rest
+			a.incrSize += int64(n)
+			a.curSize.Add(int64(n))
+			buf = buf[n:]
+		}
+		_, _ = a.f.Seek(0, io.SeekEnd)
+	}
+	if a.writeErr.Load() == nil {
+		a.d.Log.Warn("Error writing to the AOF file: " + msg)
+	}
+	a.writeErr.Store(&msg)
+	a.mu.Lock()
+	a.pend = append(buf[:len(buf):len(buf)], a.pend...)
+	a.mu.Unlock()
+}
+
+// fsyncAll fsyncs (and closes) the files a rotation retired, then the
+// current file, and marks what was written before as synced.
+func (a *AOF) fsyncAll() error {
+	a.wmu.Lock()
+	f, retired, w := a.f, a.retired, a.written.Load()
+	a.retired = nil
+	a.wmu.Unlock()
+	a.fsyncing.Store(true)
+	defer a.fsyncing.Store(false)
+	var err error
+	for _, r := range retired {
+		if e := r.Sync(); e != nil && err == nil {
+			err = e
+		}
+		_ = r.Close()
+	}
+	if f != nil {
+		if e := f.Sync(); e != nil && err == nil {
+			err = e
+		}
+	}
+	if err != nil {
+		msg := err.Error()
+		a.d.Log.Warn("Error syncing the AOF file: " + msg)
+		a.writeErr.Store(&msg)
+		return err
+	}
+	if w > a.synced.Load() {
+		a.synced.Store(w)
+	}
+	return nil
+}
+
+// writer is the background writer: under always, each wake-up writes and
+// fsyncs everything pending (the units that came while the last fsync ran
+// share the next: a group commit); under everysec it writes and fsyncs once
+// a second. It releases the replies that waited.
+func (a *AOF) writer(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-a.kick:
+			a.write()
+			if a.policy.Load() == fsyncAlways {
+				if a.fsyncAll() != nil {
+					// Redis exits: it cannot tell which acknowledged
+					// writes reached the disk. Replies stay held, and the
+					// next wake-up tries again.
+					time.Sleep(100 * time.Millisecond)
+					a.wake()
+				}
+			}
+			a.d.Release()
+		case <-t.C:
+			a.write()
+			switch a.policy.Load() {
+			case fsyncEverysec:
+				if a.d.Config.Bool("no-appendfsync-on-rewrite") && a.rewriting() {
+					break
+				}
+				start := time.Now()
+				a.lastFsync.Store(start.UnixMilli())
+				_ = a.fsyncAll()
+				if time.Since(start) > 2*time.Second {
+					a.delayed.Add(1) // the disk lags: Redis's aof_delayed_fsync
+				}
+			case fsyncAlways:
+				_ = a.fsyncAll()
+			}
+			a.d.Release()
+		}
+	}
+}
+
+// Fsynced reports whether the units up to seq are fsynced (WAITAOF's local
+// acknowledgement). Any goroutine.
+func (a *AOF) Fsynced(seq uint64) bool {
+	recv := a.received.Load()
+	d := a.synced.Load()
+	return d >= seq || d >= recv
+}
+
+// Wake has the writer write what is pending (and fsync it under always).
+func (a *AOF) Wake() { a.wake() }
+
+// rewriting is read by the writer goroutine.
+func (a *AOF) rewriting() bool { return a.rwActive.Load() }
+
+// WriteError is aof_last_write_status's error ("" when ok). Any goroutine.
+func (a *AOF) WriteError() string {
+	if p := a.writeErr.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+// ----------------------------------------------------------------------------
+// Opening and closing, engine lock.
+
+// errors the server reports
+var (
+	ErrRewriteInProgress = errors.New("ERR Background append only file rewriting already in progress")
+)
+
+// openIncr opens name in the AOF directory for appending.
+func (a *AOF) openIncr(name string, truncate bool) (*os.File, int64, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if truncate {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(a.path(name), flags, 0o644)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, 0, err
+	}
+	return f, st.Size(), nil
+}
+
+// switchFile makes f the file appends go to: what is pending is written to
+// the old one first, which the writer fsyncs and closes.
+func (a *AOF) switchFile(f *os.File, size int64) {
+	a.wmu.Lock()
+	a.writeLocked()
+	if a.f != nil {
+		a.retired = append(a.retired, a.f)
+	}
+	a.f, a.incrSize = f, size
+	a.wmu.Unlock()
+	a.wake()
+}
+
+// startWriter starts the background writer.
+func (a *AOF) startWriter() {
+	a.stop, a.done = make(chan struct{}), make(chan struct{})
+	go a.writer(a.stop, a.done)
+}
+
+// closeFiles stops the writer, writes and fsyncs what is pending, and closes
+// the files (stopAppendOnly, and the shutdown's flush).
+func (a *AOF) closeFiles() error {
+	if a.stop != nil {
+		close(a.stop)
+		<-a.done
+		a.stop, a.done = nil, nil
+	}
+	a.write()
+	err := a.fsyncAll()
+	a.wmu.Lock()
+	if a.f != nil {
+		_ = a.f.Close()
+		a.f = nil
+	}
+	a.wmu.Unlock()
+	return err
+}
+
+// Flush writes and fsyncs everything pending (SHUTDOWN, before the process
+// exits; DEBUG's flushes). Engine lock.
+func (a *AOF) Flush() error {
+	if a.state == Off {
+		return nil
+	}
+	a.write()
+	return a.fsyncAll()
+}
+
+// Shutdown is the AOF's part of SHUTDOWN (finishShutdown): a rewrite in
+// progress is killed, and what is pending is written and fsynced.
+func (a *AOF) Shutdown() error {
+	if a.state == Off {
+		return nil
+	}
+	if a.rw != nil {
+		a.d.Log.Warn("There is a child rewriting the AOF. Killing it!")
+		a.killRewrite()
+	}
+	a.d.Log.Info("Calling fsync() on the AOF file.")
+	return a.closeFiles()
+}
+
+// Sizes for INFO and the automatic rewrite.
+func (a *AOF) fileSize(name string) int64 {
+	st, err := os.Stat(a.path(name))
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+func (a *AOF) logf(format string, args ...any) { a.d.Log.Info(fmt.Sprintf(format, args...)) }
+func (a *AOF) warnf(format string, args ...any) {
+	a.d.Log.Warn(fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,287 @@
+package aof
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"time"
+)
+
+// The rewrite without fork (BGREWRITEAOF, the automatic rewrite, and the
+// first rewrite of CONFIG SET appendonly yes): under the engine lock the
+// appends move to a new incremental file and the dataset is encoded into
+// memory (the one pause: docs/ARCHITECTURE.md §8); a goroutine writes the
+// new base file and fsyncs it; the cron then renames it into place and
+// switches the manifest (new base + the new incremental file; the old ones
+// become history, and are deleted). A crash at any point leaves a manifest
+// whose files load: until the switch, the old base and every incremental
+// file since, the new one included (persisted when it was opened).
+
+// rewriteJob is one rewrite in progress.
+type rewriteJob struct {
+	startUnix int64
+	tmp       string // the new base, written by the goroutine
+	done      chan error
+	kill      chan struct{}
+}
+
+const errRewriteStartFailed = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
+
+// BGRewrite is BGREWRITEAOF (bgrewriteaofCommand): status is the +reply,
+// errText the error. childBusy reports a BGSAVE in progress, which (as in
+// Redis, where both are forks) schedules the rewrite after it.
+func (a *AOF) BGRewrite(childBusy bool) (status, errText string) {
+	switch {
+	case a.rw != nil:
+		return "", ErrRewriteInProgress.Error()
+	case childBusy:
+		a.scheduled = true
+		return "Background append only file rewriting scheduled", ""
+	}
+	if err := a.startRewrite(); err != nil {
+		return "", errRewriteStartFailed
+	}
+	return "Background append only file rewriting started", ""
+}
+
+// startRewrite is rewriteAppendOnlyFileBackground.
+func (a *AOF) startRewrite() error {
+	if a.rw != nil {
+		return ErrRewriteInProgress
+	}
+	if a.dirPath == "" {
+		a.dirPath = a.dir()
+	}
+	if err := os.MkdirAll(a.dirPath, 0o755); err != nil {
+		a.warnf("Can't open or create append-only dir %s: %v", a.dirName, err)
+		return err
+	}
+	if a.man == nil {
+		a.man = &manifest{}
+	}
+	// the appends from now on go to a new incremental file, listed at once
+	// (a crash during the rewrite loads the old base and every incremental
+	// file); turning the AOF on, it is a temporary one no manifest lists yet
+	if a.state != Off {
+		if err := a.openNextIncr(); err != nil {
+			a.lastRwErr = true
+			return err
+		}
+	}
+	start := time.Now()
+	var buf bytes.Buffer
+	if err := a.d.Snapshot(&buf); err != nil {
+		a.warnf("Can't rewrite append only file in background: %v", err)
+		a.lastRwErr = true
+		return err
+	}
+	job := &rewriteJob{startUnix: time.Now().Unix(), done: make(chan error, 1), kill: make(chan struct{}),
+		tmp: a.path(fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))}
+	a.rw = job
+	a.rwActive.Store(true)
+	a.scheduled = false
+	a.d.Log.Info("Background append only file rewriting started", "encode_ms",
+		float64(time.Since(start).Microseconds())/1000, "bytes", buf.Len())
+	go a.writeBase(job, buf.Bytes(), a.rwDelay)
+	return nil
+}
+
+// openNextIncr is openNewIncrAofForAppend.
+func (a *AOF) openNextIncr() error {
+	if a.state == WaitRewrite {
+		f, _, err := a.openIncr(a.tempIncrName(), true)
+		if err != nil {
+			a.warnf("Can't open the append-only file %s: %v", a.tempIncrName(), err)
+			return err
+		}
+		a.switchFile(f, 0)
+		return nil
+	}
+	m := a.man.clone()
+	name := m.newIncr(a)
+	f, size, err := a.openIncr(name, true)
+	if err != nil {
+		a.warnf("Can't open the append-only file %s: %v", name, err)
+		return err
+	}
+	if err := a.persistManifest(m); err != nil {
+		_ = f.Close()
+		_ = os.Remove(a.path(name))
+		a.warnf("Can't persist the AOF manifest: %v", err)
+		return err
+	}
+	a.man = m
+	a.switchFile(f, size)
+	a.logf("Creating AOF incr file %s on background rewrite", name)
+	return nil
+}
+
+// writeBase is the goroutine's half (the child's rewriteAppendOnlyFile):
+// write, fsync, close. It touches nothing shared but job.
+func (a *AOF) writeBase(job *rewriteJob, data []byte, delay time.Duration) {
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-job.kill:
+			job.done <- errKilled
+			return
+		}
+	}
+	err := writeFileSync(job.tmp, data)
+	select {
+	case <-job.kill:
+		err = errKilled
+	default:
+	}
+	if err != nil {
+		_ = os.Remove(job.tmp)
+	}
+	job.done <- err
+}
+
+var errKilled = fmt.Errorf("killed")
+
+// killRewrite is killAppendOnlyChild: the rewrite is abandoned (its file
+// removed); turning the AOF on, its temporary incremental file goes too.
+func (a *AOF) killRewrite() {
+	job := a.rw
+	if job == nil {
+		return
+	}
+	close(job.kill)
+	<-job.done
+	_ = os.Remove(job.tmp)
+	a.rw = nil
+	a.rwActive.Store(false)
+	a.lastRwSec = time.Now().Unix() - job.startUnix
+}
+
+// rewriteDone is backgroundRewriteDoneHandler: the new base is renamed into
+// place and the manifest switched; on failure the old files stay.
+func (a *AOF) rewriteDone(job *rewriteJob, err error) {
+	a.rw = nil
+	a.rwActive.Store(false)
+	a.lastRwSec = time.Now().Unix() - job.startUnix
+	if err == nil {
+		err = a.installBase(job)
+	}
+	if err != nil {
+		_ = os.Remove(job.tmp)
+		a.lastRwErr = true
+		a.failures++
+		a.d.Log.Warn("Background AOF rewrite failed: " + err.Error())
+		if a.state == WaitRewrite {
+			a.scheduled = true // turning the AOF on: try again (Redis reschedules)
+		}
+		return
+	}
+	a.lastRwErr = false
+	a.failures = 0
+	a.rewrites++
+	a.d.Log.Info("Background AOF rewrite terminated with success")
+	a.delHistory()
+	a.d.Log.Info("Background AOF rewrite finished successfully")
+}
+
+// installBase renames the new base into place and persists the manifest
+// that lists it.
+func (a *AOF) installBase(job *rewriteJob) error {
+	m := a.man.clone()
+	base := m.newBase(a, true)
+	if err := os.Rename(job.tmp, a.path(base)); err != nil {
+		return fmt.Errorf("Error trying to rename the temporary AOF base file %s into %s: %v", job.tmp, base, err)
+	}
+	var tempIncr, newIncr string
+	if a.state == WaitRewrite {
+		// the temporary incremental file becomes the first one listed
+		tempIncr = a.tempIncrName()
+		newIncr = m.newIncr(a)
+		if err := os.Rename(a.path(tempIncr), a.path(newIncr)); err != nil {
+			_ = os.Remove(a.path(base))
+			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %v", tempIncr, newIncr, err)
+		}
+	}
+	if a.state == Off {
+		// BGREWRITEAOF with the AOF off: the base is the whole AOF
+		for _, f := range m.incrs {
+			f.typ = typeHist
+			m.history = append(m.history, f)
+		}
+		m.incrs = nil
+	} else {
+		m.retireIncrs()
+	}
+	if err := a.persistManifest(m); err != nil {
+		if newIncr != "" {
+			_ = os.Rename(a.path(newIncr), a.path(tempIncr))
+		}
+		_ = os.Remove(a.path(base))
+		return err
+	}
+	if a.state == WaitRewrite {
+		a.state = On
+		a.d.Log.Info("AOF rewrite done, AOF is now enabled")
+	}
+	a.man = m
+	a.baseSize = a.fileSize(base)
+	a.wmu.Lock()
+	a.curSize.Store(a.baseSize + a.incrSize)
+	a.wmu.Unlock()
+	a.logf("Successfully renamed the temporary AOF base file %s into %s", job.tmp, base)
+	return nil
+}
+
+// delHistory is aofDelHistoryFiles: the history files are deleted and the
+// manifest rewritten without them.
+func (a *AOF) delHistory() {
+	if len(a.man.history) == 0 {
+		return
+	}
+	m := a.man.clone()
+	hist := m.history
+	m.history = nil
+	if err := a.persistManifest(m); err != nil {
+		return
+	}
+	a.man = m
+	for _, h := range hist {
+		a.logf("Removing the history file %s in the background", h.name)
+		_ = os.Remove(a.path(h.name))
+	}
+}
+
+// Cron is serverCron's AOF part: collect a finished rewrite, start a
+// scheduled or automatic one. childBusy: a BGSAVE runs.
+func (a *AOF) Cron(childBusy bool) {
+	if job := a.rw; job != nil {
+		select {
+		case err := <-job.done:
+			a.rewriteDone(job, err)
+		default:
+		}
+		return
+	}
+	if a.state == Off || childBusy {
+		return
+	}
+	if a.scheduled {
+		_ = a.startRewrite()
+		return
+	}
+	perc := a.d.Config.Int("auto-aof-rewrite-percentage")
+	if a.state == On && perc > 0 {
+		size := a.curSize.Load()
+		base := max(a.baseSize, 1)
+		if size > a.d.Config.Int("auto-aof-rewrite-min-size") && (size-base)*100/base >= perc {
+			a.logf("Starting automatic rewriting of AOF on %d%% growth", (size-base)*100/base)
+			_ = a.startRewrite()
+		}
+	}
+}
+
+// RewriteInProgress reports a rewrite in progress (BGSAVE waits for it).
+func (a *AOF) RewriteInProgress() bool { return a.rw != nil }
+
+// SetRewriteDelay makes each later rewrite's writer wait d before writing
+// the base (tests: a rewrite that stays in progress).
+func (a *AOF) SetRewriteDelay(d time.Duration) { a.rwDelay = d }

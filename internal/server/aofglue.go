@@ -1,0 +1,190 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/server/aof"
+)
+
+// The append-only file is internal/server/aof (decision 0043); this file
+// wires it to the server: a propagation target (the AOF stream), the reply
+// barrier (appendfsync), the startup load through Apply, CONFIG SET
+// appendonly, the commands (BGREWRITEAOF, WAITAOF, DEBUG LOADAOF) and the
+// cron. Engine lock unless a method says otherwise.
+
+// loadNowMs is the frozen time of the commands an AOF load applies: before
+// every deadline, so that nothing expires while the AOF loads (Redis's
+// keyIsExpired is false while loading): a key the file sets with a past
+// PXAT, then increments, is one key that expires once the load is done, as
+// in Redis. The active expiry cycle deletes what expired afterwards.
+const loadNowMs = 1
+
+func (s *Server) newAOF() *aof.AOF {
+	return aof.New(aof.Deps{
+		Config:   s.cfg,
+		Log:      s.log,
+		Clock:    s.clock,
+		Snapshot: s.rdb.WriteSnapshot,
+		LoadRDB:  s.rdb.LoadAOFBase,
+		Apply:    s.applyLoaded,
+		Yield: func() error {
+			s.eng.Lend()
+			select {
+			case <-s.shutdown:
+				return aof.ErrStopped
+			default:
+				return nil
+			}
+		},
+		UnitSeq:  s.UnitSeq,
+		Release:  s.aofReleased,
+		Loading:  s.rdb.SetLoading,
+		Progress: s.rdb.SetLoaded,
+	})
+}
+
+// applyLoaded runs one unit read from an AOF (the loader's fake client).
+// Engine lock held.
+func (s *Server) applyLoaded(db int, cmds [][][]byte) (int, error) {
+	for _, argv := range cmds {
+		if spec, _ := s.lookup(argv); spec == nil {
+			return db, fmt.Errorf("Unknown command '%s'", argv[0])
+		}
+	}
+	a := s.applyLocked(Unit{DB: db, Cmds: cmds, NowMs: loadNowMs})
+	return a.DB, nil
+}
+
+// aofReleased runs when the AOF's writer made more units durable (any
+// goroutine): the replies that waited go out, and WAITAOF clients are told.
+func (s *Server) aofReleased() {
+	s.ReleaseReplies()
+	if s.aofWaiting.Load() {
+		go func() {
+			s.eng.Lock()
+			s.wakeWaiters()
+			s.eng.Unlock()
+		}()
+	}
+}
+
+// aofOn attaches the AOF to the stream and the reply barrier.
+func (s *Server) aofOn() {
+	s.AddPropagationTarget(s.aof, command.PropAOF)
+	s.setReplyBarrierLocked(s.aof)
+}
+
+// aofOff detaches it.
+func (s *Server) aofOff() {
+	s.RemovePropagationTarget(s.aof)
+	s.setReplyBarrierLocked(nil)
+}
+
+// loadAOFAtStartup is loadDataFromDisk with appendonly yes: the AOF's files
+// (not the snapshot) are loaded, then the AOF opened for appending (a base
+// file made of the dataset if there was none). Engine lock held.
+func (s *Server) loadAOFAtStartup() error {
+	if err := s.aof.LoadAtStartup(); err != nil {
+		return err
+	}
+	s.stats.dirty = 0
+	if err := s.aof.OpenAtStart(); err != nil {
+		return err
+	}
+	s.aofOn()
+	return nil
+}
+
+// switchAOF is CONFIG SET appendonly's apply function (updateAppendonly).
+func (s *Server) switchAOF(on bool) error {
+	if on == s.aof.Enabled() {
+		return nil
+	}
+	if !on {
+		s.aofOff()
+		s.aof.Disable()
+		return nil
+	}
+	s.aofOn() // the commands after the rewrite's snapshot go to its temporary file
+	if err := s.aof.Enable(); err != nil {
+		s.aofOff()
+		return errors.New("Unable to turn on AOF. Check server logs.")
+	}
+	return nil
+}
+
+// BGRewriteAOF implements command.AOF.
+func (s *Server) BGRewriteAOF() (status, errText string) {
+	return s.aof.BGRewrite(s.rdb.BGInProgress())
+}
+
+// DebugLoadAOF implements command.AOF (DEBUG LOADAOF): the loaded commands
+// feed no target (Redis turns the AOF off while it loads).
+func (s *Server) DebugLoadAOF() string {
+	_ = s.aof.Flush()
+	s.ks.FlushAll()
+	s.scripts.vm.FlushFunctions()
+	targets := s.prop.targets
+	s.prop.targets = nil
+	err := s.aof.DebugLoad()
+	s.prop.targets = targets
+	if err != nil {
+		return "ERR Error loading the AOF, check server logs."
+	}
+	s.stats.dirty = 0
+	s.log.Info("Append Only File loaded by DEBUG LOADAOF")
+	return ""
+}
+
+// WaitAOF implements command.AOF: WAITAOF numlocal numreplicas timeout
+// (waitaofCommand). The local count is 1 once the AOF fsynced the client's
+// last write; replicas do not acknowledge fsyncs yet, so they count 0.
+func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64) {
+	if numLocal > 0 && !s.aof.Enabled() {
+		c.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
+		return
+	}
+	cl := s.clientOf(c.Client)
+	local := int64(0)
+	if s.aof.Enabled() && (cl == nil || s.aof.Fsynced(cl.wseq)) {
+		local = 1
+	}
+	reply := func() {
+		c.W.ArrayLen(2)
+		c.W.Int(local)
+		c.W.Int(0)
+	}
+	if (local >= numLocal && numReplicas == 0) || cl == nil || c.NoBlock {
+		reply()
+		return
+	}
+	deadline := int64(0)
+	if timeoutMs > 0 {
+		deadline = c.Now + timeoutMs
+	}
+	if !c.Block(keyspace.KindNone, nil, deadline, false) {
+		reply()
+		return
+	}
+	if !containsClient(s.waiters, cl) {
+		s.waiters = append(s.waiters, cl)
+	}
+	s.aofWaiting.Store(true)
+	s.aof.Wake()
+}
+
+// aofWriteError is the AOF's part of writeCommandsDeniedByDiskError: the
+// MISCONF text while the last write to the AOF failed, "" otherwise.
+func (s *Server) aofWriteError() string {
+	if !s.aof.Enabled() {
+		return ""
+	}
+	if e := s.aof.WriteError(); e != "" {
+		return "MISCONF Errors writing to the AOF file: " + strings.TrimPrefix(e, "write ")
+	}
+	return ""
+}
