@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -187,4 +188,13 @@ func (s *Server) aofWriteError() string {
 		return "MISCONF Errors writing to the AOF file: " + strings.TrimPrefix(e, "write ")
 	}
 	return ""
+}
+
+// SetAOFRewriteDelay makes every later AOF rewrite wait d before writing its
+// base file (tests: a rewrite that stays in progress). It takes the engine
+// lock.
+func (s *Server) SetAOFRewriteDelay(d time.Duration) {
+	s.eng.Lock()
+	s.aof.SetRewriteDelay(d)
+	s.eng.Unlock()
 }

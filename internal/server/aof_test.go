@@ -1,0 +1,269 @@
+package server_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// The append-only file over TCP (aofglue.go, internal/server/aof): what a
+// server acknowledged is in the directory it leaves (copied while it runs:
+// what a kill -9 leaves), and a server started on that directory has the
+// same dataset (DEBUG DIGEST), TTLs as absolute deadlines.
+
+// fillEveryType writes a dataset of every type through c, in the ways the
+// propagated stream rewrites (relative TTLs, SPOP, INCRBYFLOAT, scripts,
+// MULTI, SELECT, hash-field TTLs).
+func fillEveryType(t *testing.T, c *hotkvtest.Conn) {
+	t.Helper()
+	cmds := [][]string{
+		{"SET", "str", "hello"},
+		{"SET", "lock:job", "tok-1", "NX", "PX", "600000"},
+		{"SET", "gone", "x", "PX", "1"},
+		{"INCR", "counter"},
+		{"INCRBY", "counter", "41"},
+		{"INCRBYFLOAT", "float", "1.5"},
+		{"RPUSH", "list", "a", "b", "c", "d"},
+		{"LPOP", "list"},
+		{"SADD", "set", "1", "2", "3", "4", "5"},
+		{"SPOP", "set"},
+		{"SADD", "bigset", "a", "b", "c"},
+		{"ZADD", "zset", "1", "one", "2.5", "two", "3", "three"},
+		{"ZINCRBY", "zset", "10", "one"},
+		{"HSET", "hash", "f1", "v1", "f2", "v2", "f3", "v3"},
+		{"HPEXPIRE", "hash", "600000", "FIELDS", "1", "f1"},
+		{"XADD", "stream", "*", "k", "v"},
+		{"XADD", "stream", "*", "k2", "v2"},
+		{"XGROUP", "CREATE", "stream", "g", "0"},
+		{"PFADD", "hll", "a", "b", "c"},
+		{"SETBIT", "bits", "100", "1"},
+		{"EXPIRE", "str", "1000"},
+		{"EVAL", "redis.call('set', KEYS[1], ARGV[1]); return redis.call('incr', KEYS[2])", "2", "fromlua", "luacount", "v"},
+		{"MULTI"}, {"SET", "tx1", "a"}, {"SET", "tx2", "b"}, {"EXEC"},
+		{"SELECT", "3"}, {"SET", "in3", "x"}, {"SELECT", "0"},
+		{"FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function(keys, args) return redis.call('set', keys[1], args[1]) end)"},
+		{"FCALL", "f", "1", "byfcall", "y"},
+		{"DEL", "bigset"},
+	}
+	for _, a := range cmds {
+		if r := c.Do(a...); strings.HasPrefix(r, "-") {
+			t.Fatalf("%v: %q", a, r)
+		}
+	}
+	time.Sleep(5 * time.Millisecond) // "gone" expires
+	c.Do("GET", "gone")               // lazy expiry: a DEL in the stream
+}
+
+// copyDir copies dir's files (one level and appendonlydir) to a new
+// temporary directory: the state a crash would leave.
+func copyDir(t *testing.T, dir string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if info.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func aofOpts(dir, fsync string, more ...hotkvtest.Option) []hotkvtest.Option {
+	return append([]hotkvtest.Option{hotkvtest.WithConfig("dir", dir), hotkvtest.WithConfig("appendonly", "yes"),
+		hotkvtest.WithConfig("appendfsync", fsync)}, more...)
+}
+
+func TestAOFRestartHasEveryAcknowledgedWrite(t *testing.T) {
+	for _, name := range []string{"always", "everysec", "no", "always/goroutines", "everysec/goroutines"} {
+		t.Run(name, func(t *testing.T) {
+			fsync, mode, _ := strings.Cut(name, "/")
+			var more []hotkvtest.Option
+			if mode == "goroutines" {
+				more = append(more, hotkvtest.WithGoroutinePerConn())
+			}
+			dir := t.TempDir()
+			a := hotkvtest.Start(t, aofOpts(dir, fsync, more...)...)
+			c := hotkvtest.Dial(t, a.Addr)
+			fillEveryType(t, c)
+			digest := c.Do("DEBUG", "DIGEST")
+			deadline := c.Do("PEXPIRETIME", "lock:job")
+			// the server still runs: its directory is what a kill -9 leaves
+			b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), fsync)...)
+			d := hotkvtest.Dial(t, b.Addr)
+			do(t, d, digest, "DEBUG", "DIGEST")
+			do(t, d, deadline, "PEXPIRETIME", "lock:job")
+			do(t, d, "$2\r\n42\r\n", "GET", "counter")
+			do(t, d, "$1\r\nv\r\n", "GET", "fromlua")
+			do(t, d, ":1\r\n", "EXISTS", "byfcall")
+			do(t, d, "$-1\r\n", "GET", "gone")
+			do(t, d, "+OK\r\n", "FCALL", "f", "1", "again", "z") // libraries are in the stream too
+		})
+	}
+}
+
+func TestAOFStartCreatesBaseAndIncr(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "everysec")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	do(t, c, "+OK\r\n", "SET", "k", "v")
+	man, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+	if string(man) != want {
+		t.Fatalf("manifest = %q, want %q", man, want)
+	}
+	incr, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof"))
+	if string(incr) != "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n" {
+		t.Fatalf("incr = %q", incr)
+	}
+	if got := infoField(t, c, "aof_enabled"); got != "1" {
+		t.Fatalf("aof_enabled = %s", got)
+	}
+}
+
+func TestAOFConfigSetAppendonlyLive(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, hotkvtest.WithConfig("dir", dir))
+	c := hotkvtest.Dial(t, a.Addr)
+	for i := 0; i < 100; i++ {
+		c.Do("SET", "before:"+string(rune('a'+i%26))+strings.Repeat("x", i), "v")
+	}
+	c.Do("RPUSH", "q", "1", "2")
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "appendonly", "yes")
+	c.Do("SET", "during", "1") // goes to the temporary incr file
+	waitField(t, c, "aof_rewrite_in_progress", "0")
+	waitField(t, c, "aof_enabled", "1")
+	c.Do("SET", "after", "2")
+	c.Do("LPUSH", "q", "0")
+	digest := c.Do("DEBUG", "DIGEST")
+	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(man) != want {
+		t.Fatalf("manifest = %q, want %q", man, want)
+	}
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec")...)
+	d := hotkvtest.Dial(t, b.Addr)
+	do(t, d, digest, "DEBUG", "DIGEST")
+	// and off again: appends stop
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "appendonly", "no")
+	if got := infoField(t, c, "aof_enabled"); got != "0" {
+		t.Fatalf("aof_enabled = %s", got)
+	}
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	st1, _ := os.Stat(incr)
+	c.Do("SET", "off", "1")
+	st2, _ := os.Stat(incr)
+	if st1.Size() != st2.Size() {
+		t.Fatalf("the AOF grew after appendonly no: %d -> %d", st1.Size(), st2.Size())
+	}
+}
+
+func TestAOFBGRewriteSwitchesManifest(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "always")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	for i := 0; i < 50; i++ {
+		c.Do("INCR", "n")
+	}
+	a.Srv.SetAOFRewriteDelay(300 * time.Millisecond)
+	do(t, c, "+Background append only file rewriting started\r\n", "BGREWRITEAOF")
+	do(t, c, "-ERR Background append only file rewriting already in progress\r\n", "BGREWRITEAOF")
+	if got := infoField(t, c, "aof_rewrite_in_progress"); got != "1" {
+		t.Fatalf("aof_rewrite_in_progress = %s", got)
+	}
+	// a crash during the rewrite: the old base and both incr files
+	mid := copyDir(t, dir)
+	c.Do("INCR", "n") // in the new incr file
+	waitField(t, c, "aof_rewrite_in_progress", "0")
+	do(t, c, "+ok\r\n", "EVAL", "return redis.status_reply(redis.call('info','persistence'):match('aof_last_bgrewrite_status:(%a+)'))", "0")
+	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
+	if want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(man) != want {
+		t.Fatalf("manifest = %q, want %q", man, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")); err == nil {
+		t.Fatal("the history file was not deleted")
+	}
+	c.Do("INCR", "n")
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "always")...)
+	do(t, hotkvtest.Dial(t, b.Addr), "$2\r\n52\r\n", "GET", "n")
+	m := hotkvtest.Start(t, aofOpts(mid, "always")...)
+	do(t, hotkvtest.Dial(t, m.Addr), "$2\r\n50\r\n", "GET", "n")
+}
+
+// A torn last command is cut off (aof-load-truncated yes, the default) and
+// the rest loads; a MULTI without its EXEC is reverted.
+func TestAOFTruncatedTailLoadsPrefix(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "always")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	c.Do("SET", "a", "1")
+	c.Do("SET", "b", "2")
+	src := copyDir(t, dir)
+	incr := filepath.Join("appendonlydir", "appendonly.aof.1.incr.aof")
+	full, _ := os.ReadFile(filepath.Join(src, incr))
+	tail := "*3\r\n$3\r\nSET\r\n$1\r\nc\r\n$1\r\n3\r\n"
+	tx := "*1\r\n$5\r\nMULTI\r\n*3\r\n$3\r\nSET\r\n$1\r\nd\r\n$1\r\n4\r\n"
+	for cut := 0; cut < len(tail); cut++ {
+		d := copyDir(t, src)
+		if err := os.WriteFile(filepath.Join(d, incr), append(append([]byte{}, full...), tail[:cut]...), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		b := hotkvtest.Start(t, aofOpts(d, "always")...)
+		e := hotkvtest.Dial(t, b.Addr)
+		do(t, e, "*3\r\n$1\r\n1\r\n$1\r\n2\r\n$-1\r\n", "MGET", "a", "b", "c")
+		got, _ := os.ReadFile(filepath.Join(d, incr))
+		if len(got) != len(full) {
+			t.Fatalf("cut %d: the file was not truncated back to %d bytes (%d)", cut, len(full), len(got))
+		}
+	}
+	d := copyDir(t, src)
+	_ = os.WriteFile(filepath.Join(d, incr), append(append([]byte{}, full...), tx...), 0o644)
+	b := hotkvtest.Start(t, aofOpts(d, "always")...)
+	do(t, hotkvtest.Dial(t, b.Addr), ":0\r\n", "EXISTS", "d")
+}
+
+func TestWaitAOF(t *testing.T) {
+	a := hotkvtest.Start(t)
+	c := hotkvtest.Dial(t, a.Addr)
+	do(t, c, "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n", "WAITAOF", "1", "0", "0")
+	do(t, c, "*2\r\n:0\r\n:0\r\n", "WAITAOF", "0", "0", "0")
+	do(t, c, "-ERR value is out of range, value must between 0 and 1\r\n", "WAITAOF", "2", "0", "0")
+	for _, fsync := range []string{"always", "everysec"} {
+		b := hotkvtest.Start(t, aofOpts(t.TempDir(), fsync)...)
+		d := hotkvtest.Dial(t, b.Addr)
+		d.Do("SET", "k", "v")
+		start := time.Now()
+		do(t, d, "*2\r\n:1\r\n:0\r\n", "WAITAOF", "1", "0", "0")
+		if fsync == "everysec" && time.Since(start) > 3*time.Second {
+			t.Fatalf("WAITAOF under everysec took %v", time.Since(start))
+		}
+	}
+}
+
+func TestDebugLoadAOF(t *testing.T) {
+	a := hotkvtest.Start(t, aofOpts(t.TempDir(), "everysec")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	fillEveryType(t, c)
+	digest := c.Do("DEBUG", "DIGEST")
+	do(t, c, "+OK\r\n", "DEBUG", "LOADAOF")
+	do(t, c, digest, "DEBUG", "DIGEST")
+	// the load fed nothing back into the AOF: loading twice still agrees
+	do(t, c, "+OK\r\n", "DEBUG", "LOADAOF")
+	do(t, c, digest, "DEBUG", "DIGEST")
+}
