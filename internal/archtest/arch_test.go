@@ -51,6 +51,8 @@ var allowed = map[string][]string{
 	"internal/logging":                  {},
 	"internal/cli":                      {},
 	"cmd/hotkv-cli":                     {"internal/cli"},
+	"internal/crashtest":                {},
+	"cmd/hotkv-crash":                   {"internal/crashtest"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).

@@ -55,7 +55,7 @@ func fillEveryType(t *testing.T, c *hotkvtest.Conn) {
 		}
 	}
 	time.Sleep(5 * time.Millisecond) // "gone" expires
-	c.Do("GET", "gone")               // lazy expiry: a DEL in the stream
+	c.Do("GET", "gone")              // lazy expiry: a DEL in the stream
 }
 
 // copyDir copies dir's files (one level and appendonlydir) to a new
