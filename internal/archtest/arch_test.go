@@ -37,7 +37,7 @@ var allowed = map[string][]string{
 	"internal/server/network": {"internal/clock", "internal/config", "internal/resp"},
 	// the features that hang off the execution path (decision 0037): they
 	// never import internal/server; it hands them what they use
-	"internal/server/aof":      {"internal/config", "internal/clock", "internal/resp", "internal/server/infofmt"},
+	"internal/server/aof":      {"internal/config", "internal/clock", "internal/resp", "internal/keyspace", "internal/rdb", "internal/server/infofmt"},
 	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt", "internal/logging"},
 	"internal/server/notify":   {"internal/config", "internal/keyspace", "internal/pubsub"},
 	"internal/server/tracking": {"internal/command", "internal/keyspace"},

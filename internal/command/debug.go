@@ -113,6 +113,14 @@ func debugCmd(c *Ctx) {
 		c.W.Buf = append(append(c.W.Buf, line...), '\r', '\n')
 	case "digest-value":
 		debugDigestValue(c, args)
+	case "aof-flush-sleep":
+		a := aofOf(c)
+		if a == nil || len(args) != 1 {
+			debugUnknown(c)
+			return
+		}
+		a.SetAOFFlushSleep(int64(atoi(args[0])))
+		c.W.SimpleString("OK")
 	case "loadaof":
 		a := aofOf(c)
 		if a == nil {

@@ -54,6 +54,9 @@ type AOF interface {
 	// DebugLoadAOF is DEBUG LOADAOF: the pending appends are fsynced, the
 	// dataset emptied and loaded again from the AOF. errText "" is OK.
 	DebugLoadAOF() (errText string)
+	// SetAOFFlushSleep is DEBUG AOF-FLUSH-SLEEP: each write to the AOF
+	// sleeps us µs first.
+	SetAOFFlushSleep(us int64)
 }
 
 func aofOf(c *Ctx) AOF {

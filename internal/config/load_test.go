@@ -134,7 +134,6 @@ func TestLoadErrors(t *testing.T) {
 		{"port 70000", fatal(1, "port 70000", "argument must be between 0 and 65535 inclusive")},
 		{"appendonly maybe", fatal(1, "appendonly maybe", "argument must be 'yes' or 'no'")},
 		{"aclfile /etc/redis/users.acl", fatal(1, "aclfile /etc/redis/users.acl", "aclfile cannot be set: HotKV has no ACL users yet, so the file's users and permissions would not apply")},
-		{"aof-use-rdb-preamble no", fatal(1, "aof-use-rdb-preamble no", "aof-use-rdb-preamble cannot be disabled: HotKV writes the AOF's base file as an RDB snapshot only")},
 		{"unixsocketperm 1000", fatal(1, "unixsocketperm 1000", "argument must be between 0 and 777 inclusive")},
 		{"unixsocketperm 8", fatal(1, "unixsocketperm 8", "argument couldn't be parsed as an octal number")},
 		{"replicaof localhost", fatal(1, "replicaof localhost", "wrong number of arguments")},

@@ -231,8 +231,6 @@ func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
 	switch name {
 	case "activedefrag":
 		d.validN = validActiveDefrag
-	case "aof-use-rdb-preamble":
-		d.validN = validRDBPreamble
 	}
 	return d
 }
@@ -289,17 +287,6 @@ func validActiveDefrag(n int64) string {
 func validACLFile(v string) string {
 	if v != "" {
 		return "aclfile cannot be set: HotKV has no ACL users yet, so the file's users and permissions would not apply"
-	}
-	return ""
-}
-
-// validRDBPreamble refuses aof-use-rdb-preamble no: HotKV's rewrite writes
-// the base file as an RDB snapshot only (a base of commands is not built
-// yet), and answering OK would leave an RDB base where commands were asked
-// for (decision 0043).
-func validRDBPreamble(n int64) string {
-	if n == 0 {
-		return "aof-use-rdb-preamble cannot be disabled: HotKV writes the AOF's base file as an RDB snapshot only"
 	}
 	return ""
 }

@@ -26,6 +26,8 @@ type SaveInfo struct {
 	// NoKeys writes no database: the file holds the AUX fields and the
 	// function libraries only (REPLCONF rdb-filter-only).
 	NoKeys bool
+	// AOFBase marks an AOF's base file (the "aof-base" AUX field).
+	AOFBase bool
 }
 
 // crcWriter checksums what it writes.
@@ -61,7 +63,11 @@ func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
 	aux("redis-bits", "64")
 	aux("ctime", strconv.FormatInt(info.CTime, 10))
 	aux("used-mem", strconv.FormatInt(info.UsedMem, 10))
-	aux("aof-base", "0")
+	aofBase := "0"
+	if info.AOFBase {
+		aofBase = "1"
+	}
+	aux("aof-base", aofBase)
 	for _, code := range info.Functions {
 		b = append(b, opFunction2)
 		b = AppendString(b, []byte(code), info.Compress)

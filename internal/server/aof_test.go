@@ -267,3 +267,31 @@ func TestDebugLoadAOF(t *testing.T) {
 	do(t, c, "+OK\r\n", "DEBUG", "LOADAOF")
 	do(t, c, digest, "DEBUG", "DIGEST")
 }
+
+// aof-use-rdb-preamble no: the base file is commands, and rebuilds every
+// type (a stream through RESTORE), TTLs of keys and of hash fields too.
+func TestAOFBaseOfCommands(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "always", hotkvtest.WithConfig("aof-use-rdb-preamble", "no"))...)
+	c := hotkvtest.Dial(t, a.Addr)
+	fillEveryType(t, c)
+	for i := 0; i < 200; i++ { // more than one RPUSH / SADD / ZADD / HMSET of 64
+		n := strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26)
+		c.Do("RPUSH", "biglist", n)
+		c.Do("SADD", "bigset2", n)
+		c.Do("ZADD", "bigzset", "1.5", n)
+		c.Do("HSET", "bighash", n, n)
+	}
+	do(t, c, "+Background append only file rewriting started\r\n", "BGREWRITEAOF")
+	waitField(t, c, "aof_rewrite_in_progress", "0")
+	digest := c.Do("DEBUG", "DIGEST")
+	base, err := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.2.base.aof"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(base), "*3\r\n$8\r\nFUNCTION\r\n$4\r\nLOAD\r\n") || !strings.Contains(string(base), "HPEXPIREAT") {
+		t.Fatalf("base = %.200q", base)
+	}
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "always")...)
+	do(t, hotkvtest.Dial(t, b.Addr), digest, "DEBUG", "DIGEST")
+}

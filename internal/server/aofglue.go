@@ -29,9 +29,13 @@ func (s *Server) newAOF() *aof.AOF {
 		Config:   s.cfg,
 		Log:      s.log,
 		Clock:    s.clock,
-		Snapshot: s.rdb.WriteSnapshot,
-		LoadRDB:  s.rdb.LoadAOFBase,
-		Apply:    s.applyLoaded,
+		Snapshot: s.rdb.WriteAOFBase,
+		KS:       s.ks,
+		Functions: func() []string {
+			return libraries{s.scripts}.Codes()
+		},
+		LoadRDB: s.rdb.LoadAOFBase,
+		Apply:   s.applyLoaded,
 		Yield: func() error {
 			s.eng.Lend()
 			select {
@@ -189,6 +193,9 @@ func (s *Server) aofWriteError() string {
 	}
 	return ""
 }
+
+// SetAOFFlushSleep implements command.AOF (DEBUG AOF-FLUSH-SLEEP).
+func (s *Server) SetAOFFlushSleep(us int64) { s.aof.SetFlushSleep(us) }
 
 // SetAOFRewriteDelay makes every later AOF rewrite wait d before writing its
 // base file (tests: a rewrite that stays in progress). It takes the engine

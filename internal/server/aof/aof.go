@@ -36,6 +36,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/config"
+	"github.com/hotkv/hotkv/internal/keyspace"
 )
 
 // State is aof_state.
@@ -62,6 +63,10 @@ type Deps struct {
 	// Snapshot writes the dataset and the function libraries as an RDB
 	// stream: a base file. Engine lock.
 	Snapshot func(w io.Writer) error
+	// KS and Functions are the dataset and the function libraries' code,
+	// for a base file of commands (aof-use-rdb-preamble no). Engine lock.
+	KS        *keyspace.Keyspace
+	Functions func() []string
 	// LoadRDB loads an RDB stream (a base file, or an old-style AOF's
 	// preamble) into the dataset, every key (expired ones too, as Redis
 	// loads an AOF preamble), and returns how many bytes it was. Engine lock.
@@ -134,7 +139,12 @@ type AOF struct {
 	lastRwSec int64       // aof_last_rewrite_time_sec (-1 before the first)
 	lastRwErr bool        // aof_last_bgrewrite_status err
 	rwDelay   time.Duration
+	// flushSleep is DEBUG AOF-FLUSH-SLEEP: µs to sleep before each write
+	flushSleep atomic.Int64
 }
+
+// SetFlushSleep is DEBUG AOF-FLUSH-SLEEP <µs>.
+func (a *AOF) SetFlushSleep(us int64) { a.flushSleep.Store(us) }
 
 // New returns the AOF of a server; Start opens it.
 func New(d Deps) *AOF {
@@ -279,6 +289,9 @@ func (a *AOF) writeLocked() {
 	a.pend = a.spare[:0]
 	a.mu.Unlock()
 	if len(buf) > 0 {
+		if d := a.flushSleep.Load(); d > 0 {
+			time.Sleep(time.Duration(d) * time.Microsecond) // DEBUG AOF-FLUSH-SLEEP
+		}
 		n, err := a.f.Write(buf)
 		if err != nil {
 			a.writeFailed(buf, n, err)

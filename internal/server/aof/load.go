@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 	"time"
 )
 
@@ -72,6 +75,18 @@ func (a *AOF) LoadAtStartup() error {
 	if err != nil {
 		return err
 	}
+	// an AOF of Redis before 7 (one file in dir) moves into the directory
+	// as its base (Redis's three upgrade cases)
+	old := filepath.Join(a.d.Config.String("dir"), a.fileName)
+	if exists(old) {
+		_, derr := os.Stat(a.dirPath)
+		if derr != nil || m.empty() ||
+			(m.base != nil && len(m.incrs) == 0 && m.base.name == a.fileName && !exists(a.path(a.fileName))) {
+			if err := a.upgrade(m, old); err != nil {
+				return err
+			}
+		}
+	}
 	a.man = m
 	start := time.Now()
 	st, err := a.loadAll(m)
@@ -82,6 +97,49 @@ func (a *AOF) LoadAtStartup() error {
 		a.logf("DB loaded from append only file: %.3f seconds", time.Since(start).Seconds())
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// upgrade is aofUpgradePrepare: the old file becomes the base of a new
+// manifest, persisted first, then moved into the directory.
+func (a *AOF) upgrade(m *manifest, old string) error {
+	if exists(a.path(a.fileName)) {
+		a.warnf("Can't migrate the old AOF file %s: %s already exists in %s", a.fileName, a.fileName, a.dirName)
+		return ErrLoad
+	}
+	if err := os.MkdirAll(a.dirPath, 0o755); err != nil {
+		a.warnf("Can't open or create append-only dir %s: %s", a.dirName, strerror(err))
+		return ErrLoad
+	}
+	m.base = &fileInfo{name: a.fileName, seq: 1, typ: typeBase, startOffset: -1, endOffset: -1}
+	m.baseSeq = 1
+	if err := a.persistManifest(m); err != nil {
+		a.warnf("Can't persist the AOF manifest: %s", strerror(err))
+		return ErrLoad
+	}
+	if err := os.Rename(old, a.path(a.fileName)); err != nil {
+		a.warnf("Error trying to move the old AOF file %s into dir %s: %s", a.fileName, a.dirName, strerror(err))
+		return ErrLoad
+	}
+	a.logf("Successfully migrated an old-style AOF file (%s) into the AOF directory (%s).", a.fileName, a.dirName)
+	return nil
+}
+
+// strerror is C's strerror for err's errno ("No such file or directory"),
+// the text Redis's log lines carry; err's own text otherwise.
+func strerror(err error) string {
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s := errno.Error()
+		if s != "" {
+			return strings.ToUpper(s[:1]) + s[1:]
+		}
+	}
+	return err.Error()
 }
 
 // loadAll is loadAppendOnlyFiles.
@@ -99,7 +157,7 @@ func (a *AOF) loadAll(m *manifest) (loadStatus, error) {
 		st, err := os.Stat(a.path(f.name))
 		if err != nil {
 			// a file the manifest lists is missing: fatal
-			a.warnf("The append log file %s doesn't exist: %v", f.name, err)
+			a.warnf("The append log file %s doesn't exist: %s", f.name, strerror(err))
 			return loadFailed, ErrLoad
 		}
 		total += st.Size()
@@ -146,10 +204,10 @@ func (a *AOF) loadFile(name string, before int64) (st loadStatus, n int64, err e
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			a.warnf("The append log file %s doesn't exist: %v", name, err)
+			a.warnf("The append log file %s doesn't exist: %s", name, strerror(err))
 			return loadNotExist, 0, nil
 		}
-		a.warnf("Fatal error: can't open the append log file %s for reading: %v", name, err)
+		a.warnf("Fatal error: can't open the append log file %s for reading: %s", name, strerror(err))
 		return loadOpenErr, 0, nil
 	}
 	if len(data) == 0 {
@@ -404,9 +462,9 @@ func (a *AOF) OpenAtStart() error {
 	}
 	m := a.man.clone()
 	if m.base == nil && len(m.incrs) == 0 {
-		name := m.newBase(a, true)
+		name := m.newBase(a, a.d.Config.Bool("aof-use-rdb-preamble"))
 		var buf bytes.Buffer
-		if err := a.d.Snapshot(&buf); err != nil {
+		if err := a.writeBase(&buf); err != nil {
 			return err
 		}
 		if err := writeFileSync(a.path(name), buf.Bytes()); err != nil {

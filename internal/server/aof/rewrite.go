@@ -3,7 +3,9 @@ package aof
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 )
 
@@ -22,6 +24,7 @@ type rewriteJob struct {
 	startUnix int64
 	tmp       string // the new base, written by the goroutine
 	done      chan error
+	rdbFormat bool // the base is an RDB file (.base.rdb), else commands (.base.aof)
 	kill      chan struct{}
 }
 
@@ -70,7 +73,7 @@ func (a *AOF) startRewrite() error {
 	}
 	start := time.Now()
 	var buf bytes.Buffer
-	if err := a.d.Snapshot(&buf); err != nil {
+	if err := a.writeBase(&buf); err != nil {
 		a.warnf("Can't rewrite append only file in background: %v", err)
 		a.lastRwErr = true
 		return err
@@ -82,8 +85,27 @@ func (a *AOF) startRewrite() error {
 	a.scheduled = false
 	a.d.Log.Info("Background append only file rewriting started", "encode_ms",
 		float64(time.Since(start).Microseconds())/1000, "bytes", buf.Len())
-	go a.writeBase(job, buf.Bytes(), a.rwDelay)
+	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
+	go a.saveBase(job, buf.Bytes(), a.rwDelay)
 	return nil
+}
+
+// writeBase writes the dataset as a base file: an RDB snapshot with
+// aof-use-rdb-preamble yes, commands with no (starting with a timestamp
+// annotation when aof-timestamp-enabled). Engine lock.
+func (a *AOF) writeBase(w io.Writer) error {
+	if a.d.Config.Bool("aof-use-rdb-preamble") {
+		return a.d.Snapshot(w)
+	}
+	ts := ""
+	if a.d.Config.Bool("aof-timestamp-enabled") {
+		ts = "#TS:" + strconv.FormatInt(a.d.Clock.NowMs()/1000, 10) + "\r\n"
+	}
+	var fns []string
+	if a.d.Functions != nil {
+		fns = a.d.Functions()
+	}
+	return writeCommands(w, a.d.KS, fns, ts)
 }
 
 // openNextIncr is openNewIncrAofForAppend.
@@ -118,7 +140,7 @@ func (a *AOF) openNextIncr() error {
 
 // writeBase is the goroutine's half (the child's rewriteAppendOnlyFile):
 // write, fsync, close. It touches nothing shared but job.
-func (a *AOF) writeBase(job *rewriteJob, data []byte, delay time.Duration) {
+func (a *AOF) saveBase(job *rewriteJob, data []byte, delay time.Duration) {
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -187,7 +209,7 @@ func (a *AOF) rewriteDone(job *rewriteJob, err error) {
 // that lists it.
 func (a *AOF) installBase(job *rewriteJob) error {
 	m := a.man.clone()
-	base := m.newBase(a, true)
+	base := m.newBase(a, job.rdbFormat)
 	if err := os.Rename(job.tmp, a.path(base)); err != nil {
 		return fmt.Errorf("Error trying to rename the temporary AOF base file %s into %s: %v", job.tmp, base, err)
 	}

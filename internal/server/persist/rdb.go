@@ -414,6 +414,14 @@ func (r *RDB) WriteSnapshot(w io.Writer) error {
 	return rdb.Write(w, r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
 }
 
+// WriteAOFBase writes the dataset as an AOF's RDB base file (its aof-base
+// AUX field is 1, as Redis writes it).
+func (r *RDB) WriteAOFBase(w io.Writer) error {
+	info := r.SaveInfo(r.d.Clock.NowUs())
+	info.AOFBase = true
+	return rdb.Write(w, r.d.KS, info)
+}
+
 // WriteFiltered is WriteSnapshot with REPLCONF rdb-filter-only's include
 // filters: no keys, and the function libraries only when functions is set.
 func (r *RDB) WriteFiltered(w io.Writer, functions bool) error {
