@@ -202,6 +202,18 @@ func TestAOFBGRewriteSwitchesManifest(t *testing.T) {
 	c.Do("INCR", "n")
 	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "always")...)
 	do(t, hotkvtest.Dial(t, b.Addr), "$2\r\n52\r\n", "GET", "n")
+	// a client in another database across a rewrite: the new incremental
+	// file selects it again
+	e := hotkvtest.Dial(t, a.Addr)
+	e.Do("SELECT", "9")
+	e.Do("SET", "in9", "before")
+	do(t, e, "+Background append only file rewriting started\r\n", "BGREWRITEAOF")
+	e.Do("SET", "in9:after", "x")
+	waitField(t, c, "aof_rewrite_in_progress", "0")
+	e.Do("SET", "in9:later", "y")
+	f := hotkvtest.Dial(t, hotkvtest.Start(t, aofOpts(copyDir(t, dir), "always")...).Addr)
+	f.Do("SELECT", "9")
+	do(t, f, "*3\r\n$6\r\nbefore\r\n$1\r\nx\r\n$1\r\ny\r\n", "MGET", "in9", "in9:after", "in9:later")
 	m := hotkvtest.Start(t, aofOpts(mid, "always")...)
 	do(t, hotkvtest.Dial(t, m.Addr), "$2\r\n50\r\n", "GET", "n")
 }

@@ -473,6 +473,7 @@ func (a *AOF) switchFile(f *os.File, size int64) {
 	}
 	a.f, a.incrSize = f, size
 	a.wmu.Unlock()
+	a.selDB = -1 // a file is loaded from database 0: the next command selects its own
 	a.wake()
 }
 
