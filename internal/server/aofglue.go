@@ -93,7 +93,7 @@ func (s *Server) aofOff() {
 // (not the snapshot) are loaded, then the AOF opened for appending (a base
 // file made of the dataset if there was none). Engine lock held.
 func (s *Server) loadAOFAtStartup() error {
-	if err := s.aof.LoadAtStartup(); err != nil {
+	if err := s.uncounted(s.aof.LoadAtStartup); err != nil {
 		return err
 	}
 	s.stats.dirty = 0
@@ -135,7 +135,7 @@ func (s *Server) DebugLoadAOF() string {
 	s.scripts.vm.FlushFunctions()
 	targets := s.prop.targets
 	s.prop.targets = nil
-	err := s.aof.DebugLoad()
+	err := s.uncounted(s.aof.DebugLoad)
 	s.prop.targets = targets
 	if err != nil {
 		return "ERR Error loading the AOF, check server logs."
@@ -204,4 +204,29 @@ func (s *Server) SetAOFRewriteDelay(d time.Duration) {
 	s.eng.Lock()
 	s.aof.SetRewriteDelay(d)
 	s.eng.Unlock()
+}
+
+// uncounted runs load without leaving its commands in the statistics:
+// Redis's AOF loader runs commands without call(), so commandstats,
+// latencystats, errorstats, total_commands_processed and the keyspace hits
+// and misses do not see them. Engine lock held.
+func (s *Server) uncounted(load func() error) error {
+	cmds := append([]cmdStat(nil), s.cmdStats...)
+	lat := make([]latencyHist, len(s.latency))
+	for i, h := range s.latency {
+		lat[i] = latencyHist{counts: append([]uint64(nil), h.counts...), subUs: h.subUs, total: h.total}
+	}
+	errs := make(map[string]int64, len(s.errStats))
+	for k, v := range s.errStats {
+		errs[k] = v
+	}
+	commands, errReplies := s.stats.commands, s.stats.errorReplies
+	hits, misses := s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses
+	err := load()
+	copy(s.cmdStats, cmds)
+	copy(s.latency, lat)
+	s.errStats = errs
+	s.stats.commands, s.stats.errorReplies = commands, errReplies
+	s.ks.Stats.KeyspaceHits, s.ks.Stats.KeyspaceMisses = hits, misses
+	return err
 }
