@@ -161,6 +161,7 @@ func paramTable() []paramDef {
 		intP("aof-load-corrupt-tail-max-size", "", H|fMemory, 0, longMax, 0, "Cut off a corrupt AOF tail smaller than this when loading (0: refuse to start)."),
 		boolP("aof-use-rdb-preamble", "", H, true, "Start rewritten AOFs with a snapshot."),
 		boolP("aof-timestamp-enabled", "", H, false, "Write timestamps into the AOF."),
+		boolP("aof-disable-auto-gc", "", H|fHidden, false, "Keep the AOF's history files after a rewrite (testing)."),
 		boolP("aof-rewrite-incremental-fsync", "", 0, true, "fsync AOF rewrites incrementally."),
 
 		// Encodings of small values.

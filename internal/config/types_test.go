@@ -464,7 +464,7 @@ func TestParams(t *testing.T) {
 		// the append-only file (decision 0043)
 		"appendonly", "appendfilename", "appenddirname", "appendfsync", "no-appendfsync-on-rewrite",
 		"auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated",
-		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled"}
+		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -115,7 +115,7 @@ func (s *Server) switchAOF(on bool) error {
 		return nil
 	}
 	s.aofOn() // the commands after the rewrite's snapshot go to its temporary file
-	if err := s.aof.Enable(); err != nil {
+	if err := s.aof.Enable(s.rdb.BGInProgress()); err != nil {
 		s.aofOff()
 		return errors.New("Unable to turn on AOF. Check server logs.")
 	}

@@ -221,6 +221,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty}, s.startUs/1e6)
 	s.aof = s.newAOF()
 	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
+	cfg.OnChange("aof-disable-auto-gc", func(string) error { s.aof.AutoGC(); return nil })
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {

@@ -188,6 +188,9 @@ func (a *AOF) dir() string {
 // timestamp annotation first when aof-timestamp-enabled and the second
 // changed.
 func (a *AOF) Propagate(db int, argv [][]byte) {
+	if a.state == WaitRewrite && a.rw == nil {
+		return // turning on, the rewrite not started yet: its base will hold this
+	}
 	a.mu.Lock()
 	if a.d.Config.Bool("aof-timestamp-enabled") {
 		if sec := a.d.Clock.NowMs() / 1000; sec != a.lastTS {
@@ -211,6 +214,9 @@ var wordSelect = []byte("SELECT")
 // UnitDone marks the end of a unit: its commands are all pending. With
 // appendfsync always the writer starts on them at once.
 func (a *AOF) UnitDone() {
+	if a.state == WaitRewrite && a.rw == nil {
+		return
+	}
 	seq := a.d.UnitSeq()
 	a.mu.Lock()
 	a.pendSeq = seq

@@ -508,7 +508,7 @@ func (a *AOF) OpenAtStart() error {
 // Enable is startAppendOnly (CONFIG SET appendonly yes): the AOF waits for
 // its first rewrite, which starts now; the appends go to a temporary
 // incremental file until it ends. Engine lock.
-func (a *AOF) Enable() error {
+func (a *AOF) Enable(childBusy bool) error {
 	if a.state != Off {
 		return nil
 	}
@@ -532,6 +532,13 @@ func (a *AOF) Enable() error {
 	a.state = WaitRewrite
 	a.selDB = -1
 	a.startWriter()
+	if childBusy {
+		// a BGSAVE runs: the rewrite starts after it (Redis cannot fork
+		// twice); until then the appends wait in memory
+		a.d.Log.Warn("AOF was enabled but there is already another background operation. An AOF background was scheduled to start when possible.")
+		a.scheduled = true
+		return nil
+	}
 	if err := a.startRewrite(); err != nil {
 		a.state = Off
 		_ = a.closeFiles()
@@ -570,6 +577,15 @@ func (a *AOF) Disable() {
 // (emptied) dataset. The caller flushed what was pending and emptied the
 // dataset. Engine lock.
 func (a *AOF) DebugLoad() error {
+	if a.dirPath == "" {
+		a.dirPath = a.dir()
+	}
+	m, err := a.readManifest()
+	if err != nil {
+		return err
+	}
+	a.man = m
+	a.delHistory()
 	if _, err := a.loadAll(a.man); err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func (m *manifest) newBase(a *AOF, rdbFormat bool) string {
 	if m.base != nil {
 		h := *m.base
 		h.typ = typeHist
-		m.history = append(m.history, h)
+		m.history = append([]fileInfo{h}, m.history...) // newest first, as Redis lists them
 	}
 	m.baseSeq++
 	m.base = &fileInfo{name: a.baseName(m.baseSeq, rdbFormat), seq: m.baseSeq, typ: typeBase, startOffset: -1, endOffset: -1}
@@ -260,11 +260,17 @@ func (m *manifest) retireIncrs() {
 	if len(m.incrs) <= 1 {
 		return
 	}
-	for _, f := range m.incrs[:len(m.incrs)-1] {
+	m.retire(len(m.incrs) - 1)
+}
+
+// retire moves the first n incremental files to the history, each to its
+// head (newest first).
+func (m *manifest) retire(n int) {
+	for _, f := range m.incrs[:n] {
 		f.typ = typeHist
-		m.history = append(m.history, f)
+		m.history = append([]fileInfo{f}, m.history...)
 	}
-	m.incrs = m.incrs[len(m.incrs)-1:]
+	m.incrs = append([]fileInfo(nil), m.incrs[n:]...)
 }
 
 // lastIncr is the file appends go to.

@@ -86,7 +86,14 @@ func (a *AOF) startRewrite() error {
 	a.d.Log.Info("Background append only file rewriting started", "encode_ms",
 		float64(time.Since(start).Microseconds())/1000, "bytes", buf.Len())
 	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
-	go a.saveBase(job, buf.Bytes(), a.rwDelay)
+	// rdb-key-save-delay: the base was encoded under the lock, without
+	// delays; the writer takes the time they would have (Redis's child
+	// sleeps after each key), so tests see a rewrite in progress
+	delay := a.rwDelay
+	if d := a.d.Config.Int("rdb-key-save-delay"); d > 0 && a.d.KS != nil {
+		delay += time.Duration(int64(a.d.KS.Keys())*d) * time.Microsecond
+	}
+	go a.saveBase(job, buf.Bytes(), delay)
 	return nil
 }
 
@@ -201,7 +208,9 @@ func (a *AOF) rewriteDone(job *rewriteJob, err error) {
 	a.failures = 0
 	a.rewrites++
 	a.d.Log.Info("Background AOF rewrite terminated with success")
-	a.delHistory()
+	if !a.d.Config.Bool("aof-disable-auto-gc") {
+		a.delHistory()
+	}
 	a.d.Log.Info("Background AOF rewrite finished successfully")
 }
 
@@ -225,11 +234,7 @@ func (a *AOF) installBase(job *rewriteJob) error {
 	}
 	if a.state == Off {
 		// BGREWRITEAOF with the AOF off: the base is the whole AOF
-		for _, f := range m.incrs {
-			f.typ = typeHist
-			m.history = append(m.history, f)
-		}
-		m.incrs = nil
+		m.retire(len(m.incrs))
 	} else {
 		m.retireIncrs()
 	}
@@ -251,6 +256,14 @@ func (a *AOF) installBase(job *rewriteJob) error {
 	a.wmu.Unlock()
 	a.logf("Successfully renamed the temporary AOF base file %s into %s", job.tmp, base)
 	return nil
+}
+
+// AutoGC is aof-disable-auto-gc's apply function (updateAofAutoGCEnabled):
+// turned back on, the history goes at once. Engine lock.
+func (a *AOF) AutoGC() {
+	if a.man != nil && !a.d.Config.Bool("aof-disable-auto-gc") && a.dirPath != "" {
+		a.delHistory()
+	}
 }
 
 // delHistory is aofDelHistoryFiles: the history files are deleted and the
