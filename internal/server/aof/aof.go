@@ -354,13 +354,13 @@ func (a *AOF) fsyncAll() error {
 	defer a.fsyncing.Store(false)
 	var err error
 	for _, r := range retired {
-		if e := r.Sync(); e != nil && err == nil {
+		if e := syncData(r); e != nil && err == nil {
 			err = e
 		}
 		_ = r.Close()
 	}
 	if f != nil {
-		if e := f.Sync(); e != nil && err == nil {
+		if e := syncData(f); e != nil && err == nil {
 			err = e
 		}
 	}
