@@ -3,6 +3,7 @@ package server_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +311,39 @@ func TestAOFBaseOfCommands(t *testing.T) {
 	// the loaded commands are not counted (Redis's loader bypasses call)
 	if st := d.Do("INFO", "commandstats"); strings.Contains(st, "cmdstat_rpush") || strings.Contains(st, "cmdstat_set:") {
 		t.Fatalf("the load counted its commands: %q", st)
+	}
+}
+
+// CONFIG SET appendonly while the AOF loads at startup is honoured when the
+// load ends (Redis's updateAppendonly defers to it).
+func TestAOFConfigSetWhileLoading(t *testing.T) {
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "everysec")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	const n = 8000
+	for i := 0; i < n; i++ {
+		c.Write(hotkvtest.EncodeCommand("SET", "k"+strconv.Itoa(i), "v"))
+	}
+	for i := 0; i < n; i++ {
+		if _, err := c.ReadReply(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// 20 µs a command: the load lends the lock every 1,024 commands, and
+	// serves one waiting command each time
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec", hotkvtest.WithConfig("key-load-delay", "20"))...)
+	d := hotkvtest.Dial(t, b.Addr)
+	if got := infoField(t, d, "loading"); got != "1" {
+		t.Fatalf("loading = %s: the load was over too soon for the test", got)
+	}
+	do(t, d, "+OK\r\n", "CONFIG", "SET", "appendonly", "no")
+	if got := infoField(t, d, "loading"); got != "1" {
+		t.Fatalf("loading = %s: the load was over too soon for the test", got)
+	}
+	do(t, d, "+OK\r\n", "CONFIG", "SET", "key-load-delay", "0")
+	waitField(t, d, "loading", "0")
+	do(t, d, ":8000\r\n", "DBSIZE")
+	if got := infoField(t, d, "aof_enabled"); got != "0" {
+		t.Fatalf("aof_enabled = %s after appendonly no while loading", got)
 	}
 }

@@ -97,6 +97,9 @@ func (s *Server) loadAOFAtStartup() error {
 		return err
 	}
 	s.stats.dirty = 0
+	if !s.cfg.Bool("appendonly") {
+		return nil // CONFIG SET appendonly no while it loaded
+	}
 	if err := s.aof.OpenAtStart(); err != nil {
 		return err
 	}
@@ -106,8 +109,8 @@ func (s *Server) loadAOFAtStartup() error {
 
 // switchAOF is CONFIG SET appendonly's apply function (updateAppendonly).
 func (s *Server) switchAOF(on bool) error {
-	if on == s.aof.Enabled() {
-		return nil
+	if on == s.aof.Enabled() || s.rdb.Loading() {
+		return nil // while loading, the end of the load acts on the new value
 	}
 	if !on {
 		s.aofOff()

@@ -57,7 +57,7 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 	if s.cfg.Bool("appendonly") {
 		return s.loadAOFAtStartup()
 	}
-	return s.rdb.LoadAtStartup(func() error {
+	err := s.rdb.LoadAtStartup(func() error {
 		s.eng.Lend()
 		select {
 		case <-s.shutdown:
@@ -66,6 +66,12 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 			return nil
 		}
 	})
+	if err == nil && s.cfg.Bool("appendonly") {
+		// CONFIG SET appendonly yes while the snapshot loaded: the AOF
+		// starts now, from the loaded dataset
+		err = s.switchAOF(true)
+	}
+	return err
 }
 
 // libraries are the function libraries as persist sees them.

@@ -245,6 +245,7 @@ func (a *AOF) loadFile(name string, before int64) (st loadStatus, n int64, err e
 	inTx := false
 	validUpTo, validBeforeMulti := off, off
 	loops := 0
+	delay := a.d.Config.Int("key-load-delay") // µs after each command (tests: a load that lasts)
 	for {
 		if loops%1024 == 0 {
 			a.d.Progress(before + int64(p.off))
@@ -252,6 +253,7 @@ func (a *AOF) loadFile(name string, before int64) (st loadStatus, n int64, err e
 				if err := a.d.Yield(); err != nil {
 					return loadFailed, int64(len(data)), ErrStopped
 				}
+				delay = a.d.Config.Int("key-load-delay") // clients may change it meanwhile
 			}
 		}
 		loops++
@@ -285,6 +287,11 @@ func (a *AOF) loadFile(name string, before int64) (st loadStatus, n int64, err e
 			}
 		}
 		validUpTo = p.off
+		if delay > 0 {
+			time.Sleep(time.Duration(delay) * time.Microsecond)
+		} else if delay < 0 && loops%int(-delay) == 0 {
+			time.Sleep(time.Microsecond)
+		}
 	}
 	if inTx {
 		a.warnf("Revert incomplete MULTI/EXEC transaction in AOF file %s", name)

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# bench/aof.sh - the append-only file side by side: HotKV and redis-server
+# 8.6.3 with the same AOF settings on the same disk (both directories under
+# one temporary directory), SET and lock acquire (SET NX PX) with 50
+# clients, through bench-vs.sh (A = HotKV, B = Redis):
+#
+#   bench/aof.sh            appendfsync everysec, always, and HotKV everysec
+#                           against HotKV without AOF
+#   ROUNDS=5 bench/aof.sh   more rounds (bench-vs.sh's knobs apply)
+#
+# Then, with strace on PATH, the fsyncs per second each server makes under
+# the SET load with appendfsync always (strace slows both: the figure is a
+# count, not a speed).
+#
+# REDIS_SERVER is the reference server (default: .ci/redis-ref.sh's build,
+# else redis-server on PATH). Output goes to stdout and
+# bench/results/<date>-aof.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REDIS_SERVER=${REDIS_SERVER:-}
+if [[ -z $REDIS_SERVER ]]; then
+  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
+  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
+fi
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TMP=$(mktemp -d -t hotkv-aofbench.XXXXXX)
+go build -o "$TMP/hotkv" ./cmd/hotkv
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+start_hotkv() { # name port args...
+  local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
+  "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+}
+start_redis() {
+  local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
+  "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+}
+stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
+mkdir -p bench/results
+OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-aof.txt
+ONLY=${ONLY:-set_32B_c50,lock_acquire_c50}
+{
+  echo "# bench/aof.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), ONLY=$ONLY ROUNDS=${ROUNDS:-3}"
+  for policy in everysec always; do
+    A=$(free_port); B=$(free_port)
+    start_hotkv hk-$policy "$A" --appendonly yes --appendfsync "$policy"
+    start_redis rd-$policy "$B" --appendonly yes --appendfsync "$policy"
+    echo; echo "## appendfsync $policy: A = HotKV, B = Redis"
+    ONLY=$ONLY bash bench/bench-vs.sh "$A" "$B" full
+    if [[ $policy == always ]] && command -v strace >/dev/null; then
+      echo; echo "## fsyncs per second under SET -c 50 (strace -f -c over 5 s; strace slows both servers)"
+      for side in "HotKV $A ${PIDS[0]}" "Redis $B ${PIDS[1]}"; do
+        read -r name port pid <<<"$side"
+        redis-benchmark -p "$port" -c 50 -n 100000000 -r 100000 -t set -q >/dev/null 2>&1 & bp=$!
+        sleep 1
+        n=$(timeout -s INT 5 strace -f -c -e trace=fsync,fdatasync -p "$pid" 2>&1 | awk '$NF=="fsync"||$NF=="fdatasync"{s+=$4} END{print s+0}')
+        kill $bp 2>/dev/null || true; wait $bp 2>/dev/null || true
+        echo "$name: $((n / 5)) fsyncs/s"
+      done
+    fi
+    stop_all
+  done
+  A=$(free_port); B=$(free_port)
+  start_hotkv hk-aof "$A" --appendonly yes --appendfsync everysec
+  start_hotkv hk-noaof "$B"
+  echo; echo "## HotKV: A = appendfsync everysec, B = no AOF"
+  ONLY=$ONLY bash bench/bench-vs.sh "$A" "$B" full
+  stop_all
+} 2>&1 | tee "$OUT"
