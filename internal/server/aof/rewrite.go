@@ -296,11 +296,15 @@ func (a *AOF) Cron(childBusy bool) {
 		}
 		return
 	}
-	if a.state == Off || childBusy {
+	if childBusy {
 		return
 	}
 	if a.scheduled {
+		// BGREWRITEAOF scheduled behind a BGSAVE runs with the AOF off too
 		_ = a.startRewrite()
+		return
+	}
+	if a.state == Off {
 		return
 	}
 	perc := a.d.Config.Int("auto-aof-rewrite-percentage")
