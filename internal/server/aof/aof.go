@@ -391,6 +391,16 @@ func (a *AOF) writer(stop <-chan struct{}, done chan<- struct{}) {
 		case <-a.kick:
 			a.write()
 			if a.policy.Load() == fsyncAlways {
+				if a.d.Config.Bool("no-appendfsync-on-rewrite") && a.rewriting() {
+					// the user traded durability for the rewrite's disk
+					// bandwidth, as Redis's flushAppendOnlyFile does: what
+					// is written counts as done until the rewrite ends
+					if w := a.written.Load(); w > a.synced.Load() {
+						a.synced.Store(w)
+					}
+					a.d.Release()
+					continue
+				}
 				if a.fsyncAll() != nil {
 					// Redis exits: it cannot tell which acknowledged
 					// writes reached the disk. Replies stay held, and the

@@ -99,11 +99,12 @@ func (f *fileInfo) format(b []byte) []byte {
 }
 
 // needsRepr is sdsneedsrepr: the name holds a character the manifest's
-// argument splitter would take apart.
+// argument splitter would take apart. A single quote too, which Redis leaves
+// bare and then cannot read back (sdssplitargs takes it for a quote).
 func needsRepr(s string) bool {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c == '\\' || c == '"' || c == '\n' || c == '\r' || c == '\t' || c == '\a' || c == '\b' ||
+		if c == '\\' || c == '"' || c == '\'' || c == '\n' || c == '\r' || c == '\t' || c == '\a' || c == '\b' ||
 			c < 0x20 || c > 0x7e || c == ' ' {
 			return true
 		}
@@ -131,6 +132,9 @@ func parseManifest(data []byte) (*manifest, error) {
 		}
 		if !strings.HasSuffix(line, "\n") || len(line) > manifestMaxLine {
 			return nil, errors.New("The AOF manifest file contains too long line")
+		}
+		if i := strings.IndexByte(line, 0); i >= 0 {
+			line = line[:i] // C reads the line as a string: it ends at a NUL
 		}
 		line = strings.Trim(line, " \t\r\n")
 		if line == "" {
