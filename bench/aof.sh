@@ -7,6 +7,7 @@
 #   bench/aof.sh            appendfsync everysec, always, and HotKV everysec
 #                           against HotKV without AOF
 #   ROUNDS=5 bench/aof.sh   more rounds (bench-vs.sh's knobs apply)
+#   POLICIES=always NOAOF=0 bench/aof.sh   one policy, without the last part
 #
 # Then, with strace on PATH, the fsyncs per second each server makes under
 # the SET load with appendfsync always (strace slows both: the figure is a
@@ -43,7 +44,7 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-aof.txt
 ONLY=${ONLY:-set_32B_c50,lock_acquire_c50}
 {
   echo "# bench/aof.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), ONLY=$ONLY ROUNDS=${ROUNDS:-3}"
-  for policy in everysec always; do
+  for policy in ${POLICIES:-everysec always}; do
     A=$(free_port); B=$(free_port)
     start_hotkv hk-$policy "$A" --appendonly yes --appendfsync "$policy"
     start_redis rd-$policy "$B" --appendonly yes --appendfsync "$policy"
@@ -55,13 +56,14 @@ ONLY=${ONLY:-set_32B_c50,lock_acquire_c50}
         read -r name port pid <<<"$side"
         redis-benchmark -p "$port" -c 50 -n 100000000 -r 100000 -t set -q >/dev/null 2>&1 & bp=$!
         sleep 1
-        n=$(timeout -s INT 5 strace -f -c -e trace=fsync,fdatasync -p "$pid" 2>&1 | awk '$NF=="fsync"||$NF=="fdatasync"{s+=$4} END{print s+0}')
+        n=$( (timeout -s INT 5 strace -f -c -e trace=fsync,fdatasync -p "$pid" 2>&1 || true) | awk '$NF=="fsync"||$NF=="fdatasync"{s+=$4} END{print s+0}')
         kill $bp 2>/dev/null || true; wait $bp 2>/dev/null || true
         echo "$name: $((n / 5)) fsyncs/s"
       done
     fi
     stop_all
   done
+  [[ ${NOAOF:-1} == 0 ]] && exit 0
   A=$(free_port); B=$(free_port)
   start_hotkv hk-aof "$A" --appendonly yes --appendfsync everysec
   start_hotkv hk-noaof "$B"

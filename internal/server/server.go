@@ -235,6 +235,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.net = network.New(network.Deps{Host: (*netHost)(s), Config: cfg, Log: lg, Clock: clk, Limits: s.limits,
 		Listener: opts.Listener, Goroutines: opts.GoroutinePerConn, BusyPoll: opts.BusyPoll})
 	s.blockOnPause = s.net.Goroutines()
+	s.aof.SetLoops(!s.net.Goroutines())
 	s.copyAvoid.Store(true) // Redis 8.6's default
 	return s
 }

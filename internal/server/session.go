@@ -32,6 +32,10 @@ func (h *netHost) Released(n int64) {
 // PauseRemainingMs implements network.Host.
 func (h *netHost) PauseRemainingMs() int64 { return (*Server)(h).pauseRemainingMs() }
 
+// CycleEnd implements network.Host: the AOF's group commit (appendfsync
+// always) before the cycle's replies are written.
+func (h *netHost) CycleEnd() { h.aof.CycleEnd() }
+
 // Run implements network.Session: argv and the commands complete behind it
 // (those the connection read while the client was blocked first: pending,
 // goroutine mode) run one by one through process, under one hold of the

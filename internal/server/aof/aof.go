@@ -127,9 +127,15 @@ type AOF struct {
 
 	kick       chan struct{}
 	stop, done chan struct{}
-	fsyncing   atomic.Bool  // aof_pending_bio_fsync
-	delayed    atomic.Int64 // aof_delayed_fsync
-	lastFsync  atomic.Int64 // Unix ms of the last background fsync's start
+	fsyncing   atomic.Bool // aof_pending_bio_fsync
+	loops      bool        // event loops call CycleEnd (set before the writer starts)
+	// the group commit on the event loops: units the last CycleEnd fsync
+	// carried, and when the oldest unit not fsynced arrived (Unix ns)
+	lastBatch    atomic.Uint64
+	firstPending atomic.Int64
+	stopped      atomic.Bool  // the files are closed: CycleEnd has nothing to do
+	delayed      atomic.Int64 // aof_delayed_fsync
+	lastFsync    atomic.Int64 // Unix ms of the last background fsync's start
 
 	rw        *rewriteJob // the rewrite in progress; engine lock
 	rwActive  atomic.Bool // rw != nil, for the writer goroutine
@@ -221,8 +227,14 @@ func (a *AOF) UnitDone() {
 	a.mu.Lock()
 	a.pendSeq = seq
 	a.mu.Unlock()
+	first := a.received.Load() <= a.synced.Load()
+	if first {
+		a.firstPending.Store(time.Now().UnixNano())
+	}
 	a.received.Store(seq)
-	if a.policy.Load() == fsyncAlways {
+	// under always the writer fsyncs at once, or, when the event loops do
+	// it at their cycle ends, only what they leave (woken once per wait)
+	if a.policy.Load() == fsyncAlways && (!a.loops || first) {
 		a.wake()
 	}
 }
@@ -270,7 +282,9 @@ func (a *AOF) Released(seq uint64) bool {
 		return true
 	}
 	if always {
-		a.wake()
+		if !a.loops {
+			a.wake()
+		}
 		return false
 	}
 	a.write()
@@ -389,19 +403,30 @@ func (a *AOF) writer(stop <-chan struct{}, done chan<- struct{}) {
 		case <-stop:
 			return
 		case <-a.kick:
-			a.write()
-			if a.policy.Load() == fsyncAlways {
-				if a.d.Config.Bool("no-appendfsync-on-rewrite") && a.rewriting() {
-					// the user traded durability for the rewrite's disk
-					// bandwidth, as Redis's flushAppendOnlyFile does: what
-					// is written counts as done until the rewrite ends
-					if w := a.written.Load(); w > a.synced.Load() {
-						a.synced.Store(w)
+			always := a.policy.Load() == fsyncAlways
+			if always && a.loops {
+				// the event loops fsync at the end of their cycles: wait
+				// for them, then do what they left for loopGrace
+				for a.received.Load() > a.synced.Load() {
+					age := time.Duration(time.Now().UnixNano() - a.firstPending.Load())
+					if age >= loopGrace {
+						break
 					}
-					a.d.Release()
+					select {
+					case <-time.After(loopGrace - age):
+					case <-stop:
+						return
+					}
+				}
+				if a.received.Load() <= a.synced.Load() {
 					continue
 				}
-				if a.fsyncAll() != nil {
+			}
+			a.write()
+			if always {
+				if a.d.Config.Bool("no-appendfsync-on-rewrite") && a.rewriting() {
+					a.markSynced()
+				} else if a.fsyncAll() != nil {
 					// Redis exits: it cannot tell which acknowledged
 					// writes reached the disk. Replies stay held, and the
 					// next wake-up tries again.
@@ -441,6 +466,55 @@ func (a *AOF) Fsynced(seq uint64) bool {
 
 // Wake has the writer write what is pending (and fsync it under always).
 func (a *AOF) Wake() { a.wake() }
+
+// CycleEnd is the group commit of appendfsync always on an event loop,
+// called at the end of each of its cycles, before the replies are written
+// (Redis's beforeSleep): what the cycle's commands appended is written and
+// fsynced, then their replies are released, every client the cycle served
+// sharing one fsync. It costs two atomic loads when there is nothing to do.
+// The loop's goroutine, without the engine lock.
+func (a *AOF) CycleEnd() {
+	recv, synced := a.received.Load(), a.synced.Load()
+	if a.policy.Load() != fsyncAlways || recv <= synced || a.stopped.Load() {
+		return
+	}
+	// the clients the last fsync released come back one by one: a cycle
+	// that served only a few of them leaves its fsync to a later cycle for
+	// a moment, so that one fsync carries them all (the writer's fallback
+	// bounds the wait)
+	if last := a.lastBatch.Load(); recv-synced < last/2 && time.Now().UnixNano()-a.firstPending.Load() < int64(cycleGather) {
+		return
+	}
+	a.write()
+	if a.d.Config.Bool("no-appendfsync-on-rewrite") && a.rewriting() {
+		a.markSynced()
+	} else if a.fsyncAll() != nil {
+		a.wake() // the writer retries
+		return
+	}
+	a.lastBatch.Store(a.synced.Load() - synced)
+	a.d.Release()
+}
+
+// cycleGather is how long a cycle end may leave a few units for the next.
+const cycleGather = 300 * time.Microsecond
+
+// markSynced counts what is written as fsynced (no-appendfsync-on-rewrite
+// while a rewrite runs: the user traded durability for the rewrite's disk
+// bandwidth, as Redis's flushAppendOnlyFile does).
+func (a *AOF) markSynced() {
+	if w := a.written.Load(); w > a.synced.Load() {
+		a.synced.Store(w)
+	}
+}
+
+// SetLoops tells the AOF that event loops call CycleEnd: the writer
+// goroutine then fsyncs under always only what no cycle end did within
+// loopGrace (units from connections served on goroutines, the cron).
+func (a *AOF) SetLoops(on bool) { a.loops = on }
+
+// loopGrace is how long the writer leaves a unit to the event loops.
+const loopGrace = time.Millisecond
 
 // rewriting is read by the writer goroutine.
 func (a *AOF) rewriting() bool { return a.rwActive.Load() }
@@ -495,6 +569,7 @@ func (a *AOF) switchFile(f *os.File, size int64) {
 
 // startWriter starts the background writer.
 func (a *AOF) startWriter() {
+	a.stopped.Store(false)
 	a.stop, a.done = make(chan struct{}), make(chan struct{})
 	go a.writer(a.stop, a.done)
 }
@@ -502,6 +577,7 @@ func (a *AOF) startWriter() {
 // closeFiles stops the writer, writes and fsyncs what is pending, and closes
 // the files (stopAppendOnly, and the shutdown's flush).
 func (a *AOF) closeFiles() error {
+	a.stopped.Store(true)
 	if a.stop != nil {
 		close(a.stop)
 		<-a.done

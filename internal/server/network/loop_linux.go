@@ -229,6 +229,7 @@ func (l *eventLoop) run() {
 			}
 		}
 		l.retry()
+		l.n.host.CycleEnd()
 		l.servePushes()
 		l.flushWrites()
 		if len(l.closeLater) > 0 {

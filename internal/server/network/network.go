@@ -37,6 +37,10 @@ type Host interface {
 	// PauseRemainingMs is how long CLIENT PAUSE still holds commands back
 	// (0: no pause): a loop with held commands wakes up for its end.
 	PauseRemainingMs() int64
+	// CycleEnd runs at the end of each event-loop cycle, after its
+	// commands and before its replies are written (Redis's beforeSleep: the
+	// AOF's fsync under appendfsync always). The loop's goroutine.
+	CycleEnd()
 }
 
 // Session is the server's side of one connection: the client its commands

@@ -42,6 +42,8 @@ func (h *fakeHost) Open(c *Conn) (Session, *resp.Writer, bool) {
 
 func (h *fakeHost) Released(n int64) { h.released.Add(n) }
 
+func (h *fakeHost) CycleEnd() {}
+
 func (h *fakeHost) PauseRemainingMs() int64 {
 	if h.paused.Load() {
 		return 5
