@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs golden ci fmt vet redis-ref redis-suite redis-suite-spawned
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -40,6 +40,12 @@ bench: ## Go benchmarks of the hot paths with -benchmem
 
 bench-vs: ## redis-benchmark against HotKV and redis-server side by side (see bench/README.md)
 	bench/run.sh
+
+bench-aof: ## the AOF side by side with redis-server 8.6.3 (everysec, always) and against HotKV without AOF
+	bench/aof.sh
+
+crash: ## the AOF crash harness: SIGKILL under load CYCLES times (default 100), FSYNC=always|everysec
+	$(GO) build -o bin/hotkv ./cmd/hotkv && $(GO) run ./cmd/hotkv-crash -bin bin/hotkv -fsync $${FSYNC:-always} -cycles $${CYCLES:-100}
 
 golden: ## rewrite golden files from HotKV's replies (review the diff!)
 	$(GO) test ./internal/command/ -run TestGolden -update
