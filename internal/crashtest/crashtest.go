@@ -141,9 +141,10 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		var wg sync.WaitGroup
 		for c := 0; c < cfg.Clients; c++ {
 			wg.Add(1)
+			seed := rng.Uint64() // drawn here: rng is not safe for the goroutines
 			go func(c int) {
 				defer wg.Done()
-				m.load(loadCtx, srv.addr, cycle, c, rng.Uint64())
+				m.load(loadCtx, srv.addr, cycle, c, seed)
 			}(c)
 		}
 		time.Sleep(run)
