@@ -145,6 +145,8 @@ type AOF struct {
 	lastRwSec int64       // aof_last_rewrite_time_sec (-1 before the first)
 	lastRwErr bool        // aof_last_bgrewrite_status err
 	rwDelay   time.Duration
+	// the automatic rewrite's back-off after failures (rewriteLimited)
+	limitDelayMin, limitNext int64
 	// flushSleep is DEBUG AOF-FLUSH-SLEEP: µs to sleep before each write
 	flushSleep atomic.Int64
 }

@@ -2,6 +2,8 @@ package aof
 
 import (
 	"bytes"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 )
@@ -157,3 +159,38 @@ func FuzzParser(f *testing.F) {
 		}
 	})
 }
+
+func TestRewriteLimited(t *testing.T) {
+	a := &AOF{d: Deps{Log: discardLog()}}
+	if a.rewriteLimited() {
+		t.Fatal("limited without failures")
+	}
+	a.failures = 3
+	if !a.rewriteLimited() || a.limitDelayMin != 1 {
+		t.Fatalf("after 3 failures: delay %d", a.limitDelayMin)
+	}
+	if !a.rewriteLimited() {
+		t.Fatal("retried before the delay passed")
+	}
+	a.limitNext = 1 // the delay passed
+	if a.rewriteLimited() {
+		t.Fatal("not retried after the delay")
+	}
+	if !a.rewriteLimited() || a.limitDelayMin != 2 {
+		t.Fatalf("the next delay is %d minutes, want 2", a.limitDelayMin)
+	}
+	for i := 0; i < 10; i++ {
+		a.limitNext = 1
+		a.rewriteLimited()
+		a.rewriteLimited()
+	}
+	if a.limitDelayMin != 60 {
+		t.Fatalf("delay %d, want the 60-minute cap", a.limitDelayMin)
+	}
+	a.failures = 0
+	if a.rewriteLimited() || a.limitDelayMin != 0 {
+		t.Fatal("a success resets the limit")
+	}
+}
+
+func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

@@ -311,11 +311,35 @@ func (a *AOF) Cron(childBusy bool) {
 	if a.state == On && perc > 0 {
 		size := a.curSize.Load()
 		base := max(a.baseSize, 1)
-		if size > a.d.Config.Int("auto-aof-rewrite-min-size") && (size-base)*100/base >= perc {
+		if size > a.d.Config.Int("auto-aof-rewrite-min-size") && (size-base)*100/base >= perc && !a.rewriteLimited() {
 			a.logf("Starting automatic rewriting of AOF on %d%% growth", (size-base)*100/base)
 			_ = a.startRewrite()
 		}
 	}
+}
+
+// rewriteLimited is aofRewriteLimited: after 3 rewrites in a row failed, the
+// automatic rewrite waits 1 minute, then 2, 4, ... up to 60 between tries,
+// so that a disk that keeps failing is not rewritten to in a loop
+// (BGREWRITEAOF is not limited).
+func (a *AOF) rewriteLimited() bool {
+	const threshold, maxMinutes = 3, 60
+	if a.failures < threshold {
+		a.limitDelayMin, a.limitNext = 0, 0
+		return false
+	}
+	now := time.Now().Unix()
+	if a.limitNext != 0 {
+		if now < a.limitNext {
+			return true
+		}
+		a.limitNext = 0
+		return false
+	}
+	a.limitDelayMin = min(max(a.limitDelayMin*2, 1), maxMinutes)
+	a.limitNext = now + a.limitDelayMin*60
+	a.warnf("Background AOF rewrite has repeatedly failed and triggered the limit, will retry in %d minutes", a.limitDelayMin)
+	return true
 }
 
 // RewriteInProgress reports a rewrite in progress (BGSAVE waits for it).
