@@ -171,6 +171,57 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
+	// source: Redis 8.12 (redis.io/commands/bless): not in 8.6
+	"bless": {
+		Summary:    "A container for key-blessing commands.",
+		Since:      "8.12.0",
+		Group:      "generic",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: Redis 8.12 (redis.io/commands/bless-clear): not in 8.6
+	"bless|clear": {
+		Summary:    "Removes protection flags from a key.",
+		Since:      "8.12.0",
+		Group:      "generic",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "no-evict", Type: "pure-token", KeySpecIndex: -1, Token: "NO-EVICT"},
+		},
+	},
+	// source: Redis 8.12 (redis.io/commands/bless-get): not in 8.6
+	"bless|get": {
+		Summary:    "Returns the protection flags of a key.",
+		Since:      "8.12.0",
+		Group:      "generic",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+		},
+	},
+	// source: Redis 8.12 (redis.io/commands/bless-scan): not in 8.6
+	"bless|scan": {
+		Summary:    "Incrementally iterates the blessed keys of the current database that carry the given flag.",
+		Since:      "8.12.0",
+		Group:      "generic",
+		Complexity: "O(1) for every call. O(N) for a complete iteration, where N is the number of blessed keys.",
+		Args: []ArgDoc{
+			{Name: "cursor", Type: "integer", KeySpecIndex: -1},
+			{Name: "no-evict", Type: "pure-token", KeySpecIndex: -1, Token: "NO-EVICT"},
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+		},
+	},
+	// source: Redis 8.12 (redis.io/commands/bless-set): not in 8.6
+	"bless|set": {
+		Summary:    "Adds protection flags to a key against memory pressure.",
+		Since:      "8.12.0",
+		Group:      "generic",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "key", Type: "key", KeySpecIndex: 0},
+			{Name: "no-evict", Type: "pure-token", KeySpecIndex: -1, Token: "NO-EVICT"},
+		},
+	},
 	// source: 8.6.3 COMMAND DOCS
 	"blmove": {
 		Summary:    "Pops an element from a list, pushes it to another list and returns it. Blocks until an element is available otherwise. Deletes the list if the last element was moved.",

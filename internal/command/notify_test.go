@@ -27,6 +27,9 @@ type notifyCase struct {
 // write command cannot land without its keyspace events being decided.
 // Sources: Redis 8.4 t_string.c, bitops.c, db.c, expire.c, t_set.c, t_hash.c.
 var writeEvents = map[string]notifyCase{
+	// eviction protection (Redis 8.12)
+	"bless|set":   {setup: [][]string{{"SET", "k", "v"}}, cmd: []string{"BLESS", "SET", "k", "NO-EVICT"}, events: []string{"bless k"}},
+	"bless|clear": {setup: [][]string{{"SET", "k", "v"}, {"BLESS", "SET", "k", "NO-EVICT"}}, cmd: []string{"BLESS", "CLEAR", "k", "NO-EVICT"}, events: []string{"unbless k"}},
 	// string
 	"append":      {cmd: []string{"APPEND", "k", "x"}, events: []string{"new k", "append k"}},
 	"decr":        {cmd: []string{"DECR", "k"}, events: []string{"new k", "incrby k"}},

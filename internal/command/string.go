@@ -136,8 +136,31 @@ func setCmd(c *Ctx) {
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
 	}
+	if at != 0 && o.flags&optNX != 0 && c.KS.ProtectLocks {
+		protectLock(c, key, val, at)
+		return
+	}
 	if c.Prop != nil {
 		propagateSet(c, o.flags, at)
+	}
+}
+
+var (
+	wBless   = []byte("BLESS")
+	wNoEvict = []byte("NO-EVICT")
+)
+
+// protectLock blesses a lock just taken (SET NX with an expiry, under
+// protect-locks-from-eviction): eviction never takes it while it holds; it goes
+// with the key (expiry, DELEX). The stream says so explicitly (SET ... PXAT,
+// then BLESS SET), so that replicas and the AOF protect it whatever their
+// own setting.
+func protectLock(c *Ctx, key, val []byte, at int64) {
+	c.DB.Bless(key)
+	if c.Prop != nil {
+		c.AlsoPropagate(wSet, key, val, wPXAT, c.PropInt(at))
+		c.AlsoPropagate(wBless, wSet, key, wNoEvict)
+		c.PreventPropagation()
 	}
 }
 

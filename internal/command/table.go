@@ -231,6 +231,7 @@ func NewTable() *Table {
 		family{"server", memoryCommands()},
 		family{"server", replicationCommands()},
 		family{"server", persistCommands()},
+		family{"generic", blessCommands()},
 		family{"list", listCommands()},
 		family{"hash", hashCommands()},
 		family{"set", setCommands()},

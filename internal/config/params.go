@@ -113,6 +113,7 @@ func paramTable() []paramDef {
 		enumP("maxmemory-policy", "", H, enumNames("volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl", "volatile-lrm",
 			"allkeys-lru", "allkeys-lfu", "allkeys-random", "allkeys-lrm", "noeviction"), "noeviction", "What to evict at maxmemory."),
 		intP("maxmemory-samples", "", H, 1, intMax, 5, "Keys sampled per eviction."),
+		boolP("protect-locks-from-eviction", "", H, false, "HotKV: SET NX with an expiry protects its key from eviction (BLESS SET key NO-EVICT) while it holds."),
 		intP("maxmemory-eviction-tenacity", "", H, 0, 100, 10, "Effort spent evicting per command."),
 		intP("lfu-log-factor", "", H, 0, intMax, 10, "LFU counter logarithm factor."),
 		intP("lfu-decay-time", "", H, 0, intMax, 1, "Minutes for the LFU counter to decay."),

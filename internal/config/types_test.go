@@ -464,7 +464,9 @@ func TestParams(t *testing.T) {
 		// the append-only file (decision 0043)
 		"appendonly", "appendfilename", "appenddirname", "appendfsync", "no-appendfsync-on-rewrite",
 		"auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated",
-		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc"}
+		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc",
+		// eviction protection of locks (decision 0044)
+		"protect-locks-from-eviction"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -21,6 +21,7 @@ type DB struct {
 	idmp     map[*Stream]struct{} // streams with IDMP records (stream_idmp.go)
 	keysizes Keysizes             // INFO keysizes' histogram (keysizes.go)
 	avgTTL   int64                // running estimate of the average TTL (ms), as INFO keyspace's avg_ttl
+	blessed  map[string]struct{}  // keys protected from eviction (bless.go); nil while none
 }
 
 func newDB(ks *Keyspace, id int) *DB {
@@ -268,6 +269,7 @@ func (db *DB) unlink(key string) (Entry, int64, bool) {
 	if old.expIdx != 0 {
 		db.dropExpiring(old.expIdx)
 	}
+	db.unbless(key)
 	db.dropReg(&old)
 	db.ksUncount(&old)
 	return old, dictEntryBytes(&de.val), true
@@ -459,6 +461,7 @@ func (db *DB) Flush() {
 	db.idmp = nil
 	db.keysizes = Keysizes{}
 	db.avgTTL = 0
+	db.blessed = nil
 }
 
 // Rename moves the live entry of src to dst (replacing dst). It keeps the TTL.
@@ -469,6 +472,7 @@ func (db *DB) Rename(src, dst []byte) {
 	e := db.Lookup(src)
 	moved, at := *e, db.ExpireAt(e)
 	moved.expIdx = 0
+	blessed := db.IsBlessed(unsafeView(src)) // the protection moves with the key
 	if _, size, ok := db.unlink(unsafeView(src)); ok {
 		db.ks.Freed += size // the value moves (an embedded string's bytes too)
 	}
@@ -480,6 +484,9 @@ func (db *DB) Rename(src, dst []byte) {
 	db.ksCount(ne)
 	if at != 0 {
 		db.setExpire(dst, ne, at)
+	}
+	if blessed {
+		db.Bless(dst)
 	}
 	db.trackValue(dst, ne)
 	db.ks.added(db.ID, dst)
@@ -493,8 +500,15 @@ func (db *DB) Rename(src, dst []byte) {
 // The key is reported as added ("new"), as Redis's dbDelete then dbAdd; COPY
 // REPLACE announces "overwritten" itself, after "copy_to".
 func (db *DB) Insert(key []byte, v Entry, at int64) *Entry {
+	blessed := false
 	if db.Lookup(key) != nil {
+		// a value replaced (RESTORE REPLACE, COPY REPLACE) keeps the key's
+		// protection
+		blessed = db.IsBlessed(unsafeView(key))
 		db.remove(key)
+	}
+	if blessed {
+		defer db.Bless(key)
 	}
 	v.expIdx = 0
 	ne := db.place(key, v)

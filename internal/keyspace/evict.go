@@ -84,17 +84,26 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 		for range ks.DBs {
 			p.nextDB++
 			db := ks.DBs[p.nextDB%len(ks.DBs)]
-			if policy == AllKeysRandom {
-				if k, _, ok := db.dict.Random(rnd); ok {
+			// a blessed key is never the one: a few more draws find
+			// another (a database of blessed keys only gives none)
+			for try := 0; try < 16; try++ {
+				k, ok := "", false
+				if policy == AllKeysRandom {
+					k, _, ok = db.dict.Random(rnd)
+				} else if n := db.expiring.len(); n > 0 {
+					k, ok = db.expiring.at(int(rnd()%uint64(n))).de.key(), true
+				}
+				if !ok {
+					break
+				}
+				if !db.IsBlessed(k) {
 					return db, k, true
 				}
-			} else if n := db.expiring.len(); n > 0 {
-				return db, db.expiring.at(int(rnd() % uint64(n))).de.key(), true
 			}
 		}
 		return nil, "", false
 	}
-	for {
+	for empty := 0; ; {
 		total := 0
 		for _, db := range ks.DBs {
 			n := db.dict.Len()
@@ -109,6 +118,14 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 		if total == 0 {
 			return nil, "", false
 		}
+		if !p.any() {
+			// every key sampled was blessed: after a few passes, give up
+			// (a keyspace of protected keys has nothing to evict)
+			if empty++; empty >= 16 {
+				return nil, "", false
+			}
+			continue
+		}
 		for k := EvictionPoolSize - 1; k >= 0; k-- {
 			pe := &p.e[k]
 			if !pe.used {
@@ -116,7 +133,7 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 			}
 			key, db := pe.key, ks.DBs[pe.db]
 			*pe = poolEntry{}
-			if e, ok := db.dict.GetString(key); ok && (policy.AllKeys() || e.expIdx != 0) {
+			if e, ok := db.dict.GetString(key); ok && (policy.AllKeys() || e.expIdx != 0) && !db.IsBlessed(key) {
 				return db, key, true
 			}
 			// a ghost: deleted (or persisted) since it was sampled
@@ -128,6 +145,9 @@ func (ks *Keyspace) EvictionCandidate(p *EvictionPool, policy EvictPolicy, sampl
 // that score better than the pool's worst.
 func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, samples int, rnd func() uint64) {
 	add := func(key string, e *Entry) {
+		if db.blessed != nil && db.IsBlessed(key) {
+			return // protected from eviction (BLESS)
+		}
 		var idle uint64
 		switch policy {
 		case VolatileLRU, AllKeysLRU, VolatileLRM, AllKeysLRM:
@@ -150,6 +170,16 @@ func (ks *Keyspace) populate(p *EvictionPool, db *DB, policy EvictPolicy, sample
 		it := db.expiring.at(int(rnd() % uint64(n)))
 		add(it.de.key(), &it.de.val)
 	}
+}
+
+// any reports whether the pool holds a candidate.
+func (p *EvictionPool) any() bool {
+	for i := range p.e {
+		if p.e[i].used {
+			return true
+		}
+	}
+	return false
 }
 
 // insert places a candidate in the pool, ascending by idle, dropping the

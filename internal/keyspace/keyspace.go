@@ -100,6 +100,10 @@ type Keyspace struct {
 	// late); the server's estimate takes the larger of the two (decision 0022).
 	Added int64
 
+	// ProtectLocks is protect-locks-from-eviction: a SET with NX and an expiry
+	// blesses its key (eviction never takes a held lock).
+	ProtectLocks bool
+
 	// KeepExpired makes lazy expiry report expired keys as absent without
 	// deleting them (Redis's EXPIRE_AVOID_DELETE_EXPIRED): the server sets it
 	// while SCAN or RANDOMKEY runs inside MULTI or a script with
@@ -185,6 +189,7 @@ func (ks *Keyspace) Swap(a, b int) {
 	da.idmp, dbb.idmp = dbb.idmp, da.idmp
 	da.keysizes, dbb.keysizes = dbb.keysizes, da.keysizes
 	da.avgTTL, dbb.avgTTL = dbb.avgTTL, da.avgTTL
+	da.blessed, dbb.blessed = dbb.blessed, da.blessed
 }
 
 // FlushAll empties every database.

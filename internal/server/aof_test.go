@@ -3,6 +3,8 @@ package server_test
 import (
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,12 +86,23 @@ func copyDir(t *testing.T, dir string) string {
 	return dst
 }
 
+// settleHeap gives the heap a test left behind back to the runtime when it
+// ends: the servers of later tests share this process's heap, and the memory
+// tests measure used_memory against limits of a few MB.
+func settleHeap(t *testing.T) {
+	t.Cleanup(func() {
+		runtime.GC()
+		debug.FreeOSMemory()
+	})
+}
+
 func aofOpts(dir, fsync string, more ...hotkvtest.Option) []hotkvtest.Option {
 	return append([]hotkvtest.Option{hotkvtest.WithConfig("dir", dir), hotkvtest.WithConfig("appendonly", "yes"),
 		hotkvtest.WithConfig("appendfsync", fsync)}, more...)
 }
 
 func TestAOFRestartHasEveryAcknowledgedWrite(t *testing.T) {
+	settleHeap(t)
 	for _, name := range []string{"always", "everysec", "no", "always/goroutines", "everysec/goroutines"} {
 		t.Run(name, func(t *testing.T) {
 			fsync, mode, _ := strings.Cut(name, "/")
@@ -118,6 +131,7 @@ func TestAOFRestartHasEveryAcknowledgedWrite(t *testing.T) {
 }
 
 func TestAOFStartCreatesBaseAndIncr(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, aofOpts(dir, "everysec")...)
 	c := hotkvtest.Dial(t, a.Addr)
@@ -140,6 +154,7 @@ func TestAOFStartCreatesBaseAndIncr(t *testing.T) {
 }
 
 func TestAOFConfigSetAppendonlyLive(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, hotkvtest.WithConfig("dir", dir))
 	c := hotkvtest.Dial(t, a.Addr)
@@ -176,6 +191,7 @@ func TestAOFConfigSetAppendonlyLive(t *testing.T) {
 }
 
 func TestAOFBGRewriteSwitchesManifest(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, aofOpts(dir, "always")...)
 	c := hotkvtest.Dial(t, a.Addr)
@@ -222,6 +238,7 @@ func TestAOFBGRewriteSwitchesManifest(t *testing.T) {
 // A torn last command is cut off (aof-load-truncated yes, the default) and
 // the rest loads; a MULTI without its EXEC is reverted.
 func TestAOFTruncatedTailLoadsPrefix(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, aofOpts(dir, "always")...)
 	c := hotkvtest.Dial(t, a.Addr)
@@ -252,6 +269,7 @@ func TestAOFTruncatedTailLoadsPrefix(t *testing.T) {
 }
 
 func TestWaitAOF(t *testing.T) {
+	settleHeap(t)
 	a := hotkvtest.Start(t)
 	c := hotkvtest.Dial(t, a.Addr)
 	do(t, c, "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n", "WAITAOF", "1", "0", "0")
@@ -270,6 +288,7 @@ func TestWaitAOF(t *testing.T) {
 }
 
 func TestDebugLoadAOF(t *testing.T) {
+	settleHeap(t)
 	a := hotkvtest.Start(t, aofOpts(t.TempDir(), "everysec")...)
 	c := hotkvtest.Dial(t, a.Addr)
 	fillEveryType(t, c)
@@ -284,6 +303,7 @@ func TestDebugLoadAOF(t *testing.T) {
 // aof-use-rdb-preamble no: the base file is commands, and rebuilds every
 // type (a stream through RESTORE), TTLs of keys and of hash fields too.
 func TestAOFBaseOfCommands(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, aofOpts(dir, "always", hotkvtest.WithConfig("aof-use-rdb-preamble", "no"))...)
 	c := hotkvtest.Dial(t, a.Addr)
@@ -317,6 +337,7 @@ func TestAOFBaseOfCommands(t *testing.T) {
 // CONFIG SET appendonly while the AOF loads at startup is honoured when the
 // load ends (Redis's updateAppendonly defers to it).
 func TestAOFConfigSetWhileLoading(t *testing.T) {
+	settleHeap(t)
 	dir := t.TempDir()
 	a := hotkvtest.Start(t, aofOpts(dir, "everysec")...)
 	c := hotkvtest.Dial(t, a.Addr)

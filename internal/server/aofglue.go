@@ -209,6 +209,16 @@ func (s *Server) SetAOFRewriteDelay(d time.Duration) {
 	s.eng.Unlock()
 }
 
+// blessedKeys counts the keys protected from eviction (BLESS) in every
+// database. Engine lock.
+func (s *Server) blessedKeys() int {
+	n := 0
+	for _, db := range s.ks.DBs {
+		n += db.Blessed()
+	}
+	return n
+}
+
 // uncounted runs load without leaving its commands in the statistics:
 // Redis's AOF loader runs commands without call(), so commandstats,
 // latencystats, errorstats, total_commands_processed and the keyspace hits

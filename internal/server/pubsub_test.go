@@ -216,7 +216,10 @@ func TestSubscriptionsFreeTheirMemory(t *testing.T) {
 	ctl.Do("CONFIG", "SET", "maxmemory-policy", "noeviction")
 	oom := "-OOM command not allowed when used memory > 'maxmemory'.\r\n"
 	for round := range 3 {
-		ctl.Do("CONFIG", "SET", "maxmemory", "10485760")
+		// 10 MB above what the process uses now: the server shares the
+		// test binary's heap, which earlier tests leave larger or smaller
+		ctl.Do("MEMORY", "PURGE")
+		ctl.Do("CONFIG", "SET", "maxmemory", strconv.FormatInt(usedMemory(t, ctl)+10<<20, 10))
 		sub := hotkvtest.Dial(t, srv.Addr)
 		n := 0
 		for ; n < 20000; n++ {
@@ -232,4 +235,20 @@ func TestSubscriptionsFreeTheirMemory(t *testing.T) {
 		ctl.Do("CONFIG", "SET", "maxmemory", "0")
 		time.Sleep(20 * time.Millisecond) // the server notices the close
 	}
+}
+
+// usedMemory reads INFO memory's used_memory.
+func usedMemory(t *testing.T, c *hotkvtest.Conn) int64 {
+	t.Helper()
+	for _, l := range strings.Split(c.Do("INFO", "memory"), "\r\n") {
+		if v, ok := strings.CutPrefix(l, "used_memory:"); ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatal("no used_memory")
+	return 0
 }

@@ -222,6 +222,8 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.aof = s.newAOF()
 	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
 	cfg.OnChange("aof-disable-auto-gc", func(string) error { s.aof.AutoGC(); return nil })
+	ks.ProtectLocks = cfg.Bool("protect-locks-from-eviction")
+	cfg.OnChange("protect-locks-from-eviction", func(v string) error { ks.ProtectLocks = v == "yes"; return nil })
 	s.limits.MaxBulkLen.Store(cfg.Int("proto-max-bulk-len"))
 	s.limits.MaxQueryBuf.Store(cfg.Int("client-query-buffer-limit"))
 	cfg.OnChange("proto-max-bulk-len", func(string) error {

@@ -82,6 +82,7 @@ func (a *AOF) startRewrite() error {
 		tmp: a.path(fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))}
 	a.rw = job
 	a.rwActive.Store(true)
+	a.feedBlessed()
 	a.scheduled = false
 	a.d.Log.Info("Background append only file rewriting started", "encode_ms",
 		float64(time.Since(start).Microseconds())/1000, "bytes", buf.Len())
@@ -113,6 +114,24 @@ func (a *AOF) writeBase(w io.Writer) error {
 		fns = a.d.Functions()
 	}
 	return writeCommands(w, a.d.KS, fns, ts)
+}
+
+// feedBlessed starts the new incremental file with a BLESS SET of every key
+// protected from eviction: the base (an RDB file Redis 8.6 reads, or the
+// commands of the values) does not carry the protection. Engine lock.
+func (a *AOF) feedBlessed() {
+	if a.d.KS == nil || a.state == Off {
+		return
+	}
+	for _, db := range a.d.KS.DBs {
+		if db.Blessed() == 0 {
+			continue
+		}
+		db.RangeBlessed(func(key string) {
+			a.Propagate(db.ID, [][]byte{[]byte("BLESS"), []byte("SET"), []byte(key), []byte("NO-EVICT")})
+		})
+	}
+	a.write() // in the file now, not with the next unit (installBase fsyncs it)
 }
 
 // openNextIncr is openNewIncrAofForAppend.
@@ -237,6 +256,14 @@ func (a *AOF) installBase(job *rewriteJob) error {
 		m.retire(len(m.incrs))
 	} else {
 		m.retireIncrs()
+	}
+	// what the new incremental file holds so far (its first commands: the
+	// blessed keys) is durable before the manifest makes it the AOF
+	if a.state != Off {
+		a.write()
+		if err := a.fsyncAll(); err != nil {
+			return err
+		}
 	}
 	if err := a.persistManifest(m); err != nil {
 		if newIncr != "" {
