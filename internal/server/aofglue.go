@@ -68,7 +68,9 @@ func (s *Server) applyLoaded(db int, cmds [][][]byte) (int, error) {
 // goroutine): the replies that waited go out, and WAITAOF clients are told.
 func (s *Server) aofReleased() {
 	s.ReleaseReplies()
-	if s.aofWaiting.Load() {
+	// WAITAOF clients are run again only when more was fsynced (a release
+	// after a write alone would only block them again)
+	if s.aofWaiting.Load() && s.aof.SyncedSeq() != s.aofWokeAt.Swap(s.aof.SyncedSeq()) {
 		go func() {
 			s.eng.Lock()
 			s.wakeWaiters()
@@ -182,7 +184,7 @@ func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64)
 		s.waiters = append(s.waiters, cl)
 	}
 	s.aofWaiting.Store(true)
-	s.aof.Wake()
+	s.aof.WakeForFsync()
 }
 
 // aofWriteError is the AOF's part of writeCommandsDeniedByDiskError: the

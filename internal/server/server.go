@@ -80,6 +80,7 @@ type Server struct {
 	aof     *aof.AOF     // the append-only file (aofglue.go); engine lock
 	// aofWaiting: clients wait in WAITAOF (s.waiters), woken when the AOF fsyncs
 	aofWaiting atomic.Bool
+	aofWokeAt  atomic.Uint64 // the fsynced unit WAITAOF clients last ran again for
 
 	mu      sync.Mutex // guards clients (taken after the engine lock, never before)
 	clients map[int64]*client

@@ -466,8 +466,17 @@ func (a *AOF) Fsynced(seq uint64) bool {
 	return d >= seq || d >= recv
 }
 
-// Wake has the writer write what is pending (and fsync it under always).
-func (a *AOF) Wake() { a.wake() }
+// WakeForFsync has the writer fsync at once what is pending when it fsyncs
+// on demand (appendfsync always); under everysec the next second's fsync
+// comes anyway (WAITAOF waits for it).
+func (a *AOF) WakeForFsync() {
+	if a.policy.Load() == fsyncAlways {
+		a.wake()
+	}
+}
+
+// SyncedSeq is the last unit fsynced. Any goroutine.
+func (a *AOF) SyncedSeq() uint64 { return a.synced.Load() }
 
 // CycleEnd is the group commit of appendfsync always on an event loop,
 // called at the end of each of its cycles, before the replies are written
