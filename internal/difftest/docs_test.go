@@ -25,7 +25,7 @@ func tableCommands(p *pair) (cmds []string, containers map[string]bool) {
 		cmds = append(cmds, l)
 	}
 	for _, l := range strings.Split(p.hkOnly("COMMAND", "LIST", "FILTERBY", "PATTERN", "*|*"), "\r\n") {
-		if i := strings.IndexByte(l, '|'); i > 0 && l[0] != '$' {
+		if i := strings.IndexByte(l, '|'); i > 0 && l[0] != '$' && !notInRedis[l[:i]] {
 			containers[l[:i]] = true
 		}
 	}
@@ -33,9 +33,11 @@ func tableCommands(p *pair) (cmds []string, containers map[string]bool) {
 	return cmds, containers
 }
 
-// notInRedis are the commands HotKV serves that Redis has not (Valkey's,
-// docs/decisions/0041): nothing of theirs can be compared.
-var notInRedis = map[string]bool{"delifeq": true}
+// notInRedis are the commands HotKV serves that Redis 8.6 has not (Valkey's
+// DELIFEQ, decision 0041; Redis 8.12's BLESS, decision 0044): nothing of
+// theirs can be compared.
+var notInRedis = map[string]bool{"delifeq": true, "bless": true,
+	"bless|set": true, "bless|clear": true, "bless|get": true, "bless|scan": true}
 
 // rnode is a RESP value with its wire type kept.
 type rnode struct {

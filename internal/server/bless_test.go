@@ -19,7 +19,7 @@ func infoStat(t *testing.T, c *hotkvtest.Conn, name string) string {
 	return ""
 }
 
-// BLESS protects under every policy, and blessed_keys counts them.
+// BLESS protects under every policy, and hotkv_blessed_keys counts them.
 func TestBlessProtectsUnderEveryPolicy(t *testing.T) {
 	settleHeap(t)
 	for _, policy := range []string{"allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-ttl", "volatile-random"} {
@@ -31,8 +31,8 @@ func TestBlessProtectsUnderEveryPolicy(t *testing.T) {
 				c.Do("SET", k, "v", "PX", "600000")
 				do(t, c, ":1\r\n", "BLESS", "SET", k, "NO-EVICT")
 			}
-			if got := infoStat(t, c, "blessed_keys"); got != "50" {
-				t.Fatalf("blessed_keys = %s", got)
+			if got := infoStat(t, c, "hotkv_blessed_keys"); got != "50" {
+				t.Fatalf("hotkv_blessed_keys = %s", got)
 			}
 			val := strings.Repeat("x", 4<<10)
 			for i := 0; i < 3000; i++ {

@@ -352,7 +352,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "evicted_keys", s.ks.Stats.EvictedKeys)
 	b = kvi(b, "evicted_clients", s.stats.evictedClients.Load())
 	b = kv(b, "evicted_scripts", "0")
-	b = kvi(b, "blessed_keys", int64(s.blessedKeys())) // HotKV: keys eviction may not take (BLESS)
+	b = kvi(b, "hotkv_blessed_keys", int64(s.blessedKeys())) // HotKV's: keys eviction may not take (BLESS)
 	exceeded, current := s.evictionExceeded()
 	b = kvi(b, "total_eviction_exceeded_time", exceeded)
 	b = kvi(b, "current_eviction_exceeded_time", current)
