@@ -41,7 +41,7 @@ var allowed = map[string][]string{
 	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt", "internal/logging"},
 	"internal/server/notify":   {"internal/config", "internal/keyspace", "internal/pubsub"},
 	"internal/server/tracking": {"internal/command", "internal/keyspace"},
-	"internal/server/repl":     {"internal/command"},
+	"internal/server/repl":     {"internal/command", "internal/resp"},
 	"internal/server/infofmt":  {},
 	// go generate's program that writes the command docs data
 	"internal/command/internal/gendocs": {},

@@ -35,26 +35,14 @@ func blessFlag(c *Ctx, a []byte) bool {
 }
 
 // blessSetCmd: BLESS SET key NO-EVICT.
-func blessSetCmd(c *Ctx) {
-	key := c.Argv[2]
-	if !blessFlag(c, c.Argv[3]) {
-		return
-	}
-	if c.DB.LookupWrite(key) == nil {
-		c.Err(ErrNoSuchKey)
-		return
-	}
-	if !c.DB.Bless(key) {
-		c.W.Int(0)
-		return
-	}
-	c.Notify('g', "bless", key)
-	c.Dirty++
-	c.W.Int(1)
-}
+func blessSetCmd(c *Ctx) { blessChange(c, c.DB.Bless, "bless") }
 
 // blessClearCmd: BLESS CLEAR key NO-EVICT.
-func blessClearCmd(c *Ctx) {
+func blessClearCmd(c *Ctx) { blessChange(c, c.DB.Unbless, "unbless") }
+
+// blessChange is BLESS SET and CLEAR: change reports whether the key's
+// protection changed, which announces event and replies 1.
+func blessChange(c *Ctx, change func(key []byte) bool, event string) {
 	key := c.Argv[2]
 	if !blessFlag(c, c.Argv[3]) {
 		return
@@ -63,11 +51,11 @@ func blessClearCmd(c *Ctx) {
 		c.Err(ErrNoSuchKey)
 		return
 	}
-	if !c.DB.Unbless(key) {
+	if !change(key) {
 		c.W.Int(0)
 		return
 	}
-	c.Notify('g', "unbless", key)
+	c.Notify('g', event, key)
 	c.Dirty++
 	c.W.Int(1)
 }

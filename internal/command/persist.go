@@ -99,13 +99,8 @@ func waitaofCmd(c *Ctx) {
 		c.Error("ERR value is out of range, must be positive")
 		return
 	}
-	t, ok := resp.ParseInt(c.Argv[3])
+	t, ok := waitTimeout(c, c.Argv[3])
 	if !ok {
-		c.Err(ErrTimeout)
-		return
-	}
-	if t < 0 {
-		c.Error("ERR timeout is negative")
 		return
 	}
 	a := aofOf(c)

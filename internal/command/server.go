@@ -134,18 +134,28 @@ func lastsaveCmd(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
 // waitCmd: WAIT numreplicas timeout: the number of replicas that acknowledged
 // the client's writes, blocking until numreplicas do or the timeout passes; with
 // no replica attached it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
+// waitTimeout parses WAIT's and WAITAOF's timeout (ms), replying the error
+// of a bad one.
+func waitTimeout(c *Ctx, a []byte) (int64, bool) {
+	t, ok := resp.ParseInt(a)
+	if !ok {
+		c.Err(ErrTimeout)
+		return 0, false
+	}
+	if t < 0 {
+		c.Error("ERR timeout is negative")
+		return 0, false
+	}
+	return t, true
+}
+
 func waitCmd(c *Ctx) {
 	if _, ok := resp.ParseInt(c.Argv[1]); !ok {
 		c.Err(ErrNotInt)
 		return
 	}
-	t, ok := resp.ParseInt(c.Argv[2])
+	t, ok := waitTimeout(c, c.Argv[2])
 	if !ok {
-		c.Err(ErrTimeout)
-		return
-	}
-	if t < 0 {
-		c.Error("ERR timeout is negative")
 		return
 	}
 	if r := replication(c); r != nil && !c.Client.Script {

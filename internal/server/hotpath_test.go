@@ -10,7 +10,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
-	"github.com/hotkv/hotkv/internal/server/repl"
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // nopConn is a net.Conn that discards writes; the hot-path benchmarks call
@@ -181,7 +181,7 @@ type countTarget struct {
 
 func (t *countTarget) Propagate(db int, argv [][]byte) {
 	t.n++
-	t.last = repl.AppendCommand(t.last[:0], argv...)
+	t.last = resp.AppendCommand(t.last[:0], argv...)
 }
 func (t *countTarget) UnitDone() {}
 

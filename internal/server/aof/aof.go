@@ -37,6 +37,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/resp"
 )
 
 // State is aof_state.
@@ -210,10 +211,10 @@ func (a *AOF) Propagate(db int, argv [][]byte) {
 	}
 	if db >= 0 && db != a.selDB {
 		a.argBuf = strconv.AppendInt(a.argBuf[:0], int64(db), 10)
-		a.pend = appendCommand(a.pend, [][]byte{wordSelect, a.argBuf})
+		a.pend = resp.AppendCommand(a.pend, wordSelect, a.argBuf)
 		a.selDB = db
 	}
-	a.pend = appendCommand(a.pend, argv)
+	a.pend = resp.AppendCommand(a.pend, argv...)
 	a.mu.Unlock()
 }
 
@@ -246,21 +247,6 @@ func (a *AOF) wake() {
 	case a.kick <- struct{}{}:
 	default:
 	}
-}
-
-// appendCommand appends argv as a RESP array of bulk strings.
-func appendCommand(b []byte, argv [][]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(argv)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range argv {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // ----------------------------------------------------------------------------

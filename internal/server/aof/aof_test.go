@@ -2,6 +2,7 @@ package aof
 
 import (
 	"bytes"
+	"github.com/hotkv/hotkv/internal/resp"
 	"io"
 	"log/slog"
 	"strings"
@@ -152,7 +153,7 @@ func FuzzParser(f *testing.F) {
 		// what parsed is a prefix of data, re-encodable
 		var out []byte
 		for _, c := range cmds {
-			out = appendCommand(out, c)
+			out = resp.AppendCommand(out, c...)
 		}
 		if len(cmds) > 0 && len(out) == 0 {
 			t.Fatal("commands without bytes")

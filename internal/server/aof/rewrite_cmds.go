@@ -30,7 +30,7 @@ func writeCommands(w io.Writer, ks *keyspace.Keyspace, functions []string, ts st
 		b = append(b, ts...)
 	}
 	for _, code := range functions {
-		b = appendCmd(b, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
+		b = resp.AppendCommand(b, []byte("FUNCTION"), []byte("LOAD"), []byte(code))
 	}
 	var err error
 	flush := func() bool {
@@ -45,7 +45,7 @@ func writeCommands(w io.Writer, ks *keyspace.Keyspace, functions []string, ts st
 		if db.Len() == 0 {
 			continue
 		}
-		b = appendCmd(b, []byte("SELECT"), []byte(strconv.Itoa(db.ID)))
+		b = resp.AppendCommand(b, []byte("SELECT"), []byte(strconv.Itoa(db.ID)))
 		db.RangeAll(func(key string, e *keyspace.Entry) bool {
 			k := []byte(key)
 			batch := func(verb string, add func(emit func(items ...[]byte))) {
@@ -59,17 +59,17 @@ func writeCommands(w io.Writer, ks *keyspace.Keyspace, functions []string, ts st
 					}
 					n++
 					if n == itemsPerCmd {
-						b = appendCmd(b, args...)
+						b = resp.AppendCommand(b, args...)
 						args, n = args[:2], 0
 					}
 				})
 				if n > 0 {
-					b = appendCmd(b, args...)
+					b = resp.AppendCommand(b, args...)
 				}
 			}
 			switch e.Kind {
 			case keyspace.KindString:
-				b = appendCmd(b, []byte("SET"), k, e.Bytes())
+				b = resp.AppendCommand(b, []byte("SET"), k, e.Bytes())
 			case keyspace.KindList:
 				batch("RPUSH", func(emit func(...[]byte)) {
 					e.Obj().(*keyspace.List).ForEachNode(func(elems [][]byte, _ bool) {
@@ -108,14 +108,14 @@ func writeCommands(w io.Writer, ks *keyspace.Keyspace, functions []string, ts st
 					})
 				})
 				for _, ft := range ttls {
-					b = appendCmd(b, []byte("HPEXPIREAT"), k, []byte(strconv.FormatInt(ft.at, 10)),
+					b = resp.AppendCommand(b, []byte("HPEXPIREAT"), k, []byte(strconv.FormatInt(ft.at, 10)),
 						[]byte("FIELDS"), []byte("1"), ft.f)
 				}
 			case keyspace.KindStream:
-				b = appendCmd(b, []byte("RESTORE"), k, []byte("0"), rdb.Dump(e, false))
+				b = resp.AppendCommand(b, []byte("RESTORE"), k, []byte("0"), rdb.Dump(e, false))
 			}
 			if at := db.ExpireAt(e); at != 0 {
-				b = appendCmd(b, []byte("PEXPIREAT"), k, []byte(strconv.FormatInt(at, 10)))
+				b = resp.AppendCommand(b, []byte("PEXPIREAT"), k, []byte(strconv.FormatInt(at, 10)))
 			}
 			return flush()
 		})
@@ -128,5 +128,3 @@ func writeCommands(w io.Writer, ks *keyspace.Keyspace, functions []string, ts st
 	}
 	return bw.Flush()
 }
-
-func appendCmd(b []byte, argv ...[]byte) []byte { return appendCommand(b, argv) }

@@ -11,6 +11,7 @@
 package repl
 
 import (
+	"github.com/hotkv/hotkv/internal/resp"
 	"net"
 	"strconv"
 	"time"
@@ -83,10 +84,10 @@ var wordSelect = []byte("SELECT")
 func (f *feed) Propagate(db int, argv [][]byte) {
 	if db >= 0 && db != f.seldb {
 		var n [20]byte
-		f.out = AppendCommand(f.out, wordSelect, strconv.AppendInt(n[:0], int64(db), 10))
+		f.out = resp.AppendCommand(f.out, wordSelect, strconv.AppendInt(n[:0], int64(db), 10))
 		f.seldb = db
 	}
-	f.out = AppendCommand(f.out, argv...)
+	f.out = resp.AppendCommand(f.out, argv...)
 }
 
 func (f *feed) UnitDone() {
@@ -101,21 +102,6 @@ func (f *feed) UnitDone() {
 	} else {
 		f.out = f.out[:0]
 	}
-}
-
-// AppendCommand encodes argv as a RESP array of bulk strings.
-func AppendCommand(b []byte, argv ...[]byte) []byte {
-	b = append(b, '*')
-	b = strconv.AppendInt(b, int64(len(argv)), 10)
-	b = append(b, '\r', '\n')
-	for _, a := range argv {
-		b = append(b, '$')
-		b = strconv.AppendInt(b, int64(len(a)), 10)
-		b = append(b, '\r', '\n')
-		b = append(b, a...)
-		b = append(b, '\r', '\n')
-	}
-	return b
 }
 
 // Attach makes r a replica (after its snapshot was written): the stream
@@ -211,7 +197,7 @@ func (m *Master) RequestAcks() {
 	if m.feed == nil {
 		return
 	}
-	b := AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	b := resp.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
 	for _, l := range m.replicas {
 		if !l.preSync {
 			l.r.Push(b)
