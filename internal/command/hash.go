@@ -98,6 +98,7 @@ func getField(c *Ctx, key []byte, h *keyspace.Hash, f []byte, flags int) ([]byte
 	if exp == 0 || exp > c.Now {
 		return v, exp, fieldOK
 	}
+	c.DB.Changing(key)
 	h.Del(f)
 	c.KS.Stats.ExpiredSubkeys++
 	c.AlsoPropagate(wHdel, key, f) // propagateHashFieldDeletion

@@ -77,6 +77,7 @@ func expireAllFields(c *Ctx, key []byte, h *keyspace.Hash) bool {
 	if c.Prop != nil {
 		fn = func(f []byte) { c.AlsoPropagate(wHdel, key, f) }
 	}
+	c.DB.Changing(key)
 	n := h.ExpireFields(c.Now, math.MaxInt, fn)
 	c.KS.Stats.ExpiredSubkeys += int64(n)
 	c.Notify('h', "hexpired", key)

@@ -126,6 +126,7 @@ func pfcountCmd(c *Ctx) {
 			return
 		}
 		card = hllEstimate(&h)
+		c.DB.Changing(key)
 		binary.LittleEndian.PutUint64(e.Writable()[8:16], card)
 		c.DB.Touch(key)
 		c.Dirty++

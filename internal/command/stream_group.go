@@ -939,7 +939,7 @@ func xdelexCmd(c *Ctx) {
 // xackdelCmd: XACKDEL key group [KEEPREF|DELREF|ACKED] IDS numids id [id ...] (8.2)
 func xackdelCmd(c *Ctx) {
 	key := c.Argv[1]
-	s, ok := lookupStream(c, key, false)
+	s, ok := lookupStream(c, key, true)
 	if !ok {
 		return
 	}

@@ -39,7 +39,7 @@ func RunGolden(t *testing.T, path string, startMs int64, opts ...Option) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := Start(t, append([]Option{WithFakeClock(startMs)}, opts...)...)
+	srv := Start(t, append([]Option{WithFakeClock(startMs), WithSnapshotProbe()}, opts...)...)
 	if r := Dial(t, srv.Addr).Do("DEBUG", "SET-ACTIVE-EXPIRE", "0"); r != "+OK\r\n" {
 		t.Fatalf("turning active expiry off: %q", r)
 	}

@@ -33,7 +33,13 @@ type startOpts struct {
 	goroutines bool
 	busyPoll   time.Duration
 	log        io.Writer
+	probe      bool
 }
+
+// WithSnapshotProbe runs every execution unit under a probe snapshot
+// (server.Options.ProbeSnapshots): a write path that changes a key without
+// handing it to the snapshots first panics.
+func WithSnapshotProbe() Option { return func(o *startOpts) { o.probe = true } }
 
 // WithLog sends the server's log (slog's text) to w; it is discarded otherwise.
 func WithLog(w io.Writer) Option {
@@ -103,7 +109,8 @@ func Start(t testing.TB, opts ...Option) *Server {
 		logTo = io.Discard
 	}
 	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(logTo, nil)),
-		GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll}
+		GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll, ProbeSnapshots: o.probe,
+		StrictSnapshots: true} // a change a snapshot missed is a bug the tests must see
 	if o.fake != nil {
 		so.Clock = o.fake
 	}

@@ -107,10 +107,17 @@ func (db *DB) LookupRead(key []byte, noTouch bool) *Entry {
 func (db *DB) LookupWrite(key []byte) *Entry {
 	e := db.Lookup(key)
 	if e != nil {
+		db.dict.snapKey(unsafeView(key)) // a snapshot takes the value before it changes
 		db.ks.touch(e)
 	}
 	return e
 }
+
+// Changing tells the snapshots in progress that a command is about to change
+// key's value in place after looking it up for reading (LookupRead, Lookup):
+// a read that deletes an expired hash field, PFCOUNT caching a cardinality.
+// They take the key as it was first (snapshot.go). LookupWrite does it.
+func (db *DB) Changing(key []byte) { db.dict.snapKey(unsafeView(key)) }
 
 // Exists reports whether key is live, without touching stats (EXISTS, TOUCH use LookupRead).
 func (db *DB) Exists(key []byte) bool { return db.Lookup(key) != nil }
@@ -287,6 +294,7 @@ func (db *DB) SetExpire(key []byte, e *Entry, at int64) {
 // report the whole change themselves (RENAME reports the source, then the
 // destination, as Redis's signalModifiedKey calls do).
 func (db *DB) setExpire(key []byte, e *Entry, at int64) {
+	db.dict.snapKey(unsafeView(key))
 	if e.expIdx == 0 {
 		de := db.dict.entryOf(key)
 		if de == nil || &de.val != e {
@@ -310,6 +318,7 @@ func (db *DB) Persist(key []byte, e *Entry) bool {
 	if e.expIdx == 0 {
 		return false
 	}
+	db.dict.snapKey(unsafeView(key))
 	db.clearTTL(e)
 	db.ks.modified(db.ID, key)
 	return true
@@ -454,6 +463,9 @@ func (db *DB) RangeAll(fn func(key string, e *Entry) bool) {
 func (db *DB) Flush() {
 	if db.ks.Obs != nil {
 		db.ks.Obs.Flushing(db.ID)
+	}
+	if db.ks.snaps != nil {
+		db.ks.snapFlushing(db)
 	}
 	db.dict = db.ks.newKeyDict(db.ID)
 	db.expiring = expIndex{acct: db.ks.allocCount()}

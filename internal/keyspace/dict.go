@@ -50,6 +50,8 @@ type Dict[V any] struct {
 	// beyond the one every operation moves (collectionRehash for a hash's or
 	// a set's table: see there; 0 for the key tables, which the cron rehashes)
 	insertRehash int
+	// snap lists the snapshots in progress over this dict (dict_snap.go)
+	snap *dictSnap[V]
 }
 
 // collectionRehash is the insertRehash of a collection's table. Nothing but
@@ -148,6 +150,9 @@ func (d *Dict[V]) deleteEntry(key string) *dictEntry[V] {
 	}
 	h := d.hash(key)
 	d.rehashStepFor(h)
+	if d.snap != nil {
+		d.snapHash(h)
+	}
 	for t := range 2 {
 		tab := d.ht[t]
 		if tab == nil {
@@ -172,7 +177,10 @@ func (d *Dict[V]) deleteEntry(key string) *dictEntry[V] {
 
 // Clear removes every entry. Callbacks of Scan, Range and Sample must not call it.
 func (d *Dict[V]) Clear() {
-	*d = Dict[V]{seed: d.seed, paused: d.paused, insertRehash: d.insertRehash}
+	if d.snap != nil {
+		d.snapAll()
+	}
+	*d = Dict[V]{seed: d.seed, paused: d.paused, insertRehash: d.insertRehash, snap: d.snap}
 }
 
 // Expand grows the table ahead of inserting about n entries in total (dictExpand),
@@ -284,6 +292,9 @@ func (d *Dict[V]) reallocRoom(v *V, room int) *V {
 	old := dictEntryOf(v)
 	key := old.key()
 	h := d.hash(key)
+	if d.snap != nil {
+		d.snapHash(h)
+	}
 	for t := range 2 {
 		tab := d.ht[t]
 		if tab == nil {
@@ -313,6 +324,9 @@ func (d *Dict[V]) upsertEntry(key string, copyKey bool) (*dictEntry[V], bool) {
 func (d *Dict[V]) upsertEntryRoom(key string, copyKey bool, room int) (*dictEntry[V], bool) {
 	h := d.hash(key)
 	d.rehashStepFor(h)
+	if d.snap != nil {
+		d.snapHash(h) // an insert or a value about to change
+	}
 	if e := d.lookup(key, h); e != nil {
 		return e, true
 	}
@@ -378,6 +392,9 @@ func (d *Dict[V]) rehash(n int) bool {
 
 // moveBucket relinks every entry of old-table bucket i into the new table.
 func (d *Dict[V]) moveBucket(i int) {
+	if d.snap != nil {
+		d.snapMove(i)
+	}
 	t0, t1 := d.ht[0], d.ht[1]
 	mask := uint64(len(t1) - 1)
 	grow := len(t1) > len(t0)
@@ -405,6 +422,9 @@ func (d *Dict[V]) rehashDone() {
 		return
 	}
 	d.tableFreed(d.ht[0])
+	if d.snap != nil {
+		d.snapRetire(d.ht[0])
+	}
 	d.ht[0], d.ht[1] = d.ht[1], nil
 	d.used[0], d.used[1] = d.used[1], 0
 	d.rehashIdx = 0
@@ -462,6 +482,9 @@ func (d *Dict[V]) resize(size int) bool {
 	d.acct.alloc(allocSize(int64(n) * ptrSize))
 	if d.used[0] == 0 {
 		d.tableFreed(d.ht[0])
+		if d.snap != nil {
+			d.snapRetire(d.ht[0])
+		}
 		d.ht[0] = tab
 		return true
 	}

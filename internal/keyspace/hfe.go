@@ -95,6 +95,7 @@ func (db *DB) ActiveExpireHashFields(max int) (expired int) {
 		if fo != nil {
 			collect = func(f []byte) { fields = append(fields, append([]byte(nil), f...)) }
 		}
+		db.dict.snapKey(it.key)
 		n := it.h.ExpireFields(now, max-expired, collect)
 		expired += n
 		if n > 0 {

@@ -100,6 +100,15 @@ type Keyspace struct {
 	// late); the server's estimate takes the larger of the two (decision 0022).
 	Added int64
 
+	// ProbeSnapshots (tests) checks that every write path hands a key to
+	// the snapshots before changing it: each execution unit (SetNow)
+	// starts a snapshot that never advances, so any key changed without a
+	// hook is caught by Modified's check (see Snapshot).
+	ProbeSnapshots bool
+	// PanicOnSnapshotGap (tests) makes a change to a key that a snapshot
+	// has not handed out yet panic instead of only breaking the snapshot.
+	PanicOnSnapshotGap bool
+
 	// ProtectLocks is protect-locks-from-eviction: a SET with NX and an expiry
 	// blesses its key (eviction never takes a held lock).
 	ProtectLocks bool
@@ -114,6 +123,8 @@ type Keyspace struct {
 	// absent without deleting them, and the active cycle does not run.
 	ExpiryPaused func() bool
 
+	snaps  []*Snapshot // in progress (snapshot.go)
+	probe  *Snapshot   // ProbeSnapshots' snapshot of the execution unit
 	now    int64
 	seed   uint64
 	access AccessPolicy
@@ -132,7 +143,12 @@ func New(n int, seed uint64) *Keyspace {
 
 // SetNow freezes the time (Unix ms) that every following call sees, until the next
 // SetNow. The engine calls it once per execution unit.
-func (ks *Keyspace) SetNow(ms int64) { ks.now = ms }
+func (ks *Keyspace) SetNow(ms int64) {
+	ks.now = ms
+	if ks.ProbeSnapshots {
+		ks.reprobe()
+	}
+}
 
 // Now is the frozen time.
 func (ks *Keyspace) Now() int64 { return ks.now }
@@ -150,6 +166,9 @@ func (ks *Keyspace) IdleSeconds(e *Entry) int64 {
 }
 
 func (ks *Keyspace) modified(db int, key []byte) {
+	if ks.snaps != nil {
+		ks.snapCheck(db, key)
+	}
 	if ks.access == AccessLRM {
 		ks.touchModified(db, key)
 	}
@@ -183,6 +202,9 @@ func (ks *Keyspace) Swap(a, b int) {
 		ks.Obs.Swapping(a, b)
 	}
 	da, dbb := ks.DBs[a], ks.DBs[b]
+	if ks.snaps != nil {
+		ks.snapSwapping(da, dbb)
+	}
 	da.dict, dbb.dict = dbb.dict, da.dict
 	da.expiring, dbb.expiring = dbb.expiring, da.expiring
 	da.hfe, dbb.hfe = dbb.hfe, da.hfe

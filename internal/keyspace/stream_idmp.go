@@ -238,8 +238,13 @@ func (db *DB) IdmpChanged(s *Stream) { db.idmpTrack(s) }
 
 // ActiveExpireIdmp forgets the IDMP records that are due in every stream of
 // db that has some (Redis's handleExpiredIdmpEntries: a stream left without
-// records leaves the registry). It changes no key and reports nothing.
+// records leaves the registry). It changes no key and reports nothing. It
+// waits while a snapshot runs (the registry knows streams, not their keys,
+// so it cannot hand a stream to the snapshot before changing it).
 func (db *DB) ActiveExpireIdmp() {
+	if db.ks.snaps != nil && db.ks.Snapshotting() {
+		return
+	}
 	for s := range db.idmp {
 		if !s.IdmpExpire(db.ks.now) {
 			delete(db.idmp, s)

@@ -1,7 +1,6 @@
 package rdb
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -30,84 +29,28 @@ type SaveInfo struct {
 	AOFBase bool
 }
 
-// crcWriter checksums what it writes.
-type crcWriter struct {
-	w   *bufio.Writer
-	crc uint64
-	err error
-}
-
-func (c *crcWriter) write(b []byte) {
-	if c.err != nil {
-		return
-	}
-	c.crc = crc64.Update(c.crc, b)
-	_, c.err = c.w.Write(b)
-}
-
-// Write writes ks as an RDB file of version 13 (rdbSaveRio): the REDIS0013
-// magic, AUX fields (redis-ver, redis-bits, ctime, used-mem, aof-base), the
-// function libraries, then per non-empty database SELECTDB, RESIZEDB and its
-// keys (EXPIRETIME_MS before a key with a TTL), EOF and the CRC64. Keys whose
-// TTL has passed but that were not deleted yet are written, as Redis does.
-// The caller holds the engine lock for the whole call.
+// Write writes ks as an RDB file to w, the whole of it under the caller's
+// engine lock (SAVE, DEBUG RELOAD, SHUTDOWN): a Stream (snapshot.go) run to
+// its end at once, so that one encoder makes every RDB file.
 func Write(w io.Writer, ks *keyspace.Keyspace, info SaveInfo) error {
-	cw := &crcWriter{w: bufio.NewWriterSize(w, 64<<10)}
-	b := fmt.Appendf(nil, "REDIS%04d", Version)
-	aux := func(k, v string) {
-		b = append(b, opAux)
-		b = AppendString(b, []byte(k), info.Compress)
-		b = AppendString(b, []byte(v), info.Compress)
-	}
-	aux("redis-ver", info.RedisVersion)
-	aux("redis-bits", "64")
-	aux("ctime", strconv.FormatInt(info.CTime, 10))
-	aux("used-mem", strconv.FormatInt(info.UsedMem, 10))
-	aofBase := "0"
-	if info.AOFBase {
-		aofBase = "1"
-	}
-	aux("aof-base", aofBase)
-	for _, code := range info.Functions {
-		b = append(b, opFunction2)
-		b = AppendString(b, []byte(code), info.Compress)
-	}
-	cw.write(b)
-	for _, db := range ks.DBs {
-		if db.Len() == 0 || info.NoKeys {
-			continue
+	return NewStream(ks, info).WriteAll(w)
+}
+
+// WriteAll runs s to its end at once, under the caller's engine lock, into w.
+func (s *Stream) WriteAll(w io.Writer) error {
+	defer s.Close()
+	for {
+		chunk, done, err := s.Step(1 << 30)
+		if err != nil {
+			return err
 		}
-		b = append(b[:0], opSelectDB)
-		b = AppendLen(b, uint64(db.ID))
-		b = append(b, opResizeDB)
-		b = AppendLen(b, uint64(db.Len()))
-		b = AppendLen(b, uint64(db.Expires()))
-		cw.write(b)
-		db.RangeAll(func(key string, e *keyspace.Entry) bool {
-			b = b[:0]
-			if at := db.ExpireAt(e); at != 0 {
-				b = appendMillis(append(b, opExpireTimeMs), at)
-			}
-			b = append(b, ValueType(e))
-			b = AppendString(b, []byte(key), info.Compress)
-			b = appendBody(b, e, info.Compress)
-			cw.write(b)
-			if info.KeyDelay != nil {
-				info.KeyDelay()
-			}
-			return cw.err == nil
-		})
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
 	}
-	cw.write([]byte{opEOF})
-	sum := cw.crc
-	if !info.Checksum {
-		sum = 0
-	}
-	cw.write(binary.LittleEndian.AppendUint64(nil, sum))
-	if cw.err != nil {
-		return cw.err
-	}
-	return cw.w.Flush()
 }
 
 // LoadOptions drive Load.

@@ -26,11 +26,12 @@ const loadNowMs = 1
 
 func (s *Server) newAOF() *aof.AOF {
 	return aof.New(aof.Deps{
-		Config:   s.cfg,
-		Log:      s.log,
-		Clock:    s.clock,
-		Snapshot: s.rdb.WriteAOFBase,
-		KS:       s.ks,
+		Config:      s.cfg,
+		Log:         s.log,
+		Clock:       s.clock,
+		BaseStream:  s.rdb.AOFBaseStream,
+		RunSnapshot: s.runSnapshot,
+		KS:          s.ks,
 		Functions: func() []string {
 			return libraries{s.scripts}.Codes()
 		},

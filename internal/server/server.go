@@ -52,6 +52,14 @@ type Options struct {
 	// that much CPU per idle spell, none once the loop sleeps. cmd/hotkv sets
 	// 50 µs.
 	BusyPoll time.Duration
+	// ProbeSnapshots (tests): every execution unit runs under a snapshot
+	// that checks each write path hands keys to it first
+	// (keyspace.Keyspace.ProbeSnapshots).
+	ProbeSnapshots bool
+	// StrictSnapshots (tests): a key changed before a snapshot handed it
+	// out panics (keyspace.Keyspace.PanicOnSnapshotGap) instead of only
+	// failing the snapshot.
+	StrictSnapshots bool
 }
 
 // Server is one HotKV instance.
@@ -161,6 +169,8 @@ func New(cfg *config.Config, opts Options) *Server {
 		lg = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	ks := keyspace.New(int(cfg.Int("databases")), seed)
+	ks.ProbeSnapshots = opts.ProbeSnapshots
+	ks.PanicOnSnapshotGap = opts.StrictSnapshots
 	ks.Limits = &keyspace.EncodingLimits{
 		HashMaxListpackEntries: cfg.IntFunc("hash-max-listpack-entries"),
 		HashMaxListpackValue:   cfg.IntFunc("hash-max-listpack-value"),
@@ -219,7 +229,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	})
 	s.startUs = clk.NowUs()
 	s.rdb = persist.New(persist.Deps{Config: cfg, Log: lg, Clock: clk, KS: ks,
-		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty}, s.startUs/1e6)
+		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty, RunSnapshot: s.runSnapshot}, s.startUs/1e6)
 	s.aof = s.newAOF()
 	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
 	cfg.OnChange("aof-disable-auto-gc", func(string) error { s.aof.AutoGC(); return nil })

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"errors"
 	"io"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/rdb"
 )
 
 // SnapshotFunc writes the whole dataset as an RDB file to w: SYNC's payload.
@@ -24,3 +28,58 @@ func (s *Server) snapshot(w io.Writer) error {
 	}
 	return s.rdb.WriteSnapshot(w)
 }
+
+// stepTarget is how long one snapshot step may hold the engine lock:
+// runSnapshot sizes its steps to it from the time the last ones took.
+const stepTarget = time.Millisecond
+
+// runSnapshot drives a snapshot stream (BGSAVE's, an AOF rewrite's base) to
+// its end from the calling goroutine, a background one: each Step runs
+// under the engine lock, handing out as many keys as fit in about a
+// millisecond (so that no client waits longer for the lock), and its bytes
+// are written to w without the lock. While a busy script has lent the lock
+// (its unit is still in progress: the keyspace must not be touched) it
+// tries again a millisecond later. maxKeys, when > 0, caps a step's keys;
+// pause, when not nil, runs after each step with the keys it handed out
+// (rdb-key-save-delay) and returns false to stop. Closing the stream (under
+// the lock, by whoever abandons the job) makes it return an error.
+func (s *Server) runSnapshot(st *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error {
+	n := 64
+	for {
+		s.eng.Lock()
+		if s.eng.Lent() {
+			s.eng.Unlock()
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		before := st.Keys()
+		start := time.Now()
+		chunk, done, err := st.Step(n)
+		took := time.Since(start)
+		keys := st.Keys() - before
+		s.eng.Unlock()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		if pause != nil && !pause(keys) {
+			return errSnapshotStopped
+		}
+		switch {
+		case took < stepTarget/2 && keys >= n/2:
+			n = min(2*n, 1<<20)
+		case took > stepTarget:
+			n = max(n/2, 1)
+		}
+		if maxKeys > 0 {
+			n = min(n, maxKeys)
+		}
+	}
+}
+
+var errSnapshotStopped = errors.New("snapshot stopped")

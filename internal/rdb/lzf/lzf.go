@@ -3,7 +3,11 @@
 // bytes as in Redis's RDB files and DUMP payloads.
 package lzf
 
-import "errors"
+import (
+	"errors"
+	"math"
+	"sync"
+)
 
 const (
 	hlog   = 16
@@ -13,19 +17,53 @@ const (
 	maxRef = (1 << 8) + (1 << 3)
 )
 
+// table is Compress's hash table, kept between calls: a slot holds base +
+// the input offset of the last position with its hash, and only values
+// above the call's base are of this call (base moves past every offset of
+// the last input; the table is zeroed when it would wrap). Offset 0 reads as
+// "none", as in a zeroed table.
+type table struct {
+	h    [hsize]uint32
+	base uint32
+}
+
+var tables = sync.Pool{New: func() any { return new(table) }}
+
+// next returns the base of a call over n bytes of input.
+func (t *table) next(n int) uint32 {
+	if uint64(t.base)+uint64(n)+1 > math.MaxUint32 {
+		t.h = [hsize]uint32{}
+		t.base = 0
+	}
+	b := t.base
+	t.base += uint32(n) + 1
+	return b
+}
+
 func idx(h uint32) uint32 { return ((h >> (3*8 - hlog)) - h*5) & (hsize - 1) }
 
 // Compress is lzf_compress: it compresses in into at most outLen bytes and
 // returns them, or nil when the result would not fit (Redis then stores the
-// string uncompressed). The hash table starts zeroed (Redis leaves it
+// string uncompressed). The hash table starts empty (Redis leaves it
 // uninitialised on the stack; a stale slot can only add a match in rare
-// cases, so the output is the same for all practical inputs).
+// cases, so the output is the same for all practical inputs). The table is
+// reused from call to call instead of zeroed (256 KiB: zeroing it cost more
+// than compressing a short string): see table.
 func Compress(in []byte, outLen int) []byte {
 	inLen := len(in)
 	if inLen == 0 || outLen <= 0 {
 		return nil
 	}
-	var htab [hsize]uint32 // offsets of the last position per hash; 0 = none
+	t := tables.Get().(*table)
+	defer tables.Put(t)
+	return compress(t, in, outLen)
+}
+
+// compress is Compress with the table t.
+func compress(t *table, in []byte, outLen int) []byte {
+	inLen := len(in)
+	base := t.next(inLen)
+	htab := &t.h
 	out := make([]byte, outLen+1)
 	op, ip := 0, 0
 	lit := 0
@@ -37,8 +75,11 @@ func Compress(in []byte, outLen int) []byte {
 	for ip < inLen-2 {
 		hval = hval<<8 | uint32(in[ip+2])
 		slot := &htab[idx(hval)]
-		ref := int(*slot)
-		*slot = uint32(ip)
+		ref := 0
+		if *slot > base {
+			ref = int(*slot - base)
+		}
+		*slot = base + uint32(ip)
 		off := ip - ref - 1
 		if off >= 0 && off < maxOff && ref > 0 &&
 			in[ref+2] == in[ip+2] && in[ref] == in[ip] && in[ref+1] == in[ip+1] {
@@ -97,10 +138,10 @@ func Compress(in []byte, outLen int) []byte {
 			ip -= 2
 			hval = uint32(in[ip])<<8 | uint32(in[ip+1])
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[idx(hval)] = uint32(ip)
+			htab[idx(hval)] = base + uint32(ip)
 			ip++
 			hval = hval<<8 | uint32(in[ip+2])
-			htab[idx(hval)] = uint32(ip)
+			htab[idx(hval)] = base + uint32(ip)
 			ip++
 			continue
 		}

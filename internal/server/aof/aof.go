@@ -37,6 +37,7 @@ import (
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -61,9 +62,14 @@ type Deps struct {
 	Config *config.Config
 	Log    *slog.Logger
 	Clock  clock.Clock
-	// Snapshot writes the dataset and the function libraries as an RDB
-	// stream: a base file. Engine lock.
-	Snapshot func(w io.Writer) error
+	// BaseStream starts a snapshot of the dataset and the function
+	// libraries as an RDB base file (rdb.Stream). Engine lock.
+	BaseStream func() *rdb.Stream
+	// RunSnapshot drives a snapshot stream to its end from the rewrite's
+	// goroutine, its steps under the engine lock, into w (the server's
+	// runSnapshot): maxKeys caps a step's keys when > 0, pause runs after
+	// each step with its keys and returns false to stop.
+	RunSnapshot func(s *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error
 	// KS and Functions are the dataset and the function libraries' code,
 	// for a base file of commands (aof-use-rdb-preamble no). Engine lock.
 	KS        *keyspace.Keyspace
@@ -146,6 +152,7 @@ type AOF struct {
 	lastRwSec int64       // aof_last_rewrite_time_sec (-1 before the first)
 	lastRwErr bool        // aof_last_bgrewrite_status err
 	rwDelay   time.Duration
+	rwJobs    int // rewrites started (temporary file names)
 	// the automatic rewrite's back-off after failures (rewriteLimited)
 	limitDelayMin, limitNext int64
 	// flushSleep is DEBUG AOF-FLUSH-SLEEP: µs to sleep before each write

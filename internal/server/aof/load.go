@@ -471,7 +471,7 @@ func (a *AOF) OpenAtStart() error {
 	if m.base == nil && len(m.incrs) == 0 {
 		name := m.newBase(a, a.d.Config.Bool("aof-use-rdb-preamble"))
 		var buf bytes.Buffer
-		if err := a.writeBase(&buf); err != nil {
+		if err := a.baseStream().WriteAll(&buf); err != nil {
 			return err
 		}
 		if err := writeFileSync(a.path(name), buf.Bytes()); err != nil {

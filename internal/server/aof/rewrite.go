@@ -1,19 +1,21 @@
 package aof
 
 import (
-	"bytes"
+	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/rdb"
 )
 
 // The rewrite without fork (BGREWRITEAOF, the automatic rewrite, and the
 // first rewrite of CONFIG SET appendonly yes): under the engine lock the
-// appends move to a new incremental file and the dataset is encoded into
-// memory (the one pause: docs/ARCHITECTURE.md §8); a goroutine writes the
-// new base file and fsyncs it; the cron then renames it into place and
+// appends move to a new incremental file and a snapshot of the dataset
+// starts (rdb.Stream: no pause but the start's); a goroutine encodes it a
+// millisecond at a time under the lock, writes the new base file and
+// fsyncs it; the cron then renames it into place and
 // switches the manifest (new base + the new incremental file; the old ones
 // become history, and are deleted). A crash at any point leaves a manifest
 // whose files load: until the switch, the old base and every incremental
@@ -26,6 +28,7 @@ type rewriteJob struct {
 	done      chan error
 	rdbFormat bool // the base is an RDB file (.base.rdb), else commands (.base.aof)
 	kill      chan struct{}
+	stream    *rdb.Stream // the base, encoded by the goroutine a step at a time
 }
 
 const errRewriteStartFailed = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
@@ -72,38 +75,26 @@ func (a *AOF) startRewrite() error {
 		}
 	}
 	start := time.Now()
-	var buf bytes.Buffer
-	if err := a.writeBase(&buf); err != nil {
-		a.warnf("Can't rewrite append only file in background: %v", err)
-		a.lastRwErr = true
-		return err
-	}
 	job := &rewriteJob{startUnix: time.Now().Unix(), done: make(chan error, 1), kill: make(chan struct{}),
-		tmp: a.path(fmt.Sprintf("temp-rewriteaof-bg-%d.aof", os.Getpid()))}
+		stream: a.baseStream(), tmp: a.path(fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", os.Getpid(), a.rwJobs))}
+	a.rwJobs++
 	a.rw = job
 	a.rwActive.Store(true)
 	a.feedBlessed()
 	a.scheduled = false
-	a.d.Log.Info("Background append only file rewriting started", "encode_ms",
-		float64(time.Since(start).Microseconds())/1000, "bytes", buf.Len())
+	a.d.Log.Info("Background append only file rewriting started", "start_ms",
+		float64(time.Since(start).Microseconds())/1000)
 	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
-	// rdb-key-save-delay: the base was encoded under the lock, without
-	// delays; the writer takes the time they would have (Redis's child
-	// sleeps after each key), so tests see a rewrite in progress
-	delay := a.rwDelay
-	if d := a.d.Config.Int("rdb-key-save-delay"); d > 0 && a.d.KS != nil {
-		delay += time.Duration(int64(a.d.KS.Keys())*d) * time.Microsecond
-	}
-	go a.saveBase(job, buf.Bytes(), delay)
+	go a.saveBase(job, a.rwDelay, a.d.Config.Int("rdb-key-save-delay"))
 	return nil
 }
 
-// writeBase writes the dataset as a base file: an RDB snapshot with
-// aof-use-rdb-preamble yes, commands with no (starting with a timestamp
-// annotation when aof-timestamp-enabled). Engine lock.
-func (a *AOF) writeBase(w io.Writer) error {
+// baseStream starts a snapshot of the dataset as a base file: an RDB file
+// with aof-use-rdb-preamble yes, commands with no (starting with a
+// timestamp annotation when aof-timestamp-enabled). Engine lock.
+func (a *AOF) baseStream() *rdb.Stream {
 	if a.d.Config.Bool("aof-use-rdb-preamble") {
-		return a.d.Snapshot(w)
+		return a.d.BaseStream()
 	}
 	ts := ""
 	if a.d.Config.Bool("aof-timestamp-enabled") {
@@ -113,7 +104,7 @@ func (a *AOF) writeBase(w io.Writer) error {
 	if a.d.Functions != nil {
 		fns = a.d.Functions()
 	}
-	return writeCommands(w, a.d.KS, fns, ts)
+	return commandStream(a.d.KS, fns, ts)
 }
 
 // feedBlessed starts the new incremental file with a BLESS SET of every key
@@ -164,18 +155,17 @@ func (a *AOF) openNextIncr() error {
 	return nil
 }
 
-// writeBase is the goroutine's half (the child's rewriteAppendOnlyFile):
-// write, fsync, close. It touches nothing shared but job.
-func (a *AOF) saveBase(job *rewriteJob, data []byte, delay time.Duration) {
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-job.kill:
-			job.done <- errKilled
-			return
-		}
+// saveBase is the goroutine's half (the child's rewriteAppendOnlyFile):
+// encode the snapshot a step at a time under the engine lock (see
+// rdb.Stream.Run), write, fsync, close. keyDelay is rdb-key-save-delay (µs
+// slept per key, as Redis's child does). A killed job removes its file.
+func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay int64) {
+	err := errKilled
+	select {
+	case <-time.After(delay):
+		err = a.streamBase(job, keyDelay)
+	case <-job.kill:
 	}
-	err := writeFileSync(job.tmp, data)
 	select {
 	case <-job.kill:
 		err = errKilled
@@ -185,6 +175,36 @@ func (a *AOF) saveBase(job *rewriteJob, data []byte, delay time.Duration) {
 		_ = os.Remove(job.tmp)
 	}
 	job.done <- err
+}
+
+func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
+	f, err := os.Create(job.tmp)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	maxKeys, pause := 0, func(int) bool { return true }
+	if keyDelay > 0 {
+		maxKeys, pause = 1, func(keys int) bool {
+			select {
+			case <-time.After(time.Duration(int64(keys)*keyDelay) * time.Microsecond):
+				return true
+			case <-job.kill:
+				return false
+			}
+		}
+	}
+	err = a.d.RunSnapshot(job.stream, bw, maxKeys, pause)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 var errKilled = fmt.Errorf("killed")
@@ -197,8 +217,7 @@ func (a *AOF) killRewrite() {
 		return
 	}
 	close(job.kill)
-	<-job.done
-	_ = os.Remove(job.tmp)
+	job.stream.Close() // the goroutine's next step ends, and it removes its file
 	a.rw = nil
 	a.rwActive.Store(false)
 	a.lastRwSec = time.Now().Unix() - job.startUnix

@@ -1,7 +1,7 @@
 package persist
 
 import (
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -12,14 +12,17 @@ import (
 	"github.com/hotkv/hotkv/internal/rdb"
 )
 
-// BGSAVE: the dataset is encoded into memory under the engine lock, a
-// goroutine writes, syncs and renames the file, and the cron collects the
-// result.
+// BGSAVE without stopping the world: the command starts a snapshot of the
+// keyspace (rdb.Stream over keyspace.Snapshot: a key changed meanwhile is
+// encoded as it was, just before the change), a goroutine drives it a
+// millisecond of encoding at a time under the engine lock and writes,
+// syncs and renames the file, and the cron collects the result.
 
 // bgJob is one BGSAVE: its background writer and its result.
 type bgJob struct {
 	startUnix   int64 // rdb_save_time_start
 	dirtyBefore int64 // server.dirty at the start (dirty_before_bgsave)
+	stream      *rdb.Stream
 	done        chan bgResult
 	kill        chan struct{} // closed by KillBG
 	mu          sync.Mutex    // orders kill against the rename
@@ -49,8 +52,8 @@ func (r *RDB) BGSave(schedule, inExec bool) (status, errText string) {
 	return "Background saving started", ""
 }
 
-// startBG is rdbSaveBackground: the dataset is encoded into memory now
-// (the engine lock is held: this is the pause), and a goroutine writes it.
+// startBG is rdbSaveBackground: the snapshot starts now (engine lock), and
+// a goroutine encodes and writes it.
 func (r *RDB) startBG() error {
 	if r.bg != nil {
 		return errors.New(errBGInProgress)
@@ -58,36 +61,23 @@ func (r *RDB) startBG() error {
 	r.saves++
 	startUs := r.d.Clock.NowUs()
 	r.lastBgTry = startUs / 1e6
-	var buf bytes.Buffer
-	buf.Grow(r.lastSize + r.lastSize/8)
-	if err := rdb.Write(&buf, r.d.KS, r.SaveInfo(startUs)); err != nil {
-		r.lastErr = true
-		r.d.Log.Warn("Can't save in background: " + err.Error())
-		return err
-	}
-	r.encodeUs = r.d.Clock.NowUs() - startUs
-	r.lastSize = buf.Len()
 	r.jobs++
-	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{})}
+	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{}),
+		stream: rdb.NewStream(r.d.KS, r.SaveInfo(startUs))}
+	r.encodeUs = r.d.Clock.NowUs() - startUs
 	r.bg = job
 	path := r.Path()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
-	r.d.Log.Info("Background saving started", "encode_ms", float64(r.encodeUs)/1000, "bytes", buf.Len())
-	// rdb-key-save-delay: the dataset was encoded under the lock, without
-	// delays; the writer takes the time the delays would have (a child's
-	// rdbSaveRio sleeps after each key)
-	delay := r.bgDelay
-	if d := r.d.Config.Int("rdb-key-save-delay"); d > 0 {
-		delay += time.Duration(int64(r.d.KS.Keys())*d) * time.Microsecond
-	}
-	go r.writeBG(job, buf.Bytes(), tmp, path, delay)
+	r.d.Log.Info("Background saving started", "start_ms", float64(r.encodeUs)/1000)
+	go r.writeBG(job, tmp, path, r.bgDelay, r.d.Config.Int("rdb-key-save-delay"))
 	return nil
 }
 
-// writeBG is the background half of a BGSAVE (the child's rdbSave): write,
-// fsync, rename. It runs without the engine lock and touches nothing shared
-// but job; the cron collects the result.
-func (r *RDB) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Duration) {
+// writeBG is the background half of a BGSAVE (the child's rdbSave): encode
+// and write, fsync, rename. It touches the keyspace only through the
+// stream's steps, under the engine lock; the cron collects the result.
+// keyDelay is rdb-key-save-delay: Redis's child sleeps after each key.
+func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDelay int64) {
 	err := errKilled
 	if delay > 0 {
 		select {
@@ -99,7 +89,7 @@ func (r *RDB) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Dura
 	killed := job.killed
 	job.mu.Unlock()
 	if !killed {
-		err = writeFileSync(tmp, data)
+		err = r.streamTo(tmp, job.stream, job.kill, keyDelay)
 		job.mu.Lock()
 		if job.killed {
 			err = errKilled
@@ -118,6 +108,43 @@ func (r *RDB) writeBG(job *bgJob, data []byte, tmp, path string, delay time.Dura
 		_ = os.Remove(tmp)
 	}
 	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
+}
+
+// streamTo runs s into the file name and fsyncs it (see rdb.Stream.Run);
+// keyDelay µs per key (rdb-key-save-delay) are slept between steps of one
+// key, until kill closes.
+func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDelay int64) error {
+	f, err := os.Create(name)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 256<<10)
+	maxKeys, pause := 0, func(int) bool { return true }
+	if keyDelay != 0 {
+		sleep := debugDelay(keyDelay)
+		maxKeys, pause = 1, func(keys int) bool {
+			for range keys {
+				select {
+				case <-kill:
+					return false
+				default:
+				}
+				sleep()
+			}
+			return true
+		}
+	}
+	err = r.d.RunSnapshot(s, bw, maxKeys, pause)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 var errKilled = errors.New("killed")
@@ -151,6 +178,7 @@ func (r *RDB) KillBG() {
 	job.killed = true
 	job.mu.Unlock()
 	close(job.kill)
+	job.stream.Close() // the writer's next step ends it
 	r.bg = nil
 	r.lastBgTime = r.nowUnix() - job.startUnix
 }

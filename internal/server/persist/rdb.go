@@ -68,6 +68,11 @@ type Deps struct {
 	// Dirty is server.dirty, the changes since the last save, which the
 	// execution path counts and a save resets (engine lock).
 	Dirty *int64
+	// RunSnapshot drives a snapshot stream to its end from a background
+	// goroutine, its steps under the engine lock, into w (the server's
+	// runSnapshot): maxKeys caps a step's keys when > 0, pause runs after
+	// each step with its keys and returns false to stop.
+	RunSnapshot func(s *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error
 }
 
 // RDB is the snapshot state.
@@ -93,7 +98,7 @@ type RDB struct {
 	// bgDelay is a test hook: the background writer sleeps this long before
 	// writing (Redis's tests slow a BGSAVE with rdb-key-save-delay).
 	bgDelay  time.Duration
-	encodeUs int64 // the last BGSAVE's encoding pause (µs)
+	encodeUs int64 // the last BGSAVE's start pause (µs)
 }
 
 // New returns the snapshot state of a server started at startUnix: at
@@ -414,12 +419,12 @@ func (r *RDB) WriteSnapshot(w io.Writer) error {
 	return rdb.Write(w, r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
 }
 
-// WriteAOFBase writes the dataset as an AOF's RDB base file (its aof-base
-// AUX field is 1, as Redis writes it).
-func (r *RDB) WriteAOFBase(w io.Writer) error {
+// AOFBaseStream starts a snapshot of the dataset as an AOF's RDB base file
+// (its aof-base AUX field is 1, as Redis writes it).
+func (r *RDB) AOFBaseStream() *rdb.Stream {
 	info := r.SaveInfo(r.d.Clock.NowUs())
 	info.AOFBase = true
-	return rdb.Write(w, r.d.KS, info)
+	return rdb.NewStream(r.d.KS, info)
 }
 
 // WriteFiltered is WriteSnapshot with REPLCONF rdb-filter-only's include

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb"
 )
 
 // libs is a function library registry for the tests.
@@ -32,6 +34,7 @@ type fixture struct {
 	clk   *clock.Fake
 	dirty int64
 	fn    *libs
+	mu    sync.Mutex // the engine lock of the BGSAVE's steps
 }
 
 func newFixture(t *testing.T, dir string, pairs ...[2]string) *fixture {
@@ -46,8 +49,28 @@ func newFixture(t *testing.T, dir string, pairs ...[2]string) *fixture {
 	}
 	f.ks.SetNow(f.clk.NowMs())
 	f.r = New(Deps{Config: f.cfg, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Clock: f.clk,
-		KS: f.ks, Functions: f.fn, Dirty: &f.dirty}, f.clk.NowUs()/1e6)
+		KS: f.ks, Functions: f.fn, Dirty: &f.dirty, RunSnapshot: f.runSnapshot}, f.clk.NowUs()/1e6)
 	return f
+}
+
+// runSnapshot is the server's, without the pacing: each step under f.mu.
+func (f *fixture) runSnapshot(s *rdb.Stream, w io.Writer, maxKeys int, pause func(int) bool) error {
+	for {
+		f.mu.Lock()
+		before := s.Keys()
+		chunk, done, err := s.Step(max(maxKeys, 1))
+		keys := s.Keys() - before
+		f.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(chunk); err != nil || done {
+			return err
+		}
+		if pause != nil && !pause(keys) {
+			return errKilled
+		}
+	}
 }
 
 func (f *fixture) info() string {
