@@ -325,10 +325,18 @@ func (a *AOF) delHistory() {
 		return
 	}
 	a.man = m
-	for _, h := range hist {
+	paths := make([]string, len(hist))
+	for i, h := range hist {
 		a.logf("Removing the history file %s in the background", h.name)
-		_ = os.Remove(a.path(h.name))
+		paths[i] = a.path(h.name)
 	}
+	// bg_unlink: unlinking a big file can take milliseconds, not to be
+	// spent under the engine lock (the manifest no longer lists them)
+	go func() {
+		for _, p := range paths {
+			_ = os.Remove(p)
+		}
+	}()
 }
 
 // Cron is serverCron's AOF part: collect a finished rewrite, start a
