@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs bench-aof crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -43,6 +43,9 @@ bench-vs: ## redis-benchmark against HotKV and redis-server side by side (see be
 
 bench-aof: ## the AOF side by side with redis-server 8.6.3 (everysec, always) and against HotKV without AOF
 	bench/aof.sh
+
+bench-snapshot: ## the longest PING wait during BGSAVE, BGREWRITEAOF, CONFIG SET appendonly yes, side by side with redis-server (KEYS=1000000)
+	bench/snapshot.sh
 
 crash: ## the AOF crash harness: SIGKILL under load CYCLES times (default 100), FSYNC=always|everysec
 	$(GO) build -o bin/hotkv ./cmd/hotkv && $(GO) run ./cmd/hotkv-crash -bin bin/hotkv -fsync $${FSYNC:-always} -cycles $${CYCLES:-100}

@@ -9,7 +9,8 @@
 //	              until the rewrite is done; then CONFIG SET appendonly no
 //	none          nothing for a second: the probe under the write load alone
 //
-// For each it prints the operation's duration, the probe's count, longest
+// After populating it sends MEMORY PURGE and waits -settle. For each
+// operation it prints the operation's duration, the probe's count, longest
 // wait and 99th percentile, and the writes acknowledged meanwhile. The
 // longest wait includes the time the command itself took to reply (BGSAVE
 // and BGREWRITEAOF reply once the snapshot has started; CONFIG SET
@@ -41,6 +42,7 @@ func main() {
 	every := flag.Duration("every", 20*time.Millisecond, "probe interval")
 	ops := flag.String("ops", "bgsave,bgrewriteaof,appendonly", "operations, in order")
 	name := flag.String("name", "", "label for the output lines")
+	settle := flag.Duration("settle", 2*time.Second, "pause after MEMORY PURGE, before the operations")
 	flag.Parse()
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: *addr, ReadTimeout: -1, WriteTimeout: -1})
@@ -52,6 +54,11 @@ func main() {
 		fail(err)
 	}
 	fmt.Printf("# %s: %d keys populated in %v\n", *name, *keys, time.Since(start).Round(time.Millisecond))
+	// the load's garbage is collected and handed back before the
+	// operations (else the collection lands in the first one's window, on
+	// HotKV a full Go GC: BENCHMARKS.md)
+	must(c.Do(ctx, "MEMORY", "PURGE").Err())
+	time.Sleep(*settle)
 	for _, op := range strings.Split(*ops, ",") {
 		run(ctx, c, *addr, *name, op, *keys, *writers, *every)
 	}

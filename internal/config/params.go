@@ -147,7 +147,7 @@ func paramTable() []paramDef {
 		boolP("rdbcompression", "", H, true, "Compress strings in snapshots."),
 		boolP("rdbchecksum", "", H|imm, true, "Checksum snapshots."),
 		boolP("stop-writes-on-bgsave-error", "", H, true, "Refuse writes after a failed background save."),
-		boolP("rdb-save-incremental-fsync", "", 0, true, "fsync snapshots incrementally."),
+		boolP("rdb-save-incremental-fsync", "", H, true, "fsync snapshots incrementally."),
 		boolP("rdb-del-sync-files", "", 0, false, "Delete snapshot files used only for replication."),
 
 		// Append-only file.
@@ -163,7 +163,7 @@ func paramTable() []paramDef {
 		boolP("aof-use-rdb-preamble", "", H, true, "Start rewritten AOFs with a snapshot."),
 		boolP("aof-timestamp-enabled", "", H, false, "Write timestamps into the AOF."),
 		boolP("aof-disable-auto-gc", "", H|fHidden, false, "Keep the AOF's history files after a rewrite (testing)."),
-		boolP("aof-rewrite-incremental-fsync", "", 0, true, "fsync AOF rewrites incrementally."),
+		boolP("aof-rewrite-incremental-fsync", "", H, true, "fsync AOF rewrites incrementally."),
 
 		// Encodings of small values.
 		intP("hash-max-listpack-entries", "hash-max-ziplist-entries", H|fUnsigned, 0, longMax, 512, "Largest hash kept as a listpack, in fields."),

@@ -466,7 +466,9 @@ func TestParams(t *testing.T) {
 		"auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated",
 		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc",
 		// eviction protection of locks (decision 0044)
-		"protect-locks-from-eviction"}
+		"protect-locks-from-eviction",
+		// snapshots written a step at a time (decision 0045)
+		"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -20,6 +20,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"sync"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/rdb/lzf"
@@ -139,16 +140,30 @@ func AppendString(b []byte, s []byte, compress bool) []byte {
 		}
 	}
 	if compress && len(s) > 20 {
-		if c := lzf.Compress(s, len(s)-4); c != nil {
+		sp := scratch.Get().(*[]byte)
+		if cap(*sp) < len(s) {
+			*sp = make([]byte, 0, len(s))
+		}
+		c := lzf.CompressInto(*sp, s, len(s)-4)
+		if c != nil {
 			b = append(b, 0xc3)
 			b = AppendLen(b, uint64(len(c)))
 			b = AppendLen(b, uint64(len(s)))
-			return append(b, c...)
+			b = append(b, c...)
+		}
+		if cap(*sp) <= 1<<20 {
+			scratch.Put(sp)
+		}
+		if c != nil {
+			return b
 		}
 	}
 	b = AppendLen(b, uint64(len(s)))
 	return append(b, s...)
 }
+
+// scratch holds AppendString's compression buffers.
+var scratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // appendMillis is rdbSaveMillisecondTime (little endian).
 func appendMillis(b []byte, ms int64) []byte {

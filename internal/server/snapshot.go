@@ -1,8 +1,10 @@
 package server
 
 import (
+	"bufio"
 	"errors"
 	"io"
+	"os"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/rdb"
@@ -37,7 +39,12 @@ const stepTarget = time.Millisecond
 // its end from the calling goroutine, a background one: each Step runs
 // under the engine lock, handing out as many keys as fit in about a
 // millisecond (so that no client waits longer for the lock), and its bytes
-// are written to w without the lock. After each step it sleeps as long as
+// are written to f without the lock (through a 256 KiB buffer, flushed at
+// the end; with autosync > 0, f is fsynced each time that many more bytes
+// were written, as Redis's rio autosync does for rdb-save-incremental-fsync
+// and aof-rewrite-incremental-fsync: the kernel then never holds a
+// snapshot's worth of dirty pages, whose writeback would stall every
+// writer of the process, the AOF's appends included). After each step it sleeps as long as
 // the step took: the snapshot gets at most half a core, and the event
 // loops always find a free processor (on two cores, a snapshot that ran
 // flat out kept clients waiting 10-20 ms for one: Go preempts a running
@@ -47,7 +54,9 @@ const stepTarget = time.Millisecond
 // pause, when not nil, runs after each step with the keys it handed out
 // (rdb-key-save-delay) and returns false to stop. Closing the stream (under
 // the lock, by whoever abandons the job) makes it return an error.
-func (s *Server) runSnapshot(st *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error {
+func (s *Server) runSnapshot(st *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error {
+	w := bufio.NewWriterSize(f, 256<<10)
+	var written, synced int64
 	n := 64
 	for {
 		s.eng.Lock()
@@ -69,7 +78,16 @@ func (s *Server) runSnapshot(st *rdb.Stream, w io.Writer, maxKeys int, pause fun
 			return err
 		}
 		if done {
-			return nil
+			return w.Flush()
+		}
+		if written += int64(len(chunk)); autosync > 0 && written-synced >= autosync {
+			if err := w.Flush(); err != nil {
+				return err
+			}
+			if err := f.Sync(); err != nil {
+				return err
+			}
+			synced = written
 		}
 		time.Sleep(took)
 		if pause != nil && !pause(keys) {

@@ -54,17 +54,29 @@ func Compress(in []byte, outLen int) []byte {
 	if inLen == 0 || outLen <= 0 {
 		return nil
 	}
-	t := tables.Get().(*table)
-	defer tables.Put(t)
-	return compress(t, in, outLen)
+	return CompressInto(nil, in, outLen)
 }
 
-// compress is Compress with the table t.
-func compress(t *table, in []byte, outLen int) []byte {
+// CompressInto is Compress writing into dst's memory when it has room for
+// outLen+1 bytes (so that a caller encoding many strings allocates nothing).
+func CompressInto(dst []byte, in []byte, outLen int) []byte {
+	if len(in) == 0 || outLen <= 0 {
+		return nil
+	}
+	t := tables.Get().(*table)
+	defer tables.Put(t)
+	return compress(t, dst, in, outLen)
+}
+
+// compress is CompressInto with the table t.
+func compress(t *table, dst []byte, in []byte, outLen int) []byte {
 	inLen := len(in)
 	base := t.next(inLen)
 	htab := &t.h
-	out := make([]byte, outLen+1)
+	out := dst[:cap(dst)]
+	if len(out) < outLen+1 {
+		out = make([]byte, outLen+1)
+	}
 	op, ip := 0, 0
 	lit := 0
 	op++ // start run

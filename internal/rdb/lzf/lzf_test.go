@@ -22,8 +22,8 @@ func TestReusedTableCompressesAsAFreshOne(t *testing.T) {
 		for j := range in {
 			in[j] = byte('a' + r.IntN(alphabet))
 		}
-		got := compress(reused, in, len(in)-1)
-		want := compress(new(table), in, len(in)-1)
+		got := compress(reused, make([]byte, 0, 1000), in, len(in)-1)
+		want := compress(new(table), nil, in, len(in)-1)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("call %d: %q compressed to %x with the reused table, %x with a fresh one", i, in, got, want)
 		}

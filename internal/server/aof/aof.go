@@ -66,10 +66,11 @@ type Deps struct {
 	// libraries as an RDB base file (rdb.Stream). Engine lock.
 	BaseStream func() *rdb.Stream
 	// RunSnapshot drives a snapshot stream to its end from the rewrite's
-	// goroutine, its steps under the engine lock, into w (the server's
-	// runSnapshot): maxKeys caps a step's keys when > 0, pause runs after
-	// each step with its keys and returns false to stop.
-	RunSnapshot func(s *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error
+	// goroutine, its steps under the engine lock, into f (the server's
+	// runSnapshot): fsynced every autosync bytes when > 0, maxKeys caps a
+	// step's keys when > 0, pause runs after each step with its keys and
+	// returns false to stop.
+	RunSnapshot func(s *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error
 	// KS and Functions are the dataset and the function libraries' code,
 	// for a base file of commands (aof-use-rdb-preamble no). Engine lock.
 	KS        *keyspace.Keyspace

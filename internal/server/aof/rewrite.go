@@ -1,7 +1,6 @@
 package aof
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strconv"
@@ -85,7 +84,11 @@ func (a *AOF) startRewrite() error {
 	a.d.Log.Info("Background append only file rewriting started", "start_ms",
 		float64(time.Since(start).Microseconds())/1000)
 	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
-	go a.saveBase(job, a.rwDelay, a.d.Config.Int("rdb-key-save-delay"))
+	var autosync int64
+	if a.d.Config.Bool("aof-rewrite-incremental-fsync") {
+		autosync = 4 << 20 // REDIS_AUTOSYNC_BYTES
+	}
+	go a.saveBase(job, a.rwDelay, a.d.Config.Int("rdb-key-save-delay"), autosync)
 	return nil
 }
 
@@ -157,13 +160,14 @@ func (a *AOF) openNextIncr() error {
 
 // saveBase is the goroutine's half (the child's rewriteAppendOnlyFile):
 // encode the snapshot a step at a time under the engine lock (see
-// rdb.Stream.Run), write, fsync, close. keyDelay is rdb-key-save-delay (µs
-// slept per key, as Redis's child does). A killed job removes its file.
-func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay int64) {
+// Deps.RunSnapshot), write, fsync, close. keyDelay is rdb-key-save-delay (µs
+// slept per key, as Redis's child does); autosync is
+// aof-rewrite-incremental-fsync's period. A killed job removes its file.
+func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay, autosync int64) {
 	err := errKilled
 	select {
 	case <-time.After(delay):
-		err = a.streamBase(job, keyDelay)
+		err = a.streamBase(job, keyDelay, autosync)
 	case <-job.kill:
 	}
 	select {
@@ -177,12 +181,11 @@ func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay int64) {
 	job.done <- err
 }
 
-func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
+func (a *AOF) streamBase(job *rewriteJob, keyDelay, autosync int64) error {
 	f, err := os.Create(job.tmp)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
 	maxKeys, pause := 0, func(int) bool { return true }
 	if keyDelay > 0 {
 		maxKeys, pause = 1, func(keys int) bool {
@@ -194,10 +197,7 @@ func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
 			}
 		}
 	}
-	err = a.d.RunSnapshot(job.stream, bw, maxKeys, pause)
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = a.d.RunSnapshot(job.stream, f, autosync, maxKeys, pause)
 	if err == nil {
 		err = f.Sync()
 	}

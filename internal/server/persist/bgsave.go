@@ -1,7 +1,6 @@
 package persist
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -69,7 +68,7 @@ func (r *RDB) startBG() error {
 	path := r.Path()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
 	r.d.Log.Info("Background saving started", "start_ms", float64(r.encodeUs)/1000)
-	go r.writeBG(job, tmp, path, r.bgDelay, r.d.Config.Int("rdb-key-save-delay"))
+	go r.writeBG(job, tmp, path, r.bgDelay, r.d.Config.Int("rdb-key-save-delay"), r.autosync())
 	return nil
 }
 
@@ -77,7 +76,7 @@ func (r *RDB) startBG() error {
 // and write, fsync, rename. It touches the keyspace only through the
 // stream's steps, under the engine lock; the cron collects the result.
 // keyDelay is rdb-key-save-delay: Redis's child sleeps after each key.
-func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDelay int64) {
+func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDelay, autosync int64) {
 	err := errKilled
 	if delay > 0 {
 		select {
@@ -89,7 +88,7 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 	killed := job.killed
 	job.mu.Unlock()
 	if !killed {
-		err = r.streamTo(tmp, job.stream, job.kill, keyDelay)
+		err = r.streamTo(tmp, job.stream, job.kill, keyDelay, autosync)
 		job.mu.Lock()
 		if job.killed {
 			err = errKilled
@@ -110,15 +109,14 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
 }
 
-// streamTo runs s into the file name and fsyncs it (see rdb.Stream.Run);
+// streamTo runs s into the file name (Deps.RunSnapshot) and fsyncs it;
 // keyDelay µs per key (rdb-key-save-delay) are slept between steps of one
-// key, until kill closes.
-func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDelay int64) error {
+// key, until kill closes; autosync is rdb-save-incremental-fsync's period.
+func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDelay, autosync int64) error {
 	f, err := os.Create(name)
 	if err != nil {
 		return err
 	}
-	bw := bufio.NewWriterSize(f, 256<<10)
 	maxKeys, pause := 0, func(int) bool { return true }
 	if keyDelay != 0 {
 		sleep := debugDelay(keyDelay)
@@ -134,10 +132,7 @@ func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDela
 			return true
 		}
 	}
-	err = r.d.RunSnapshot(s, bw, maxKeys, pause)
-	if err == nil {
-		err = bw.Flush()
-	}
+	err = r.d.RunSnapshot(s, f, autosync, maxKeys, pause)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -148,6 +143,17 @@ func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDela
 }
 
 var errKilled = errors.New("killed")
+
+// autosyncBytes is REDIS_AUTOSYNC_BYTES: with rdb-save-incremental-fsync
+// the file is fsynced each time 4 MB more were written.
+const autosyncBytes = 4 << 20
+
+func (r *RDB) autosync() int64 {
+	if r.d.Config.Bool("rdb-save-incremental-fsync") {
+		return autosyncBytes
+	}
+	return 0
+}
 
 func writeFileSync(name string, data []byte) error {
 	f, err := os.Create(name)

@@ -69,10 +69,11 @@ type Deps struct {
 	// execution path counts and a save resets (engine lock).
 	Dirty *int64
 	// RunSnapshot drives a snapshot stream to its end from a background
-	// goroutine, its steps under the engine lock, into w (the server's
-	// runSnapshot): maxKeys caps a step's keys when > 0, pause runs after
-	// each step with its keys and returns false to stop.
-	RunSnapshot func(s *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error
+	// goroutine, its steps under the engine lock, into f (the server's
+	// runSnapshot): fsynced every autosync bytes when > 0, maxKeys caps a
+	// step's keys when > 0, pause runs after each step with its keys and
+	// returns false to stop.
+	RunSnapshot func(s *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error
 }
 
 // RDB is the snapshot state.

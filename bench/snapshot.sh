@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# bench/snapshot.sh - snapshots without stopping the world, side by side:
+# HotKV and redis-server 8.6.3 (same dataset, same write load, one after
+# the other on this machine), each running BGSAVE, BGREWRITEAOF and CONFIG
+# SET appendonly yes while bench/snapprobe's probe client sends PING every
+# 20 ms and 4 clients send SETs. Prints each operation's duration, the
+# probe's longest wait and p99, and the writes acknowledged meanwhile.
+#
+#   bench/snapshot.sh                 1,000,000 keys, 2 rounds
+#   KEYS=5000000 ROUNDS=1 bench/snapshot.sh
+#
+# REDIS_SERVER is the reference server (default: the cached 8.6.3 build,
+# else redis-server on PATH). Output goes to stdout and
+# bench/results/<date>-snapshot.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REDIS_SERVER=${REDIS_SERVER:-}
+if [[ -z $REDIS_SERVER ]]; then
+  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
+  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
+fi
+KEYS=${KEYS:-1000000}
+ROUNDS=${ROUNDS:-2}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TMP=$(mktemp -d -t hotkv-snapbench.XXXXXX)
+go build -o "$TMP/hotkv" ./cmd/hotkv
+go build -o "$TMP/snapprobe" ./bench/snapprobe
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
+trap cleanup EXIT
+wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+mkdir -p bench/results "$TMP/hk" "$TMP/rd"
+OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-snapshot.txt
+A=$(free_port); B=$(free_port)
+"$TMP/hotkv" --port "$A" --dir "$TMP/hk" --loglevel warning >"$TMP/hk.log" 2>&1 & PIDS+=($!)
+"$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & PIDS+=($!)
+wait_ping "$A"; wait_ping "$B"
+{
+  echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS"
+  for r in $(seq "$ROUNDS"); do
+    echo "## round $r"
+    "$TMP/snapprobe" -addr "127.0.0.1:$A" -keys "$KEYS" -name HotKV
+    "$TMP/snapprobe" -addr "127.0.0.1:$B" -keys "$KEYS" -name Redis
+  done
+} | tee "$OUT"
