@@ -127,7 +127,7 @@ func debugCmd(c *Ctx) {
 			c.Error("ERR the append only file is not available")
 			return
 		}
-		if errText := a.DebugLoadAOF(); errText != "" {
+		if errText := a.DebugLoadAOF(c.Client); errText != "" {
 			c.Error(errText)
 			return
 		}

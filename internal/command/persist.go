@@ -53,7 +53,7 @@ type AOF interface {
 	WaitAOF(c *Ctx, numLocal, numReplicas, timeoutMs int64)
 	// DebugLoadAOF is DEBUG LOADAOF: the pending appends are fsynced, the
 	// dataset emptied and loaded again from the AOF. errText "" is OK.
-	DebugLoadAOF() (errText string)
+	DebugLoadAOF(caller *Client) (errText string)
 	// SetAOFFlushSleep is DEBUG AOF-FLUSH-SLEEP: each write to the AOF
 	// sleeps us µs first.
 	SetAOFFlushSleep(us int64)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -140,7 +141,7 @@ func TestAOFStartCreatesBaseAndIncr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"
+	want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i startoffset 0\n"
 	if string(man) != want {
 		t.Fatalf("manifest = %q, want %q", man, want)
 	}
@@ -170,7 +171,7 @@ func TestAOFConfigSetAppendonlyLive(t *testing.T) {
 	c.Do("LPUSH", "q", "0")
 	digest := c.Do("DEBUG", "DIGEST")
 	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
-	if want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n"; string(man) != want {
+	if want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i startoffset 0\n"; string(man) != want {
 		t.Fatalf("manifest = %q, want %q", man, want)
 	}
 	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec")...)
@@ -210,7 +211,9 @@ func TestAOFBGRewriteSwitchesManifest(t *testing.T) {
 	waitField(t, c, "aof_rewrite_in_progress", "0")
 	do(t, c, "+ok\r\n", "EVAL", "return redis.status_reply(redis.call('info','persistence'):match('aof_last_bgrewrite_status:(%a+)'))", "0")
 	man, _ := os.ReadFile(filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest"))
-	if want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i\n"; string(man) != want {
+	// the new incremental file starts at master_repl_offset: 50 INCRs, a
+	// command each without replicas (Redis 8's manifest)
+	if want := "file appendonly.aof.2.base.rdb seq 2 type b\nfile appendonly.aof.2.incr.aof seq 2 type i startoffset 50\n"; string(man) != want {
 		t.Fatalf("manifest = %q, want %q", man, want)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")); err == nil {
@@ -366,5 +369,55 @@ func TestAOFConfigSetWhileLoading(t *testing.T) {
 	do(t, d, ":8000\r\n", "DBSIZE")
 	if got := infoField(t, d, "aof_enabled"); got != "0" {
 		t.Fatalf("aof_enabled = %s after appendonly no while loading", got)
+	}
+}
+
+// The manifest's replication offsets (Redis 8): a graceful close records
+// the last incremental file's end offset, a restart resumes
+// master_repl_offset from it (and drops it: appends go on in that file),
+// or from the start offset plus the file's size.
+func TestAOFManifestOffsets(t *testing.T) {
+	offset := func(c *hotkvtest.Conn) string {
+		m := regexp.MustCompile(`master_repl_offset:(\d+)`).FindStringSubmatch(c.Do("INFO", "replication"))
+		if m == nil {
+			t.Fatal("no master_repl_offset")
+		}
+		return m[1]
+	}
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, aofOpts(dir, "always")...)
+	c := hotkvtest.Dial(t, a.Addr)
+	do(t, c, "+OK\r\n", "SET", "k1", "v1")
+	do(t, c, "+OK\r\n", "SET", "k2", "v2")
+	if got := offset(c); got != "2" {
+		t.Fatalf("master_repl_offset %s after two writes", got)
+	}
+	do(t, c, "+OK\r\n", "CONFIG", "SET", "appendonly", "no")
+	manPath := filepath.Join(dir, "appendonlydir", "appendonly.aof.manifest")
+	man, _ := os.ReadFile(manPath)
+	if want := "file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i startoffset 0 endoffset 2\n"; string(man) != want {
+		t.Fatalf("manifest after appendonly no: %q, want %q", man, want)
+	}
+	// a restart resumes from the end offset and forgets it
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "always")...)
+	d := hotkvtest.Dial(t, b.Addr)
+	waitField(t, d, "loading", "0")
+	if got := offset(d); got != "2" {
+		t.Fatalf("master_repl_offset %s after the restart, want the end offset 2", got)
+	}
+	// without an end offset: the start offset plus the file's size
+	incr := filepath.Join(dir, "appendonlydir", "appendonly.aof.1.incr.aof")
+	st, err := os.Stat(incr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(manPath, []byte("file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i startoffset 100\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := hotkvtest.Start(t, aofOpts(dir, "always")...)
+	f := hotkvtest.Dial(t, e.Addr)
+	waitField(t, f, "loading", "0")
+	if got, want := offset(f), strconv.FormatInt(100+st.Size(), 10); got != want {
+		t.Fatalf("master_repl_offset %s, want start 100 + size %d", got, st.Size())
 	}
 }

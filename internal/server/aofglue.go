@@ -31,7 +31,11 @@ func (s *Server) newAOF() *aof.AOF {
 		Clock:       s.clock,
 		BaseStream:  s.rdb.AOFBaseStream,
 		RunSnapshot: s.runSnapshot,
-		KS:          s.ks,
+		ReplOffset:  s.repl.Offset,
+		SetReplOffset: func(off int64) {
+			s.repl.SetOffset(off)
+		},
+		KS: s.ks,
 		Functions: func() []string {
 			return libraries{s.scripts}.Codes()
 		},
@@ -103,6 +107,9 @@ func (s *Server) loadAOFAtStartup() error {
 	if !s.cfg.Bool("appendonly") {
 		return nil // CONFIG SET appendonly no while it loaded
 	}
+	if err := s.aof.RestoreOffset(); err != nil {
+		return err
+	}
 	if err := s.aof.OpenAtStart(); err != nil {
 		return err
 	}
@@ -134,8 +141,12 @@ func (s *Server) BGRewriteAOF() (status, errText string) {
 }
 
 // DebugLoadAOF implements command.AOF (DEBUG LOADAOF): the loaded commands
-// feed no target (Redis turns the AOF off while it loads).
-func (s *Server) DebugLoadAOF() string {
+// feed no target (Redis turns the AOF off while it loads). A script of the
+// file that runs past busy-reply-threshold serves the other clients of the
+// caller's event loop (LOADING), as one run by a client does (loadCaller).
+func (s *Server) DebugLoadAOF(caller *command.Client) string {
+	s.loadCaller = s.clientOf(caller)
+	defer func() { s.loadCaller = nil }()
 	_ = s.aof.Flush()
 	s.ks.FlushAll()
 	s.scripts.vm.FlushFunctions()

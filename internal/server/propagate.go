@@ -170,24 +170,29 @@ func (s *Server) propFlush() {
 	wrap := n > 1 && !s.prop.arbitrary
 	s.noteUnitHanded()
 	for _, t := range s.prop.targets {
-		sent := false
+		sent := 0
 		for i := 0; i < n; i++ {
 			op := p.Op(i)
 			if op.Targets&t.targets == 0 {
 				continue
 			}
-			if wrap && !sent {
+			if wrap && sent == 0 {
 				t.t.Propagate(-1, argvMulti)
+				sent++
 			}
-			sent = true
+			sent++
 			s.prop.argv = p.Args(s.prop.argv[:0], op)
 			t.t.Propagate(op.DB, s.prop.argv)
 		}
-		if wrap && sent {
+		if wrap && sent > 0 {
 			t.t.Propagate(-1, argvExec)
+			sent++
 		}
-		if sent {
+		if sent > 0 {
 			t.t.UnitDone()
+			if t.targets == command.PropAOF {
+				s.repl.CountAOF(sent) // master_repl_offset without replicas
+			}
 		}
 	}
 	clear(s.prop.argv)

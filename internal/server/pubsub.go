@@ -70,6 +70,24 @@ func (cl *client) pushMsg(b []byte) {
 	}
 }
 
+// pushBulk is pushMsg without client-output-buffer-limit: a replica's
+// snapshot payload, which Redis does not count as output either. Engine
+// lock, while none of cl's commands runs.
+func (cl *client) pushBulk(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if cl.srv != nil {
+		cl.srv.notePushed(cl)
+	}
+	cl.push.mu.Lock()
+	cl.push.buf = append(cl.push.buf, b...)
+	cl.push.mu.Unlock()
+	if !cl.push.pending.Swap(true) {
+		cl.wakeForPush()
+	}
+}
+
 // flushSelfPush writes the messages the client's own command produced, after
 // the command's reply. Engine lock held.
 func (cl *client) flushSelfPush() {

@@ -33,11 +33,18 @@ func (cl *client) RemoteAddr() net.Addr { return cl.raddr }
 var _ command.Replication = (*Server)(nil)
 
 // Sync implements SYNC and PSYNC (Redis's syncCommand): the snapshot, then the
-// stream. psync selects the +FULLRESYNC preamble.
+// stream. psync selects the +FULLRESYNC preamble. A replica's snapshot is
+// encoded in the background (syncInBackground); REPLCONF rdb-only and
+// rdb-filter-only syncs (redis-cli --rdb, --functions-rdb) and a test's
+// SetSnapshot writer still encode it here, under the lock.
 func (s *Server) Sync(c *command.Ctx, psync bool) {
 	cl := s.clientOf(c.Client)
 	if cl == nil || cl.replica != nil {
 		return // a replica sending SYNC again is ignored, as in Redis
+	}
+	if !cl.filtered && !cl.rdbOnly && s.snapshotFn == nil {
+		s.syncInBackground(c, cl, psync)
+		return
 	}
 	var rdb bytes.Buffer
 	write := s.snapshot
@@ -233,4 +240,71 @@ func (s *Server) dropWaiter(cl *client) {
 			return
 		}
 	}
+}
+
+// heldReplica is a replica whose snapshot is still being encoded: its
+// stream is held back until the payload is sent, as Redis keeps it in the
+// replica's output buffer while the BGSAVE for it runs (and limits it as
+// such: client-output-buffer-limit replica). Engine lock.
+type heldReplica struct {
+	cl      *client
+	holding bool
+	held    []byte
+}
+
+// Push implements repl.Replica.
+func (h *heldReplica) Push(msg []byte) {
+	if !h.holding {
+		h.cl.pushMsg(msg)
+		return
+	}
+	h.held = append(h.held, msg...)
+	if h.cl.srv.pushOverLimit(h.cl, len(h.held)) {
+		h.cl.kill()
+	}
+}
+
+// RemoteAddr implements repl.Replica.
+func (h *heldReplica) RemoteAddr() net.Addr { return h.cl.raddr }
+
+// syncInBackground is Sync for a replica: +FULLRESYNC now, the replica
+// attached now (the stream from this moment is held for it), and the
+// snapshot of this moment (keyspace.Snapshot) encoded by a goroutine a
+// step at a time; the payload and the held stream follow when it is done.
+func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
+	st := s.rdb.SyncStream()
+	if psync {
+		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+			s.stats.syncPartialErr++ // a partial resync asked for, refused: HotKV has no backlog
+		}
+		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
+	}
+	s.stats.syncFull++
+	h := &heldReplica{cl: cl, holding: true}
+	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
+	cl.Flags = "S"
+	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
+	go func() {
+		var payload bytes.Buffer
+		err := s.runSnapshot(st, &payload, 0, 0, func(int) bool { return !cl.killed() })
+		s.eng.Lock()
+		defer s.eng.Unlock()
+		if err != nil {
+			st.Close()
+			if !cl.killed() {
+				s.log.Warn("snapshot for a replica failed: " + err.Error())
+				cl.kill()
+			}
+			return
+		}
+		if cl.killed() {
+			return
+		}
+		// the payload as a bulk string without its CRLF (the stream follows),
+		// then the stream held since the snapshot's start
+		cl.pushBulk([]byte("$" + strconv.Itoa(payload.Len()) + "\r\n"))
+		cl.pushBulk(payload.Bytes())
+		cl.pushBulk(h.held)
+		h.holding, h.held = false, nil
+	}()
 }

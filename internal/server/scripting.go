@@ -231,8 +231,12 @@ func (sc *scripting) interrupt(st *scriptState) bool {
 			itoa((s.clock.NowUs()-st.startUs)/1000) + " milliseconds. You can try killing the script using the " + what + " command.")
 		st.timedOut.Store(true)
 	}
-	if st.caller != nil && st.caller.nc != nil {
-		st.caller.nc.PollWhileBusy() // the other clients of its event loop
+	caller := st.caller
+	if caller == nil {
+		caller = s.loadCaller // a script of an AOF that DEBUG LOADAOF loads
+	}
+	if caller != nil && caller.nc != nil {
+		caller.nc.PollWhileBusy() // the other clients of its event loop
 	}
 	s.eng.Lend() // clients of other loops or goroutines waiting for the lock get BUSY
 	if st.killReq.Load() {

@@ -103,6 +103,7 @@ type Server struct {
 	repl        *repl.Master                      // replicas (repl.go); engine lock
 	waiters     []*client                         // clients blocked in WAIT (repl.go); engine lock
 	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
+	loadCaller  *client                           // the client running DEBUG LOADAOF (engine lock)
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock
 	trk         *tracking.Tracker                 // client-side caching (tracking.go); engine lock
 	cronSum     atomic.Int64                      // eventloop_duration_cron_sum: the cron's ticks, µs

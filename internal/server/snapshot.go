@@ -39,8 +39,8 @@ const stepTarget = time.Millisecond
 // its end from the calling goroutine, a background one: each Step runs
 // under the engine lock, handing out as many keys as fit in about a
 // millisecond (so that no client waits longer for the lock), and its bytes
-// are written to f without the lock (through a 256 KiB buffer, flushed at
-// the end; with autosync > 0, f is fsynced each time that many more bytes
+// are written to out without the lock (through a 256 KiB buffer, flushed
+// at the end; with autosync > 0 and out a file, it is fsynced each time that many more bytes
 // were written, as Redis's rio autosync does for rdb-save-incremental-fsync
 // and aof-rewrite-incremental-fsync: the kernel then never holds a
 // snapshot's worth of dirty pages, whose writeback would stall every
@@ -54,8 +54,9 @@ const stepTarget = time.Millisecond
 // pause, when not nil, runs after each step with the keys it handed out
 // (rdb-key-save-delay) and returns false to stop. Closing the stream (under
 // the lock, by whoever abandons the job) makes it return an error.
-func (s *Server) runSnapshot(st *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error {
-	w := bufio.NewWriterSize(f, 256<<10)
+func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error {
+	w := bufio.NewWriterSize(out, 256<<10)
+	f, _ := out.(*os.File) // autosync needs a file
 	var written, synced int64
 	n := 64
 	for {
@@ -80,7 +81,7 @@ func (s *Server) runSnapshot(st *rdb.Stream, f *os.File, autosync int64, maxKeys
 		if done {
 			return w.Flush()
 		}
-		if written += int64(len(chunk)); autosync > 0 && written-synced >= autosync {
+		if written += int64(len(chunk)); f != nil && autosync > 0 && written-synced >= autosync {
 			if err := w.Flush(); err != nil {
 				return err
 			}

@@ -70,11 +70,16 @@ type Deps struct {
 	// runSnapshot): fsynced every autosync bytes when > 0, maxKeys caps a
 	// step's keys when > 0, pause runs after each step with its keys and
 	// returns false to stop.
-	RunSnapshot func(s *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error
+	RunSnapshot func(s *rdb.Stream, f io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error
 	// KS and Functions are the dataset and the function libraries' code,
 	// for a base file of commands (aof-use-rdb-preamble no). Engine lock.
 	KS        *keyspace.Keyspace
 	Functions func() []string
+	// ReplOffset is master_repl_offset (nil: 0), which the manifest records
+	// at each incremental file's start and a graceful close's end;
+	// SetReplOffset restores it after a load. Engine lock.
+	ReplOffset    func() int64
+	SetReplOffset func(int64)
 	// LoadRDB loads an RDB stream (a base file, or an old-style AOF's
 	// preamble) into the dataset, every key (expired ones too, as Redis
 	// loads an AOF preamble), and returns how many bytes it was. Engine lock.
@@ -154,6 +159,9 @@ type AOF struct {
 	lastRwErr bool        // aof_last_bgrewrite_status err
 	rwDelay   time.Duration
 	rwJobs    int // rewrites started (temporary file names)
+	// tempStart is master_repl_offset when the temporary incremental file
+	// of an AOF being turned on was opened (tempIncAofStartReplOffset)
+	tempStart int64
 	// the automatic rewrite's back-off after failures (rewriteLimited)
 	limitDelayMin, limitNext int64
 	// flushSleep is DEBUG AOF-FLUSH-SLEEP: µs to sleep before each write
@@ -620,7 +628,57 @@ func (a *AOF) Shutdown() error {
 		a.killRewrite()
 	}
 	a.d.Log.Info("Calling fsync() on the AOF file.")
-	return a.closeFiles()
+	err := a.closeFiles()
+	a.recordEndOffset()
+	return err
+}
+
+// replOffset is master_repl_offset.
+func (a *AOF) replOffset() int64 {
+	if a.d.ReplOffset == nil {
+		return 0
+	}
+	return a.d.ReplOffset()
+}
+
+// recordEndOffset is updateCurIncrAofEndOffset: closing gracefully, the
+// last incremental file gets the replication offset at its end (a file
+// without a start offset, from before Redis 8, gets none). A failure to
+// persist it is not an error: a load estimates the offset from the start
+// and the size.
+func (a *AOF) recordEndOffset() {
+	if a.state != On || a.man == nil || len(a.man.incrs) == 0 {
+		return
+	}
+	m := a.man.clone()
+	m.incrs[len(m.incrs)-1].endOffset = a.replOffset()
+	if a.persistManifest(m) == nil {
+		a.man = m
+	}
+}
+
+// RestoreOffset is updateReplOffsetAndResetEndOffset, after the AOF loaded
+// at startup: master_repl_offset resumes from the last incremental file's
+// end offset (which is then dropped from the manifest, since appends go on
+// in that file), else from its start offset plus its size.
+func (a *AOF) RestoreOffset() error {
+	if a.man == nil || len(a.man.incrs) == 0 || a.d.SetReplOffset == nil {
+		return nil
+	}
+	last := a.man.incrs[len(a.man.incrs)-1]
+	if last.endOffset != -1 {
+		a.d.SetReplOffset(last.endOffset)
+		m := a.man.clone()
+		m.incrs[len(m.incrs)-1].endOffset = -1
+		if err := a.persistManifest(m); err != nil {
+			a.warnf("Can't persist the AOF manifest: %v", err)
+			return ErrLoad
+		}
+		a.man = m
+		return nil
+	}
+	a.d.SetReplOffset(max(last.startOffset, 0) + a.fileSize(last.name))
+	return nil
 }
 
 // Sizes for INFO and the automatic rewrite.

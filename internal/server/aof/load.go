@@ -569,6 +569,7 @@ func (a *AOF) Disable() {
 		a.killRewrite()
 	}
 	_ = a.closeFiles()
+	a.recordEndOffset()
 	if wasWaiting {
 		_ = os.Remove(a.path(a.tempIncrName()))
 	}

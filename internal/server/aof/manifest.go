@@ -252,9 +252,15 @@ func (m *manifest) newBase(a *AOF, rdbFormat bool) string {
 
 // newIncr is getNewIncrAofName: the next incremental file, appended.
 func (m *manifest) newIncr(a *AOF) string {
+	return m.newIncrAt(a, a.replOffset())
+}
+
+// newIncrAt is newIncr for a file whose stream started at replication
+// offset start (getNewIncrAofName: Redis 8 lists it as startoffset).
+func (m *manifest) newIncrAt(a *AOF, start int64) string {
 	m.incrSeq++
 	m.incrs = append(m.incrs, fileInfo{name: a.incrName(m.incrSeq), seq: m.incrSeq, typ: typeIncr,
-		startOffset: -1, endOffset: -1})
+		startOffset: start, endOffset: -1})
 	return m.incrs[len(m.incrs)-1].name
 }
 

@@ -131,6 +131,7 @@ func (a *AOF) feedBlessed() {
 // openNextIncr is openNewIncrAofForAppend.
 func (a *AOF) openNextIncr() error {
 	if a.state == WaitRewrite {
+		a.tempStart = a.replOffset()
 		f, _, err := a.openIncr(a.tempIncrName(), true)
 		if err != nil {
 			a.warnf("Can't open the append-only file %s: %v", a.tempIncrName(), err)
@@ -264,7 +265,7 @@ func (a *AOF) installBase(job *rewriteJob) error {
 	if a.state == WaitRewrite {
 		// the temporary incremental file becomes the first one listed
 		tempIncr = a.tempIncrName()
-		newIncr = m.newIncr(a)
+		newIncr = m.newIncrAt(a, a.tempStart)
 		if err := os.Rename(a.path(tempIncr), a.path(newIncr)); err != nil {
 			_ = os.Remove(a.path(base))
 			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %v", tempIncr, newIncr, err)

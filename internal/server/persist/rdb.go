@@ -73,7 +73,7 @@ type Deps struct {
 	// runSnapshot): fsynced every autosync bytes when > 0, maxKeys caps a
 	// step's keys when > 0, pause runs after each step with its keys and
 	// returns false to stop.
-	RunSnapshot func(s *rdb.Stream, f *os.File, autosync int64, maxKeys int, pause func(keys int) bool) error
+	RunSnapshot func(s *rdb.Stream, f io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error
 }
 
 // RDB is the snapshot state.
@@ -211,8 +211,19 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 	events := ks.Events
 	ks.Events = nil
 	defer func() { ks.Events = events }()
+	// key-load-delay, read again every 128 keys: clients may change it
+	// while the load lends them the lock (the test suite speeds a load up)
+	delayUs, keys := r.d.Config.Int("key-load-delay"), 0
+	keyDelay := func() {
+		if keys++; keys%128 == 0 {
+			delayUs = r.d.Config.Int("key-load-delay")
+		}
+		if sleep := debugDelay(delayUs); sleep != nil {
+			sleep()
+		}
+	}
 	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum"),
-		KeyDelay: debugDelay(r.d.Config.Int("key-load-delay")),
+		KeyDelay: keyDelay,
 		Resized: func(db, keyBuckets, expireSlots int) {
 			r.d.Log.Log(context.Background(), logging.LevelVerbose,
 				fmt.Sprintf("DB %d resized: %d key buckets, %d expire buckets", db, keyBuckets, expireSlots))
@@ -414,8 +425,14 @@ func debugDelay(usec int64) func() {
 	return nil
 }
 
+// SyncStream starts a snapshot of the dataset as an RDB stream: a
+// replica's SYNC payload.
+func (r *RDB) SyncStream() *rdb.Stream {
+	return rdb.NewStream(r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
+}
+
 // WriteSnapshot writes the dataset as an RDB stream to w (a replica's SYNC
-// payload).
+// payload, encoded at once).
 func (r *RDB) WriteSnapshot(w io.Writer) error {
 	return rdb.Write(w, r.d.KS, r.SaveInfo(r.d.Clock.NowUs()))
 }

@@ -161,6 +161,21 @@ func (m *Master) Cron() {
 // Offset is master_repl_offset.
 func (m *Master) Offset() int64 { return m.offset }
 
+// CountAOF advances the offset by n commands the AOF got while no replica
+// streams: Redis counts each propagated command as 1 then, to track the
+// AOF's fsyncs and its files' offsets (replicationFeedSlaves without a
+// backlog).
+func (m *Master) CountAOF(n int) {
+	if m.feed == nil {
+		m.offset += int64(n)
+		m.unitEnd = m.offset
+	}
+}
+
+// SetOffset is the offset an AOF's manifest restores after a load
+// (updateReplOffsetAndResetEndOffset).
+func (m *Master) SetOffset(off int64) { m.offset, m.unitEnd = off, off }
+
 // UnitEnd is the stream offset at the end of the last execution unit handed
 // to the replicas: what a WAIT of the unit's client waits for.
 func (m *Master) UnitEnd() int64 { return m.unitEnd }
