@@ -37,8 +37,8 @@ var allowed = map[string][]string{
 	"internal/server/network": {"internal/clock", "internal/config", "internal/resp"},
 	// the features that hang off the execution path (decision 0037): they
 	// never import internal/server; it hands them what they use
-	"internal/server/aof":      {"internal/config", "internal/clock", "internal/resp", "internal/keyspace", "internal/rdb", "internal/server/infofmt"},
-	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt", "internal/logging"},
+	"internal/server/aof":      {"internal/config", "internal/clock", "internal/resp", "internal/keyspace", "internal/rdb", "internal/server/infofmt", "internal/childwrite"},
+	"internal/server/persist":  {"internal/command", "internal/config", "internal/keyspace", "internal/clock", "internal/rdb", "internal/server/infofmt", "internal/logging", "internal/childwrite"},
 	"internal/server/notify":   {"internal/config", "internal/keyspace", "internal/pubsub"},
 	"internal/server/tracking": {"internal/command", "internal/keyspace"},
 	"internal/server/repl":     {"internal/command", "internal/resp"},
@@ -49,10 +49,12 @@ var allowed = map[string][]string{
 	"internal/difftest":                 {"internal/hotkvtest"},
 	"cmd/hotkv":                         {"internal/server", "internal/config", "internal/logging"},
 	"internal/logging":                  {},
-	"internal/cli":                      {},
-	"cmd/hotkv-cli":                     {"internal/cli"},
-	"internal/crashtest":                {},
-	"cmd/hotkv-crash":                   {"internal/crashtest"},
+	// the child process that writes a snapshot's file (decision 0045)
+	"internal/childwrite": {},
+	"internal/cli":        {},
+	"cmd/hotkv-cli":       {"internal/cli"},
+	"internal/crashtest":  {},
+	"cmd/hotkv-crash":     {"internal/crashtest"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).

@@ -31,6 +31,7 @@ func (s *Server) newAOF() *aof.AOF {
 		Clock:       s.clock,
 		BaseStream:  s.rdb.AOFBaseStream,
 		RunSnapshot: s.runSnapshot,
+		Forked:      s.forked,
 		ReplOffset:  s.repl.Offset,
 		SetReplOffset: func(off int64) {
 			s.repl.SetOffset(off)

@@ -29,6 +29,8 @@ type stats struct {
 	aclDeniedAuth        int64 // failed AUTH and HELLO AUTH
 	syncFull             int64 // SYNC and PSYNC served (all full)
 	syncPartialErr       int64 // PSYNC asking for a partial resync, refused
+	forks                int64 // child processes started: total_forks (snapshot.go)
+	latestForkUs         int64 // how long starting the last one took: latest_fork_usec
 	blockedClients       atomic.Int64
 	evictedClients       atomic.Int64
 	obufLimitDisconnects atomic.Int64
@@ -361,7 +363,8 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "pubsub_channels", int64(s.hub.Len(pubsub.Channel)))
 	b = kvi(b, "pubsub_patterns", int64(s.hub.Len(pubsub.Pattern)))
 	b = kvi(b, "pubsubshard_channels", int64(s.hub.Len(pubsub.Shard)))
-	z("latest_fork_usec", "total_forks")
+	b = kvi(b, "latest_fork_usec", s.stats.latestForkUs)
+	b = kvi(b, "total_forks", s.stats.forks)
 	b = kvi(b, "migrate_cached_sockets", int64(len(s.migrate)))
 	z("slave_expires_tracked_keys", "active_defrag_hits", "active_defrag_misses", "active_defrag_key_hits",
 		"active_defrag_key_misses", "total_active_defrag_time", "current_active_defrag_time")

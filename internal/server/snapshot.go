@@ -31,6 +31,14 @@ func (s *Server) snapshot(w io.Writer) error {
 	return s.rdb.WriteSnapshot(w)
 }
 
+// forked counts a child process a BGSAVE or a rewrite started (the
+// processes that write their files: internal/childwrite), for INFO's
+// total_forks and latest_fork_usec. Engine lock.
+func (s *Server) forked(us int64) {
+	s.stats.forks++
+	s.stats.latestForkUs = us
+}
+
 // stepTarget is how long one snapshot step may hold the engine lock:
 // runSnapshot sizes its steps to it from the time the last ones took.
 const stepTarget = time.Millisecond
@@ -78,6 +86,9 @@ func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, autosync int64, maxK
 		if _, err := w.Write(chunk); err != nil {
 			return err
 		}
+		if pause != nil && keys > 0 && !pause(keys) {
+			return errSnapshotStopped // after each key, the last one too
+		}
 		if done {
 			return w.Flush()
 		}
@@ -91,9 +102,6 @@ func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, autosync int64, maxK
 			synced = written
 		}
 		time.Sleep(took)
-		if pause != nil && !pause(keys) {
-			return errSnapshotStopped
-		}
 		switch {
 		case took < stepTarget/2 && keys >= n/2:
 			n = min(2*n, 1<<20)

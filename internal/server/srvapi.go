@@ -48,6 +48,7 @@ func (s *Server) ResetStats() {
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
 	s.stats.aclDeniedAuth, s.stats.syncFull, s.stats.syncPartialErr = 0, 0, 0
+	s.stats.forks, s.stats.latestForkUs = 0, 0
 	s.stats.obufLimitDisconnects.Store(0)
 	s.inst = instantaneous{}
 	s.memPeak, s.memPeakTime = 0, 0

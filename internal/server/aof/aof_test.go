@@ -14,16 +14,21 @@ import (
 
 func TestManifestFormatAndParse(t *testing.T) {
 	m := &manifest{}
-	a := &AOF{fileName: "appendonly.aof"}
+	offset := int64(0)
+	a := &AOF{fileName: "appendonly.aof", d: Deps{ReplOffset: func() int64 { return offset }}}
 	m.newBase(a, true)
 	m.newIncr(a)
+	offset = 42
 	m.newIncr(a)
 	m.retireIncrs()
 	m.newBase(a, false)
+	m.incrs[0].endOffset = 50
+	// incremental files start at master_repl_offset; a history file keeps
+	// its offsets, as Redis's aofInfoFormat writes them
 	want := "file appendonly.aof.2.base.aof seq 2 type b\n" +
 		"file appendonly.aof.1.base.rdb seq 1 type h\n" +
-		"file appendonly.aof.1.incr.aof seq 1 type h\n" +
-		"file appendonly.aof.2.incr.aof seq 2 type i\n"
+		"file appendonly.aof.1.incr.aof seq 1 type h startoffset 0\n" +
+		"file appendonly.aof.2.incr.aof seq 2 type i startoffset 42 endoffset 50\n"
 	if got := string(m.format()); got != want {
 		t.Fatalf("format:\n%s\nwant:\n%s", got, want)
 	}

@@ -1,11 +1,14 @@
 package aof
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/childwrite"
 	"github.com/hotkv/hotkv/internal/rdb"
 )
 
@@ -27,7 +30,8 @@ type rewriteJob struct {
 	done      chan error
 	rdbFormat bool // the base is an RDB file (.base.rdb), else commands (.base.aof)
 	kill      chan struct{}
-	stream    *rdb.Stream // the base, encoded by the goroutine a step at a time
+	stream    *rdb.Stream        // the base, encoded by the goroutine a step at a time
+	child     *childwrite.Writer // the process writing the base
 }
 
 const errRewriteStartFailed = "ERR Can't execute an AOF background rewriting. Please check the server logs for more information."
@@ -74,21 +78,31 @@ func (a *AOF) startRewrite() error {
 		}
 	}
 	start := time.Now()
-	job := &rewriteJob{startUnix: time.Now().Unix(), done: make(chan error, 1), kill: make(chan struct{}),
-		stream: a.baseStream(), tmp: a.path(fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", os.Getpid(), a.rwJobs))}
-	a.rwJobs++
-	a.rw = job
-	a.rwActive.Store(true)
-	a.feedBlessed()
-	a.scheduled = false
-	a.d.Log.Info("Background append only file rewriting started", "start_ms",
-		float64(time.Since(start).Microseconds())/1000)
-	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
 	var autosync int64
 	if a.d.Config.Bool("aof-rewrite-incremental-fsync") {
 		autosync = 4 << 20 // REDIS_AUTOSYNC_BYTES
 	}
-	go a.saveBase(job, a.rwDelay, a.d.Config.Int("rdb-key-save-delay"), autosync)
+	tmp := a.path(fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", os.Getpid(), a.rwJobs))
+	a.rwJobs++
+	child, err := childwrite.Start(tmp, autosync)
+	if err != nil {
+		a.warnf("Can't rewrite append only file in background: %v", err)
+		a.lastRwErr = true
+		return err
+	}
+	if a.d.Forked != nil {
+		a.d.Forked(time.Since(start).Microseconds())
+	}
+	job := &rewriteJob{startUnix: time.Now().Unix(), done: make(chan error, 1), kill: make(chan struct{}),
+		stream: a.baseStream(), tmp: tmp, child: child}
+	a.rw = job
+	a.rwActive.Store(true)
+	a.feedBlessed()
+	a.scheduled = false
+	a.d.Log.Info(fmt.Sprintf("Background append only file rewriting started by pid %d", child.Pid()), "start_ms",
+		float64(time.Since(start).Microseconds())/1000)
+	job.rdbFormat = a.d.Config.Bool("aof-use-rdb-preamble")
+	go a.saveBase(job, a.rwDelay, a.d.Config.Int("rdb-key-save-delay"))
 	return nil
 }
 
@@ -159,17 +173,21 @@ func (a *AOF) openNextIncr() error {
 	return nil
 }
 
-// saveBase is the goroutine's half (the child's rewriteAppendOnlyFile):
+// saveBase is the goroutine's half (Redis's child, rewriteAppendOnlyFile):
 // encode the snapshot a step at a time under the engine lock (see
-// Deps.RunSnapshot), write, fsync, close. keyDelay is rdb-key-save-delay (µs
-// slept per key, as Redis's child does); autosync is
-// aof-rewrite-incremental-fsync's period. A killed job removes its file.
-func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay, autosync int64) {
+// Deps.RunSnapshot) into the job's child process, which writes and fsyncs
+// the file (aof-rewrite-incremental-fsync: every 4 MB). keyDelay is
+// rdb-key-save-delay (µs slept per key, as Redis's child does). A killed
+// job, or one whose child died, removes its file.
+func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay int64) {
 	err := errKilled
 	select {
 	case <-time.After(delay):
-		err = a.streamBase(job, keyDelay, autosync)
+		err = a.streamBase(job, keyDelay)
 	case <-job.kill:
+		job.child.Kill()
+	case <-job.child.Exited():
+		err = job.child.Finish()
 	}
 	select {
 	case <-job.kill:
@@ -182,11 +200,7 @@ func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay, autosync 
 	job.done <- err
 }
 
-func (a *AOF) streamBase(job *rewriteJob, keyDelay, autosync int64) error {
-	f, err := os.Create(job.tmp)
-	if err != nil {
-		return err
-	}
+func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
 	maxKeys, pause := 0, func(int) bool { return true }
 	if keyDelay > 0 {
 		maxKeys, pause = 1, func(keys int) bool {
@@ -195,17 +209,12 @@ func (a *AOF) streamBase(job *rewriteJob, keyDelay, autosync int64) error {
 				return true
 			case <-job.kill:
 				return false
+			case <-job.child.Exited():
+				return false
 			}
 		}
 	}
-	err = a.d.RunSnapshot(job.stream, f, autosync, maxKeys, pause)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return job.child.Feed(func(w io.Writer) error { return a.d.RunSnapshot(job.stream, w, 0, maxKeys, pause) })
 }
 
 var errKilled = fmt.Errorf("killed")
@@ -219,6 +228,7 @@ func (a *AOF) killRewrite() {
 	}
 	close(job.kill)
 	job.stream.Close() // the goroutine's next step ends, and it removes its file
+	go job.child.Kill()
 	a.rw = nil
 	a.rwActive.Store(false)
 	a.lastRwSec = time.Now().Unix() - job.startUnix
@@ -237,9 +247,19 @@ func (a *AOF) rewriteDone(job *rewriteJob, err error) {
 		_ = os.Remove(job.tmp)
 		a.lastRwErr = true
 		a.failures++
-		a.d.Log.Warn("Background AOF rewrite failed: " + err.Error())
+		var ke *childwrite.KilledError
+		if errors.As(err, &ke) {
+			a.d.Log.Warn(fmt.Sprintf("Background AOF rewrite terminated by signal %d", ke.Signal))
+		} else {
+			a.d.Log.Warn("Background AOF rewrite failed: " + err.Error())
+		}
 		if a.state == WaitRewrite {
-			a.scheduled = true // turning the AOF on: try again (Redis reschedules)
+			// turning the AOF on: what the temporary incremental file got
+			// is in the next rewrite's snapshot (aofDelTempIncrAofFile)
+			name := a.tempIncrName()
+			a.logf("Removing the temp incr aof file %s in the background", name)
+			go func() { _ = os.Remove(a.path(name)) }()
+			a.scheduled = true // try again (Redis reschedules)
 		}
 		return
 	}

@@ -3,11 +3,13 @@ package persist
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/childwrite"
 	"github.com/hotkv/hotkv/internal/rdb"
 )
 
@@ -22,6 +24,7 @@ type bgJob struct {
 	startUnix   int64 // rdb_save_time_start
 	dirtyBefore int64 // server.dirty at the start (dirty_before_bgsave)
 	stream      *rdb.Stream
+	child       *childwrite.Writer // the process writing the file
 	done        chan bgResult
 	kill        chan struct{} // closed by KillBG
 	mu          sync.Mutex    // orders kill against the rename
@@ -61,14 +64,23 @@ func (r *RDB) startBG() error {
 	startUs := r.d.Clock.NowUs()
 	r.lastBgTry = startUs / 1e6
 	r.jobs++
-	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{}),
-		stream: rdb.NewStream(r.d.KS, r.SaveInfo(startUs))}
-	r.encodeUs = r.d.Clock.NowUs() - startUs
-	r.bg = job
 	path := r.Path()
 	tmp := filepath.Join(filepath.Dir(path), fmt.Sprintf("temp-%d-%d.rdb", os.Getpid(), r.jobs))
-	r.d.Log.Info("Background saving started", "start_ms", float64(r.encodeUs)/1000)
-	go r.writeBG(job, tmp, path, r.bgDelay, r.d.Config.Int("rdb-key-save-delay"), r.autosync())
+	child, err := childwrite.Start(tmp, r.autosync())
+	if err != nil {
+		r.lastErr = true
+		r.d.Log.Warn("Can't save in background: " + err.Error())
+		return err
+	}
+	if r.d.Forked != nil {
+		r.d.Forked(r.d.Clock.NowUs() - startUs)
+	}
+	job := &bgJob{startUnix: startUs / 1e6, dirtyBefore: *r.d.Dirty, done: make(chan bgResult, 1), kill: make(chan struct{}),
+		stream: rdb.NewStream(r.d.KS, r.SaveInfo(startUs)), child: child}
+	r.encodeUs = r.d.Clock.NowUs() - startUs
+	r.bg = job
+	r.d.Log.Info(fmt.Sprintf("Background saving started by pid %d", child.Pid()), "start_ms", float64(r.encodeUs)/1000)
+	go r.writeBG(job, tmp, path, r.bgDelay, r.d.Config.Int("rdb-key-save-delay"))
 	return nil
 }
 
@@ -76,19 +88,20 @@ func (r *RDB) startBG() error {
 // and write, fsync, rename. It touches the keyspace only through the
 // stream's steps, under the engine lock; the cron collects the result.
 // keyDelay is rdb-key-save-delay: Redis's child sleeps after each key.
-func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDelay, autosync int64) {
+func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDelay int64) {
 	err := errKilled
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
 		case <-job.kill:
+		case <-job.child.Exited():
 		}
 	}
 	job.mu.Lock()
 	killed := job.killed
 	job.mu.Unlock()
 	if !killed {
-		err = r.streamTo(tmp, job.stream, job.kill, keyDelay, autosync)
+		err = r.streamTo(job, keyDelay)
 		job.mu.Lock()
 		if job.killed {
 			err = errKilled
@@ -97,9 +110,12 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 		}
 		job.mu.Unlock()
 	}
+	var ke *childwrite.KilledError
 	switch {
 	case err == nil:
 		r.d.Log.Info("DB saved on disk")
+	case errors.As(err, &ke):
+		r.d.Log.Warn(fmt.Sprintf("Background saving terminated by signal %d", ke.Signal))
 	case err != errKilled:
 		r.d.Log.Warn("Write error saving DB on disk: " + err.Error())
 	}
@@ -109,21 +125,22 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
 }
 
-// streamTo runs s into the file name (Deps.RunSnapshot) and fsyncs it;
+// streamTo runs the job's stream into its child (Deps.RunSnapshot), which
+// writes and fsyncs the file (rdb-save-incremental-fsync: every 4 MB);
 // keyDelay µs per key (rdb-key-save-delay) are slept between steps of one
-// key, until kill closes; autosync is rdb-save-incremental-fsync's period.
-func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDelay, autosync int64) error {
-	f, err := os.Create(name)
-	if err != nil {
-		return err
-	}
+// key, until the job is killed or its child dies. The error of a child
+// that died is its KilledError.
+func (r *RDB) streamTo(job *bgJob, keyDelay int64) error {
+	child := job.child
 	maxKeys, pause := 0, func(int) bool { return true }
 	if keyDelay != 0 {
 		sleep := debugDelay(keyDelay)
 		maxKeys, pause = 1, func(keys int) bool {
 			for range keys {
 				select {
-				case <-kill:
+				case <-job.kill:
+					return false
+				case <-child.Exited():
 					return false
 				default:
 				}
@@ -132,14 +149,7 @@ func (r *RDB) streamTo(name string, s *rdb.Stream, kill <-chan struct{}, keyDela
 			return true
 		}
 	}
-	err = r.d.RunSnapshot(s, f, autosync, maxKeys, pause)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return child.Feed(func(w io.Writer) error { return r.d.RunSnapshot(job.stream, w, 0, maxKeys, pause) })
 }
 
 var errKilled = errors.New("killed")
@@ -185,6 +195,7 @@ func (r *RDB) KillBG() {
 	job.mu.Unlock()
 	close(job.kill)
 	job.stream.Close() // the writer's next step ends it
+	go job.child.Kill()
 	r.bg = nil
 	r.lastBgTime = r.nowUnix() - job.startUnix
 }

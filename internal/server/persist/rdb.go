@@ -74,6 +74,9 @@ type Deps struct {
 	// step's keys when > 0, pause runs after each step with its keys and
 	// returns false to stop.
 	RunSnapshot func(s *rdb.Stream, f io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error
+	// Forked, when set, is told of each child process started (INFO's
+	// total_forks, latest_fork_usec: how long starting it took).
+	Forked func(us int64)
 }
 
 // RDB is the snapshot state.
