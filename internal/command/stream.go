@@ -753,6 +753,11 @@ func xreadgroupCmd(c *Ctx) { xreadGeneric(c, true) }
 
 // xreadGeneric is xreadCommand (XREAD and XREADGROUP).
 func xreadGeneric(c *Ctx, group bool) {
+	if group {
+		// propagated as what it did: XCLAIM, XGROUP SETID and CREATECONSUMER
+		// (deliverToGroup), never as itself
+		c.PreventPropagation()
+	}
 	argv := c.Argv
 	timeout := int64(-1)
 	var count int64
@@ -901,6 +906,9 @@ func xreadGeneric(c *Ctx, group bool) {
 		if s == nil {
 			continue
 		}
+		if group {
+			c.DB.Changing(key) // the group changes: snapshots take the stream first
+		}
 		gt := ids[k]
 		serve, history, serveClaimed := false, false, false
 		var consumer *keyspace.StreamConsumer
@@ -931,6 +939,10 @@ func xreadGeneric(c *Ctx, group bool) {
 				consumer = cg.CreateConsumer(consumerName, c.Now)
 				c.Dirty++
 				c.Notify('t', "xgroup-createconsumer", key)
+				if noack {
+					// no XCLAIM will create it (streamPropagateConsumerCreation)
+					c.AlsoPropagate(wXgroup, wCreateconsumer, key, groupName, consumerName)
+				}
 			}
 			consumer.SeenTime = c.Now
 		} else if s.Len() > 0 {
@@ -960,7 +972,7 @@ func xreadGeneric(c *Ctx, group bool) {
 		case history:
 			replyConsumerPEL(c, s, groups[k], consumer, start, count, &sc)
 		case group:
-			if deliverToGroup(c, s, groups[k], consumer, start, count, noack, minIdle, claimedOnly, &sc) {
+			if deliverToGroup(c, key, groupName, s, groups[k], consumer, start, count, noack, minIdle, claimedOnly, &sc) {
 				c.Dirty++
 			}
 		default:
@@ -1019,11 +1031,30 @@ func xreadGeneric(c *Ctx, group bool) {
 // (one more delivery, now); every entry is then [id, fields, idle, deliveries]
 // (new ones 0 and 0); claimedOnly serves only those. It reports whether
 // anything was propagated (Redis's propCount).
-func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer *keyspace.StreamConsumer,
+//
+// XREADGROUP propagates what it did instead of itself (Redis's
+// streamReplyWithRange): each delivery (a claim, or a new entry unless
+// NOACK) as an idempotent XCLAIM key group consumer 0 id TIME now
+// RETRYCOUNT deliveries FORCE JUSTID LASTID <the group's last ID before
+// the call>, then XGROUP SETID key group <last ID> ENTRIESREAD n when the
+// last ID moved. A replica or an AOF replay thus gets the same PEL,
+// delivery times and counters, whatever the stream holds then.
+func deliverToGroup(c *Ctx, key, groupName []byte, s *keyspace.Stream, cg *keyspace.StreamCG, consumer *keyspace.StreamConsumer,
 	start keyspace.StreamID, count int64, noack bool, minIdle int64, claimedOnly bool, sc *streamScratch) bool {
 	d := deferLen(c)
 	var n int64
 	prop := false
+	var lastBefore []byte
+	propagating := c.Propagating()
+	if propagating {
+		lastBefore = cg.LastID.Append(nil)
+	}
+	xclaim := func(nack *keyspace.StreamNACK) {
+		if propagating {
+			c.AlsoPropagate(wXclaim, key, groupName, []byte(consumer.Name), wZero, nack.ID.Append(nil), wTime, c.PropInt(c.Now),
+				wRetrycount, c.PropInt(nack.DeliveryCount), wForce, wJustid, wLastid, lastBefore)
+		}
+	}
 	if minIdle != -1 {
 		for _, nack := range cg.TimeOrder() {
 			idle := c.Now - nack.DeliveryTime
@@ -1042,6 +1073,7 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 			nack.DeliveryCount++
 			cg.Deliver(nack, c.Now)
 			consumer.ActiveTime = c.Now
+			xclaim(nack)
 			prop = true
 			if n++; count != 0 && n >= count {
 				break
@@ -1053,6 +1085,7 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 		}
 	}
 	var delivered []keyspace.StreamID
+	lastMoved := false
 	s.Range(start, keyspace.MaxStreamID, false, func(e *keyspace.StreamEntry) bool {
 		if e.ID.Cmp(cg.LastID) > 0 {
 			if cg.EntriesRead != -1 && cg.LastID.Cmp(s.FirstID) >= 0 && !s.RangeHasTombstones(cg.LastID, keyspace.MaxStreamID) {
@@ -1061,6 +1094,7 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 				cg.EntriesRead = s.EstimateDistanceFromFirstEverEntry(e.ID)
 			}
 			cg.LastID = e.ID
+			lastMoved = true
 			prop = true
 		}
 		if minIdle != -1 {
@@ -1094,11 +1128,21 @@ func deliverToGroup(c *Ctx, s *keyspace.Stream, cg *keyspace.StreamCG, consumer 
 			consumer.PEL.Insert(nack)
 		}
 		consumer.ActiveTime = c.Now
+		xclaim(nack)
 		prop = true
+	}
+	if lastMoved && propagating {
+		c.AlsoPropagate(wXgroup, wSetid, key, groupName, cg.LastID.Append(nil), wEntriesread, c.PropInt(cg.EntriesRead))
 	}
 	d.set(c, '*', int(n))
 	return prop
 }
+
+var (
+	wXclaim, wXgroup, wSetid, wCreateconsumer = []byte("XCLAIM"), []byte("XGROUP"), []byte("SETID"), []byte("CREATECONSUMER")
+	wTime, wRetrycount, wForce, wJustid       = []byte("TIME"), []byte("RETRYCOUNT"), []byte("FORCE"), []byte("JUSTID")
+	wLastid, wEntriesread, wZero              = []byte("LASTID"), []byte("ENTRIESREAD"), []byte("0")
+)
 
 // replyConsumerPEL is streamReplyWithRangeFromConsumerPEL: the consumer's
 // pending entries from start, each with its fields, or nil fields when the

@@ -76,6 +76,11 @@ func errNoKeyOrGroup(key, group []byte) string {
 // such key or group) when either is missing; ok false when it replied.
 func lookupStreamGroup(c *Ctx, key, group []byte) (*keyspace.Stream, *keyspace.StreamCG, bool) {
 	s, ok := lookupStream(c, key, false)
+	if s != nil && c.Spec.Flags&Write != 0 {
+		// XCLAIM and XAUTOCLAIM change the group without signalling a
+		// modification (as Redis): snapshots take the stream first
+		c.DB.Changing(key)
+	}
 	if !ok {
 		return nil, nil, false
 	}
@@ -211,6 +216,9 @@ func xgroupCmd(c *Ctx) {
 // xackCmd: XACK key group id [id ...]
 func xackCmd(c *Ctx) {
 	s, ok := lookupStream(c, c.Argv[1], false)
+	if s != nil {
+		c.DB.Changing(c.Argv[1]) // the PEL changes: snapshots take the stream first
+	}
 	if !ok {
 		return
 	}

@@ -334,7 +334,7 @@ func replRound(t *testing.T, seed uint64, n int) {
 }
 
 // sameCommand compares two propagated commands, allowing computed absolute
-// times (after PXAT, or PEXPIREAT's) to differ by up to 2 s.
+// times (after PXAT, PEXPIREAT's, XCLAIM's TIME) to differ by up to 2 s.
 func sameCommand(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -346,7 +346,8 @@ func sameCommand(a, b []string) bool {
 		if i >= 4 && strings.EqualFold(a[1], "LMOVE") && strings.EqualFold(a[i], b[i]) {
 			continue // 7.0 serves a blocked BLMOVE with its shared "left"/"right"
 		}
-		timeArg := i > 0 && (strings.EqualFold(a[i-1], "PXAT") || (i == 3 && strings.EqualFold(a[1], "PEXPIREAT")))
+		timeArg := i > 0 && (strings.EqualFold(a[i-1], "PXAT") || (i == 3 && strings.EqualFold(a[1], "PEXPIREAT")) ||
+			(strings.EqualFold(a[1], "XCLAIM") && strings.EqualFold(a[i-1], "TIME")))
 		x, err1 := strconv.ParseInt(a[i], 10, 64)
 		y, err2 := strconv.ParseInt(b[i], 10, 64)
 		if !timeArg || err1 != nil || err2 != nil || x-y > 2000 || y-x > 2000 {
