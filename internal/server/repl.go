@@ -286,7 +286,7 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
 	go func() {
 		var payload bytes.Buffer
-		err := s.runSnapshot(st, &payload, 0, 0, func(int) bool { return !cl.killed() })
+		err := s.runSnapshot(st, &payload, 0, func(int) bool { return !cl.killed() })
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"io"
-	"os"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/rdb"
@@ -43,29 +42,25 @@ func (s *Server) forked(us int64) {
 // runSnapshot sizes its steps to it from the time the last ones took.
 const stepTarget = time.Millisecond
 
-// runSnapshot drives a snapshot stream (BGSAVE's, an AOF rewrite's base) to
-// its end from the calling goroutine, a background one: each Step runs
-// under the engine lock, handing out as many keys as fit in about a
-// millisecond (so that no client waits longer for the lock), and its bytes
-// are written to out without the lock (through a 256 KiB buffer, flushed
-// at the end; with autosync > 0 and out a file, it is fsynced each time that many more bytes
-// were written, as Redis's rio autosync does for rdb-save-incremental-fsync
-// and aof-rewrite-incremental-fsync: the kernel then never holds a
-// snapshot's worth of dirty pages, whose writeback would stall every
-// writer of the process, the AOF's appends included). After each step it sleeps as long as
-// the step took: the snapshot gets at most half a core, and the event
-// loops always find a free processor (on two cores, a snapshot that ran
-// flat out kept clients waiting 10-20 ms for one: Go preempts a running
-// goroutine only every 10 ms). While a busy script has lent the lock
-// (its unit is still in progress: the keyspace must not be touched) it
-// tries again a millisecond later. maxKeys, when > 0, caps a step's keys;
-// pause, when not nil, runs after each step with the keys it handed out
-// (rdb-key-save-delay) and returns false to stop. Closing the stream (under
-// the lock, by whoever abandons the job) makes it return an error.
-func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error {
+// runSnapshot drives a snapshot stream (BGSAVE's, an AOF rewrite's base, a
+// replica's payload) to its end from the calling goroutine, a background
+// one: each Step runs under the engine lock, handing out as many keys as
+// fit in about a millisecond (so that no client waits longer for the
+// lock), and its bytes are written to out without the lock (through a 256
+// KiB buffer, flushed at the end; out is the child process that writes the
+// file, internal/childwrite, or a replica's buffer). After each step it
+// sleeps as long as the step took: the snapshot gets at most half a core,
+// and the event loops always find a free processor (on two cores, a
+// snapshot that ran flat out kept clients waiting 10-20 ms for one: Go
+// preempts a running goroutine only every 10 ms). While a busy script has
+// lent the lock (its unit is still in progress: the keyspace must not be
+// touched) it tries again a millisecond later. maxKeys, when > 0, caps a
+// step's keys; pause, when not nil, runs after each step that handed out
+// keys, with their number (rdb-key-save-delay), and returns false to stop.
+// Closing the stream (under the lock, by whoever abandons the job) makes it
+// return an error.
+func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, maxKeys int, pause func(keys int) bool) error {
 	w := bufio.NewWriterSize(out, 256<<10)
-	f, _ := out.(*os.File) // autosync needs a file
-	var written, synced int64
 	n := 64
 	for {
 		s.eng.Lock()
@@ -91,15 +86,6 @@ func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, autosync int64, maxK
 		}
 		if done {
 			return w.Flush()
-		}
-		if written += int64(len(chunk)); f != nil && autosync > 0 && written-synced >= autosync {
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			if err := f.Sync(); err != nil {
-				return err
-			}
-			synced = written
 		}
 		time.Sleep(took)
 		switch {

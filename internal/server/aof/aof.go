@@ -66,11 +66,10 @@ type Deps struct {
 	// libraries as an RDB base file (rdb.Stream). Engine lock.
 	BaseStream func() *rdb.Stream
 	// RunSnapshot drives a snapshot stream to its end from the rewrite's
-	// goroutine, its steps under the engine lock, into f (the server's
-	// runSnapshot): fsynced every autosync bytes when > 0, maxKeys caps a
-	// step's keys when > 0, pause runs after each step with its keys and
-	// returns false to stop.
-	RunSnapshot func(s *rdb.Stream, f io.Writer, autosync int64, maxKeys int, pause func(keys int) bool) error
+	// goroutine, its steps under the engine lock, into w (the server's
+	// runSnapshot): maxKeys caps a step's keys when > 0, pause runs after
+	// each step with its keys and returns false to stop.
+	RunSnapshot func(s *rdb.Stream, w io.Writer, maxKeys int, pause func(keys int) bool) error
 	// Forked, when set, is told of each child process started (INFO's
 	// total_forks, latest_fork_usec: how long starting it took).
 	Forked func(us int64)

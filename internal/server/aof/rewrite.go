@@ -214,7 +214,7 @@ func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
 			}
 		}
 	}
-	return job.child.Feed(func(w io.Writer) error { return a.d.RunSnapshot(job.stream, w, 0, maxKeys, pause) })
+	return job.child.Feed(func(w io.Writer) error { return a.d.RunSnapshot(job.stream, w, maxKeys, pause) })
 }
 
 var errKilled = fmt.Errorf("killed")

@@ -149,7 +149,7 @@ func (r *RDB) streamTo(job *bgJob, keyDelay int64) error {
 			return true
 		}
 	}
-	return child.Feed(func(w io.Writer) error { return r.d.RunSnapshot(job.stream, w, 0, maxKeys, pause) })
+	return child.Feed(func(w io.Writer) error { return r.d.RunSnapshot(job.stream, w, maxKeys, pause) })
 }
 
 var errKilled = errors.New("killed")

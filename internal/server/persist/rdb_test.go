@@ -54,7 +54,7 @@ func newFixture(t *testing.T, dir string, pairs ...[2]string) *fixture {
 }
 
 // runSnapshot is the server's, without the pacing: each step under f.mu.
-func (f *fixture) runSnapshot(s *rdb.Stream, w io.Writer, _ int64, maxKeys int, pause func(int) bool) error {
+func (f *fixture) runSnapshot(s *rdb.Stream, w io.Writer, maxKeys int, pause func(int) bool) error {
 	for {
 		f.mu.Lock()
 		before := s.Keys()
