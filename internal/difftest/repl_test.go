@@ -312,6 +312,18 @@ func replRound(t *testing.T, seed uint64, n int) {
 		s.do(t, strings.Fields(stop)...)
 	}
 	hs, rs := hk.streamUntil(t, stop), rd.streamUntil(t, stop)
+	sameStreams(t, hs, rs)
+	verbs := map[string]int{}
+	for _, c := range hs {
+		verbs[strings.ToUpper(c[1])]++
+	}
+	t.Logf("seed %d: %d commands sent, %d propagated, streams equal; propagated verbs %v", seed, len(cmds), len(hs), verbs)
+}
+
+// sameStreams fails the test at the first command where HotKV's stream hs
+// and Redis's rs differ (sameCommand), with the five before it.
+func sameStreams(t *testing.T, hs, rs [][]string) {
+	t.Helper()
 	for i := 0; i < max(len(hs), len(rs)); i++ {
 		var h, r []string
 		if i < len(hs) {
@@ -326,11 +338,6 @@ func replRound(t *testing.T, seed uint64, n int) {
 				i, h, r, hs[lo:min(len(hs), i+1)], rs[lo:min(len(rs), i+1)])
 		}
 	}
-	verbs := map[string]int{}
-	for _, c := range hs {
-		verbs[strings.ToUpper(c[1])]++
-	}
-	t.Logf("seed %d: %d commands sent, %d propagated, streams equal; propagated verbs %v", seed, len(cmds), len(hs), verbs)
 }
 
 // sameCommand compares two propagated commands, allowing computed absolute

@@ -51,18 +51,7 @@ func TestDiffXReadGroupPropagation(t *testing.T) {
 		s.do(t, strings.Fields(stop)...)
 	}
 	hs, rs := hk.streamUntil(t, stop), rd.streamUntil(t, stop)
-	for i := 0; i < max(len(hs), len(rs)); i++ {
-		var h, r []string
-		if i < len(hs) {
-			h = hs[i]
-		}
-		if i < len(rs) {
-			r = rs[i]
-		}
-		if !sameCommand(h, r) {
-			t.Fatalf("stream differs at %d:\n hotkv %q\n redis %q\nhotkv %q\nredis %q", i, h, r, hs, rs)
-		}
-	}
+	sameStreams(t, hs, rs)
 	n := 0
 	for _, c := range hs {
 		if strings.EqualFold(c[1], "XREADGROUP") {
