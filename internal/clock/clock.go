@@ -26,19 +26,21 @@ type Clock interface {
 // clock, 43 s a day apart at NTP's usual 500 ppm) and ignores its steps (an
 // operator or NTP setting the time: no TTL expires or extends by a jump).
 // It never runs backwards: a re-anchor that would move it back holds it
-// still until it catches up.
+// still until it catches up (the anchor's floor; no shared write per read).
 type Monotonic struct {
 	a       atomic.Pointer[anchor]
 	mono    func() time.Duration
 	wall    func() time.Time // read at each re-anchor
-	last    atomic.Int64     // the latest time returned (µs)
 	syncing atomic.Bool
 }
 
-// anchor is a wall-clock reading and the monotonic reading it was taken at.
+// anchor is a wall-clock reading and the monotonic reading it was taken at;
+// floorUs is the clock's time when it was taken, below which it never
+// reads (every earlier reading was at most that).
 type anchor struct {
-	wallUs int64
-	mono   time.Duration
+	wallUs  int64
+	mono    time.Duration
+	floorUs int64
 }
 
 // Re-anchoring: how often, and the largest difference from the wall clock
@@ -74,16 +76,7 @@ func (c *Monotonic) NowUs() int64 {
 	if m-a.mono >= resyncEvery {
 		a = c.resync(m)
 	}
-	now := a.wallUs + (m - a.mono).Microseconds()
-	for {
-		last := c.last.Load()
-		if now <= last {
-			return last
-		}
-		if c.last.CompareAndSwap(last, now) {
-			return now
-		}
-	}
+	return max(a.floorUs, a.wallUs+(m-a.mono).Microseconds())
 }
 
 // resync re-anchors at monotonic reading m: on the wall clock when it is
@@ -98,9 +91,9 @@ func (c *Monotonic) resync(m time.Duration) *anchor {
 	if m-a.mono < resyncEvery {
 		return c.a.Load()
 	}
-	est := a.wallUs + (m - a.mono).Microseconds()
+	est := max(a.floorUs, a.wallUs+(m-a.mono).Microseconds())
 	wall := c.wall().UnixMicro()
-	next := &anchor{wallUs: est, mono: m}
+	next := &anchor{wallUs: est, mono: m, floorUs: est}
 	if d := time.Duration(wall-est) * time.Microsecond; d < StepThreshold && d > -StepThreshold {
 		next.wallUs = wall
 	}
