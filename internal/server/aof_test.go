@@ -353,9 +353,10 @@ func TestAOFConfigSetWhileLoading(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// 20 µs a command: the load lends the lock every 1,024 commands, and
-	// serves one waiting command each time
-	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec", hotkvtest.WithConfig("key-load-delay", "20"))...)
+	// 100 µs a command (a load that lasts, even on a loaded machine): the
+	// load lends the lock every 1,024 commands, and serves one waiting
+	// command each time
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec", hotkvtest.WithConfig("key-load-delay", "100"))...)
 	d := hotkvtest.Dial(t, b.Addr)
 	if got := infoField(t, d, "loading"); got != "1" {
 		t.Fatalf("loading = %s: the load was over too soon for the test", got)
