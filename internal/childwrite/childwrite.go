@@ -8,7 +8,7 @@
 // temporary file behind for the server to remove; the kernel's writeback
 // throttling falls on the process that writes the file, not on the server.
 //
-// The child is the server's own executable (os.Executable) started with
+// The child is the server's own executable (/proc/self/exe) started with
 // the environment variable below: Init, called from this package's init,
 // runs the writer in place of the program and exits. Any binary that
 // embeds the server (cmd/hotkv, a test binary) is therefore its own child.
@@ -97,7 +97,7 @@ type Writer struct {
 // Start starts a child that writes path from what is written to the
 // Writer. autosync > 0 fsyncs the file every that many bytes.
 func Start(path string, autosync int64) (*Writer, error) {
-	exe, err := os.Executable()
+	exe, err := self()
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +118,17 @@ func Start(path string, autosync int64) (*Writer, error) {
 		close(w.exited)
 	}()
 	return w, nil
+}
+
+// self is the running program's executable: /proc/self/exe where there is
+// one (the running image, even after an upgrade replaced or removed the
+// file on disk), else os.Executable.
+func self() (string, error) {
+	const proc = "/proc/self/exe"
+	if _, err := os.Stat(proc); err == nil {
+		return proc, nil
+	}
+	return os.Executable()
 }
 
 // Pid is the child's process id.

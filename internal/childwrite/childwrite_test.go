@@ -59,3 +59,15 @@ func TestKilledChildFailsTheJob(t *testing.T) {
 		t.Fatalf("Finish after kill -9: %v", err)
 	}
 }
+
+// The child runs the running image: a server whose binary was replaced or
+// removed on disk (an upgrade) still writes its snapshots.
+func TestChildIsTheRunningImage(t *testing.T) {
+	exe, err := self()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat("/proc/self/exe"); err == nil && exe != "/proc/self/exe" {
+		t.Fatalf("child executable %q, want /proc/self/exe", exe)
+	}
+}
