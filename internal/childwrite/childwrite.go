@@ -19,10 +19,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // env names the file the child writes; envSync its autosync period.
@@ -175,6 +177,43 @@ func (w *Writer) Feed(feed func(io.Writer) error) error {
 		return err
 	}
 	return w.Finish()
+}
+
+// AutosyncBytes is REDIS_AUTOSYNC_BYTES: with rdb-save-incremental-fsync
+// or aof-rewrite-incremental-fsync the child fsyncs the file each time this
+// many more bytes were written.
+const AutosyncBytes = 4 << 20
+
+// KeyDelay is rdb-key-save-delay for the job that feeds this child (Redis's
+// child sleeps after each key it writes, debugDelay): us µs per key, or for
+// a negative -N, 1 µs once in N keys on average. It returns the most keys a
+// step may hand out (1 while there is a delay; 0, no cap, without) and the
+// pause to run after each step, which returns false as soon as kill closes
+// or the child exits (nil without a delay).
+func (w *Writer) KeyDelay(us int64, kill <-chan struct{}) (maxKeys int, pause func(keys int) bool) {
+	if us == 0 {
+		return 0, nil
+	}
+	return 1, func(keys int) bool {
+		d := time.Duration(int64(keys)*us) * time.Microsecond
+		if us < 0 {
+			d = 0
+			for range keys {
+				if rand.Int64N(-us) == 0 {
+					d += time.Microsecond
+				}
+			}
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-kill:
+		case <-w.exited:
+		}
+		return false
+	}
 }
 
 // Kill stops the child (the job is abandoned) and waits for it.

@@ -154,18 +154,25 @@ func (s *replSide) streamUntil(t *testing.T, stop string) [][]string {
 	}
 }
 
-func replRound(t *testing.T, seed uint64, n int) {
+// attachedSides starts HotKV and redis-server, empties both and attaches a
+// replication stream to each.
+func attachedSides(t *testing.T) (hk, rd *replSide) {
 	sock := startRedis(t)
 	srv := hotkvtest.Start(t)
-	hk := dialSide(t, "hotkv", "tcp", srv.Addr)
-	rd := dialSide(t, "redis", "unix", sock)
-	sides := []*replSide{hk, rd}
-	for _, s := range sides {
+	hk = dialSide(t, "hotkv", "tcp", srv.Addr)
+	rd = dialSide(t, "redis", "unix", sock)
+	for _, s := range []*replSide{hk, rd} {
 		s.do(t, "FLUSHALL")
 		s.do(t, "CONFIG", "SET", "repl-ping-replica-period", "3600")
 		s.do(t, "CONFIG", "SET", "repl-diskless-sync", "no")
 		s.attach(t)
 	}
+	return hk, rd
+}
+
+func replRound(t *testing.T, seed uint64, n int) {
+	hk, rd := attachedSides(t)
+	sides := []*replSide{hk, rd}
 	rng := rand.New(rand.NewPCG(seed, 99))
 	keys := []string{"s1", "s2", "n", "h", "st", "l1", "l2", "z"}
 	key := func() string { return keys[rng.IntN(len(keys))] }

@@ -3,8 +3,6 @@ package difftest
 import (
 	"strings"
 	"testing"
-
-	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
 // TestDiffXReadGroupPropagation: XREADGROUP is propagated as what it did
@@ -13,17 +11,8 @@ import (
 // replica or an AOF replay gets the same PEL whatever the stream holds then.
 // HotKV's stream must equal redis-server 8.6.3's (XCLAIM's TIME within 2 s).
 func TestDiffXReadGroupPropagation(t *testing.T) {
-	sock := startRedis(t)
-	srv := hotkvtest.Start(t)
-	hk := dialSide(t, "hotkv", "tcp", srv.Addr)
-	rd := dialSide(t, "redis", "unix", sock)
+	hk, rd := attachedSides(t)
 	sides := []*replSide{hk, rd}
-	for _, s := range sides {
-		s.do(t, "FLUSHALL")
-		s.do(t, "CONFIG", "SET", "repl-ping-replica-period", "3600")
-		s.do(t, "CONFIG", "SET", "repl-diskless-sync", "no")
-		s.attach(t)
-	}
 	cmds := [][]string{
 		{"XADD", "s", "1-1", "f", "a"},
 		{"XADD", "s", "2-1", "f", "b"},

@@ -127,7 +127,7 @@ func (d *Dict[V]) snapHash(h uint64) {
 	}
 }
 
-// SnapKey emits key's bucket for every snapshot of d, before its value or
+// snapKey emits key's bucket for every snapshot of d, before its value or
 // TTL changes in place (a no-op while no snapshot runs).
 func (d *Dict[V]) snapKey(key string) {
 	if d.snap != nil {

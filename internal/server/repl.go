@@ -55,13 +55,7 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		c.Error("ERR " + err.Error())
 		return
 	}
-	if psync {
-		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
-			s.stats.syncPartialErr++ // a partial resync asked for, refused: HotKV has no backlog
-		}
-		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
-	}
-	s.stats.syncFull++
+	s.fullResync(c, psync)
 	b := c.W.Buf
 	b = append(b, '$')
 	b = strconv.AppendInt(b, int64(rdb.Len()), 10)
@@ -77,6 +71,19 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	cl.replica = s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
 	s.log.Info("replica attached", "client", cl.Addr)
+}
+
+// fullResync answers a full synchronisation: +FULLRESYNC for PSYNC (a
+// partial resync asked for is refused and counted: HotKV has no backlog),
+// and counts it in sync_full.
+func (s *Server) fullResync(c *command.Ctx, psync bool) {
+	if psync {
+		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+			s.stats.syncPartialErr++
+		}
+		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
+	}
+	s.stats.syncFull++
 }
 
 // ReplConf implements REPLCONF (Redis's replconfCommand, master side).
@@ -273,13 +280,7 @@ func (h *heldReplica) RemoteAddr() net.Addr { return h.cl.raddr }
 // step at a time; the payload and the held stream follow when it is done.
 func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	st := s.rdb.SyncStream()
-	if psync {
-		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
-			s.stats.syncPartialErr++ // a partial resync asked for, refused: HotKV has no backlog
-		}
-		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
-	}
-	s.stats.syncFull++
+	s.fullResync(c, psync)
 	h := &heldReplica{cl: cl, holding: true}
 	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"

@@ -80,7 +80,7 @@ func (a *AOF) startRewrite() error {
 	start := time.Now()
 	var autosync int64
 	if a.d.Config.Bool("aof-rewrite-incremental-fsync") {
-		autosync = 4 << 20 // REDIS_AUTOSYNC_BYTES
+		autosync = childwrite.AutosyncBytes
 	}
 	tmp := a.path(fmt.Sprintf("temp-rewriteaof-bg-%d-%d.aof", os.Getpid(), a.rwJobs))
 	a.rwJobs++
@@ -201,19 +201,7 @@ func (a *AOF) saveBase(job *rewriteJob, delay time.Duration, keyDelay int64) {
 }
 
 func (a *AOF) streamBase(job *rewriteJob, keyDelay int64) error {
-	maxKeys, pause := 0, func(int) bool { return true }
-	if keyDelay > 0 {
-		maxKeys, pause = 1, func(keys int) bool {
-			select {
-			case <-time.After(time.Duration(int64(keys)*keyDelay) * time.Microsecond):
-				return true
-			case <-job.kill:
-				return false
-			case <-job.child.Exited():
-				return false
-			}
-		}
-	}
+	maxKeys, pause := job.child.KeyDelay(keyDelay, job.kill)
 	return job.child.Feed(func(w io.Writer) error { return a.d.RunSnapshot(job.stream, w, maxKeys, pause) })
 }
 

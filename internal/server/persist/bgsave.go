@@ -132,35 +132,16 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 // that died is its KilledError.
 func (r *RDB) streamTo(job *bgJob, keyDelay int64) error {
 	child := job.child
-	maxKeys, pause := 0, func(int) bool { return true }
-	if keyDelay != 0 {
-		sleep := debugDelay(keyDelay)
-		maxKeys, pause = 1, func(keys int) bool {
-			for range keys {
-				select {
-				case <-job.kill:
-					return false
-				case <-child.Exited():
-					return false
-				default:
-				}
-				sleep()
-			}
-			return true
-		}
-	}
+	maxKeys, pause := child.KeyDelay(keyDelay, job.kill)
 	return child.Feed(func(w io.Writer) error { return r.d.RunSnapshot(job.stream, w, maxKeys, pause) })
 }
 
 var errKilled = errors.New("killed")
 
-// autosyncBytes is REDIS_AUTOSYNC_BYTES: with rdb-save-incremental-fsync
-// the file is fsynced each time 4 MB more were written.
-const autosyncBytes = 4 << 20
-
+// autosync is rdb-save-incremental-fsync's period for the child.
 func (r *RDB) autosync() int64 {
 	if r.d.Config.Bool("rdb-save-incremental-fsync") {
-		return autosyncBytes
+		return childwrite.AutosyncBytes
 	}
 	return 0
 }
