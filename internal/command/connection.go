@@ -3,6 +3,8 @@ package command
 import (
 	"strings"
 
+	"github.com/hotkv/hotkv/internal/acl"
+
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -89,19 +91,26 @@ func resetCmd(c *Ctx) {
 	if cl.Reply != ReplySkipping { // a skip of RESET's own reply stands, as in Redis
 		cl.Reply = ReplyOn
 	}
-	cl.Authenticated = c.Srv.Password() == ""
-	cl.User = "default"
+	a := c.Srv.ACL()
+	cl.User = a.Default
+	cl.Authenticated = a.Default.NoPass() && a.Default.Enabled()
 	c.W.SimpleString("RESET")
 }
 
-// checkAuth validates a user/password pair against requirepass (the default user
-// is the only user: with no password it is "nopass" and accepts anything).
+// checkAuth authenticates the client as user with pass (Redis's
+// checkPasswordBasedAuth): on success the client runs as the user; a failure
+// is logged (reason auth, the command's name as typed the object).
 func checkAuth(c *Ctx, user string, pass []byte) bool {
-	pw := c.Srv.Password()
-	if user == "default" && (pw == "" || pw == string(pass)) {
+	if u := c.Srv.ACL().Authenticate(user, pass); u != nil {
+		c.Client.Authenticated = true
+		c.Client.User = u
 		return true
 	}
-	c.Srv.AuthDenied()
+	ctx := acl.CtxToplevel
+	if c.Client.InMulti() {
+		ctx = acl.CtxMulti
+	}
+	c.Srv.ACLDenied(c.Client, acl.DeniedAuth, ctx, string(c.Argv[0]), user)
 	return false
 }
 
@@ -113,7 +122,7 @@ func authCmd(c *Ctx) {
 	user, pass := "default", c.Argv[1]
 	if len(c.Argv) == 3 {
 		user, pass = string(c.Argv[1]), c.Argv[2]
-	} else if c.Srv.Password() == "" {
+	} else if c.Srv.ACL().Default.NoPass() {
 		c.Err(ErrAuthNoPass)
 		return
 	}
@@ -121,8 +130,6 @@ func authCmd(c *Ctx) {
 		c.Err(ErrWrongPass)
 		return
 	}
-	c.Client.Authenticated = true
-	c.Client.User = user
 	c.W.SimpleString("OK")
 }
 
@@ -165,8 +172,6 @@ func helloCmd(c *Ctx) {
 			c.Err(ErrWrongPass)
 			return
 		}
-		c.Client.Authenticated = true
-		c.Client.User = user
 	}
 	if !c.Client.Authenticated {
 		c.Error("NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time")
@@ -347,7 +352,7 @@ func clientKill(c *Ctx) {
 		case eqFold(k, "laddr"):
 			f.LAddr = string(v)
 		case eqFold(k, "user"):
-			if string(v) != "default" {
+			if c.Srv.ACL().User(string(v)) == nil {
 				c.Error("ERR No such user '" + string(v) + "'")
 				return
 			}

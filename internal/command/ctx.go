@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -97,10 +98,12 @@ type Client struct {
 	DB            int
 	Proto         int
 	Authenticated bool
-	User          string
-	NoTouch       bool
-	NoEvict       bool
-	Reply         ReplyMode
+	// User is the ACL user the client runs as; nil runs anything (the
+	// connection-less clients of loading and Apply, as Redis's NULL user)
+	User    *acl.User
+	NoTouch bool
+	NoEvict bool
+	Reply   ReplyMode
 	// CloseAfterReply asks the server to flush and close (QUIT, CLIENT KILL of self).
 	CloseAfterReply bool
 	CreatedMs       int64
@@ -155,10 +158,15 @@ type Server interface {
 	// Shutdown is SHUTDOWN: save as the flags say, then stop after the
 	// current reply; an error is the error reply.
 	Shutdown(f ShutdownFlags) error
-	// Password is the configured requirepass ("" when none).
-	Password() string
-	// AuthDenied counts a failed authentication (INFO acl_access_denied_auth).
-	AuthDenied()
+	// ACL is the users registry (ACL, AUTH, HELLO AUTH).
+	ACL() *acl.ACL
+	// ACLFile is the aclfile parameter ("" when none).
+	ACLFile() string
+	// ACLDenied records a denial in the ACL log and INFO's counters, with
+	// c's CLIENT INFO line.
+	ACLDenied(c *Client, r acl.Reason, ctx acl.Context, object, username string)
+	// RandomHex is n hex digits from a cryptographic source (ACL GENPASS).
+	RandomHex(n int) string
 	// SetCopyAvoidance turns reply copy avoidance on or off for every client
 	// (DEBUG REPLY-COPY-AVOIDANCE).
 	SetCopyAvoidance(on bool)

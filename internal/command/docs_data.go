@@ -5,6 +5,142 @@ package command
 // docsTable is COMMAND DOCS's data (Redis 8.x), by full command name.
 var docsTable = map[string]*CommandDoc{
 	// source: 8.6.3 COMMAND DOCS
+	"acl": {
+		Summary:    "A container for Access List Control commands.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|cat": {
+		Summary:    "Lists the ACL categories, or the commands inside a category.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(1) since the categories and commands are a fixed set.",
+		Args: []ArgDoc{
+			{Name: "category", Type: "string", KeySpecIndex: -1, DisplayText: "category", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|deluser": {
+		Summary:    "Deletes ACL users, and terminates their connections.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(1) amortized time considering the typical user.",
+		Args: []ArgDoc{
+			{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username", Flags: ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|dryrun": {
+		Summary:    "Simulates the execution of a command by a user, without executing the command.",
+		Since:      "7.0.0",
+		Group:      "server",
+		Complexity: "O(1).",
+		Args: []ArgDoc{
+			{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username"},
+			{Name: "command", Type: "string", KeySpecIndex: -1, DisplayText: "command"},
+			{Name: "arg", Type: "string", KeySpecIndex: -1, DisplayText: "arg", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|genpass": {
+		Summary:    "Generates a pseudorandom, secure password that can be used to identify ACL users.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "bits", Type: "integer", KeySpecIndex: -1, DisplayText: "bits", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|getuser": {
+		Summary:    "Lists the ACL rules of a user.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of password, command and pattern rules that the user has.",
+		History: [][2]string{
+			{"6.2.0", "Added Pub/Sub channel patterns."},
+			{"7.0.0", "Added selectors and changed the format of key and channel patterns from a list to their rule representation."},
+		},
+		Args: []ArgDoc{
+			{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|list": {
+		Summary:    "Dumps the effective rules in ACL file format.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of configured users.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|load": {
+		Summary:    "Reloads the rules from the configured ACL file.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of configured users.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|log": {
+		Summary:    "Lists recent security events generated due to ACL rules.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N) with N being the number of entries shown.",
+		History: [][2]string{
+			{"7.2.0", "Added entry ID, timestamp created, and timestamp last updated."},
+		},
+		Args: []ArgDoc{
+			{Name: "operation", Type: "oneof", KeySpecIndex: -1, Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "reset", Type: "pure-token", KeySpecIndex: -1, Token: "RESET", DisplayText: "reset"},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|save": {
+		Summary:    "Saves the effective ACL rules in the configured ACL file.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of configured users.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|setuser": {
+		Summary:    "Creates and modifies an ACL user and its rules.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of rules provided.",
+		History: [][2]string{
+			{"6.2.0", "Added Pub/Sub channel patterns."},
+			{"7.0.0", "Added selectors and key based permissions."},
+		},
+		Args: []ArgDoc{
+			{Name: "username", Type: "string", KeySpecIndex: -1, DisplayText: "username"},
+			{Name: "rule", Type: "string", KeySpecIndex: -1, DisplayText: "rule", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|users": {
+		Summary:    "Lists all ACL users.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(N). Where N is the number of configured users.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"acl|whoami": {
+		Summary:    "Returns the authenticated username of the current connection.",
+		Since:      "6.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"append": {
 		Summary:    "Appends a string to the value of a key. Creates the key if it doesn't exist.",
 		Since:      "2.0.0",

@@ -89,21 +89,35 @@ func setKeyFlags(argv [][]byte) []string {
 			actual = "RW"
 		}
 	}
-	if access {
-		return []string{actual, "access", "update"}
+	switch {
+	case access:
+		return flagsRWAccessUpdate
+	case actual == "RW":
+		return flagsRWUpdate
 	}
-	return []string{actual, "update"}
+	return flagsOWUpdate
 }
+
+// the key flags the KeyFlagsFn functions return, shared (not to be changed):
+// the check of every command's keys (ACL) calls them and allocates nothing
+var (
+	flagsRWAccessUpdate = []string{"RW", "access", "update"}
+	flagsRWUpdate       = []string{"RW", "update"}
+	flagsOWUpdate       = []string{"OW", "update"}
+	flagsRWDelete       = []string{"RW", "delete"}
+	flagsRMDelete       = []string{"RM", "delete"}
+	flagsROAccess       = []string{"RO", "access"}
+)
 
 // delexKeyFlags is delexGetKeys: RW delete with a condition, RM delete
 // without.
 func delexKeyFlags(argv [][]byte) []string {
 	for _, a := range argv[2:] {
 		if eqFold(a, "ifeq") || eqFold(a, "ifne") || eqFold(a, "ifdeq") || eqFold(a, "ifdne") {
-			return []string{"RW", "delete"}
+			return flagsRWDelete
 		}
 	}
-	return []string{"RM", "delete"}
+	return flagsRMDelete
 }
 
 // bitfieldKeyFlags is bitfieldGetKeys: RO access when every operation is a
@@ -118,8 +132,8 @@ func bitfieldKeyFlags(argv [][]byte) []string {
 		case eqFold(a, "overflow") && rem >= 1:
 			i++
 		default: // SET, INCRBY, or a syntax error
-			return []string{"RW", "access", "update"}
+			return flagsRWAccessUpdate
 		}
 	}
-	return []string{"RO", "access"}
+	return flagsROAccess
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"bytes"
+	"github.com/hotkv/hotkv/internal/acl"
 	"math"
 	"sort"
 	"strconv"
@@ -103,9 +104,16 @@ func sortGeneric(c *Ctx, readonly bool) {
 			sortby = argv[j+1]
 			if bytes.IndexByte(sortby, '*') < 0 {
 				dontsort = true
+			} else if !sortPatternsAllowed(c) {
+				c.Error("ERR BY option of SORT denied due to insufficient ACL permissions.")
+				return
 			}
 			j++
 		case eqFold(a, "get") && left >= 1:
+			if !sortPatternsAllowed(c) {
+				c.Error("ERR GET option of SORT denied due to insufficient ACL permissions.")
+				return
+			}
 			gets = append(gets, argv[j+1])
 			j++
 		default:
@@ -586,4 +594,16 @@ func pqsortRange(a, n int, cmp func(i, j int) int, swap func(i, j int), lrange, 
 			return
 		}
 	}
+}
+
+// sortPatternsAllowed reports whether the client's user may read every key
+// (BY and GET patterns name keys no key spec shows): Redis's
+// ACLUserCheckCmdWithUnrestrictedKeyAccess with read access.
+func sortPatternsAllowed(c *Ctx) bool {
+	u := c.Client.User
+	if u == nil || u.AllPerms() {
+		return true
+	}
+	var sc acl.Scratch
+	return u.CheckUnrestrictedKeys(c.Srv.ACL().Commands().ByID(c.Spec.ID), c.Argv, acl.KeyAccess, &sc)
 }

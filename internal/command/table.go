@@ -228,6 +228,7 @@ func NewTable() *Table {
 		family{"generic", serializeCommands()},
 		family{"connection", connectionCommands()},
 		family{"server", serverCommands()},
+		family{"server", aclCommands()},
 		family{"server", memoryCommands()},
 		family{"server", replicationCommands()},
 		family{"server", persistCommands()},

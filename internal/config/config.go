@@ -19,6 +19,17 @@ type Config struct {
 	hooks [][]func(value string) error // by table index
 
 	file atomic.Pointer[string] // absolute path of the config file, or nil
+
+	users [][]string // the file's "user" lines: each the name, then its rules
+}
+
+// Users are the config file's "user" lines, in order: each the user's name,
+// then its rules (a selector spread over several words joined into one).
+// The server creates the users at start-up (internal/acl).
+func (c *Config) Users() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.users
 }
 
 // New returns a Config holding Redis 8's defaults (HotKV's for bind and save;

@@ -42,10 +42,9 @@ bounds, defaults and errors, so that tools and client libraries that read or set
 them keep working. The first table is what HotKV acts on. The second is what it
 accepts, stores, prints (CONFIG GET) and rewrites (CONFIG REWRITE) but does not
 act on yet. A value HotKV cannot honour where a user sets it for safety or
-security is refused instead of stored: ` + "`appendonly yes`" + ` (no append-only file yet),
-` + "`aclfile`" + ` (no ACL users yet), ` + "`cluster-enabled yes`" + ` (standalone only),
+security is refused instead of stored: ` + "`cluster-enabled yes`" + ` (standalone only),
 ` + "`activedefrag yes`" + ` (as Redis without its jemalloc), and the config file's
-` + "`user`, `rename-command` and `loadmodule`" + ` lines.
+` + "`rename-command` and `loadmodule`" + ` lines.
 
 ## Honoured
 

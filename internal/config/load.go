@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hotkv/hotkv/internal/acl"
 )
 
 // LoadError is an error in configuration text, reported as redis-server
@@ -53,6 +55,7 @@ type loadSession struct {
 	saveLoaded bool // a save line was read (the first replaces the defaults)
 	depth      int  // include nesting
 	sandbox    bool // tests: include reads nothing, logfile is not opened
+	users      [][]string
 }
 
 func (c *Config) newSession() *loadSession {
@@ -67,6 +70,7 @@ func (s *loadSession) commit(c *Config) {
 	for i, v := range s.vals {
 		c.vals[i].Store(v)
 	}
+	c.users = append(c.users, s.users...)
 }
 
 // LoadFile reads a redis.conf-style file, as redis-server does with the file
@@ -84,9 +88,10 @@ func (s *loadSession) commit(c *Config) {
 //
 // Beyond parameters, Redis's include is supported, and the deprecated
 // list-max-ziplist-entries, list-max-ziplist-value and lua-replicate-commands
-// are ignored as Redis ignores them. rename-command, user, loadmodule and
-// module parameters (names with a dot) are errors: HotKV has none of these
-// features yet.
+// are ignored as Redis ignores them. "user" lines are checked as Redis
+// checks them and kept (Users): the server creates the users at start-up.
+// rename-command, loadmodule and module parameters (names with a dot) are
+// errors: HotKV has none of these features yet.
 //
 // A file that cannot be read is "Fatal error, can't open config file 'path':
 // No such file or directory"; an error in the text is a *LoadError. Either
@@ -147,8 +152,11 @@ func (s *loadSession) loadString(text string) error {
 			if err := s.include(argv[1]); err != nil {
 				return err
 			}
+		case name == "user" && len(argv) >= 2:
+			if errText := s.addUser(argv); errText != "" {
+				return fail(errText)
+			}
 		case name == "rename-command" && len(argv) == 3,
-			name == "user" && len(argv) >= 2,
 			name == "loadmodule" && len(argv) >= 2:
 			return fail("HotKV does not support the '" + name + "' directive")
 		case strings.Contains(name, "."):
@@ -165,6 +173,23 @@ func (s *loadSession) loadString(text string) error {
 		}
 	}
 	return s.checkLogfile()
+}
+
+// addUser checks a "user" line as Redis's ACLAppendUserForLoading and keeps
+// it; the error names the argument Redis names (its index into the rules
+// taken as one into the line, as Redis does).
+func (s *loadSession) addUser(argv []string) string {
+	for _, u := range s.users {
+		if u[0] == argv[1] {
+			return "Error in user declaration '" + argv[1] + "': " + acl.ErrDuplicateUser.Error()
+		}
+	}
+	rules, bad, err := acl.ValidateUserLine(argv)
+	if err != nil {
+		return "Error in user declaration '" + argv[min(bad, len(argv)-1)] + "': " + err.Error()
+	}
+	s.users = append(s.users, append([]string{argv[1]}, rules...))
+	return ""
 }
 
 // setParam applies one parameter line (argv[0] is the name) to the session.

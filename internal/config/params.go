@@ -100,9 +100,9 @@ func paramTable() []paramDef {
 
 		// Security.
 		strP("requirepass", "", H|fSensitive|fNullable|fNullDefault|fBinary, "", nil, "Password of the default user."),
-		strP("aclfile", "", imm, "", validACLFile, "ACL file path (HotKV: refused, it has no ACL users yet)."),
-		intP("acllog-max-len", "", 0, 0, longMax, 128, "Entries kept by ACL LOG."),
-		enumP("acl-pubsub-default", "", 0, []enumEntry{{"allchannels", 1}, {"resetchannels", 0}}, "resetchannels", "Default channel permissions of new ACL users."),
+		strP("aclfile", "", H|imm, "", nil, "ACL file of the users (ACL LOAD, ACL SAVE); relative to dir."),
+		intP("acllog-max-len", "", H, 0, longMax, 128, "Entries kept by ACL LOG."),
+		enumP("acl-pubsub-default", "", H, []enumEntry{{"allchannels", 1}, {"resetchannels", 0}}, "resetchannels", "Default channel permissions of new ACL users."),
 		enumP("enable-protected-configs", "", H|imm, protected, "no", "Whether CONFIG SET may change protected parameters (dir, dbfilename)."),
 		enumP("enable-debug-command", "", H|imm, protected, "local", "Whether the DEBUG command is allowed (HotKV default local: from loopback clients; Redis's is no)."),
 		enumP("enable-module-command", "", H|imm, protected, "no", "Whether the MODULE command is allowed."),
@@ -279,16 +279,6 @@ func validActiveDefrag(n int64) string {
 	if n != 0 {
 		return "Active defragmentation cannot be enabled: it requires a Redis server compiled " +
 			"with a modified Jemalloc like the one shipped by default with the Redis source distribution"
-	}
-	return ""
-}
-
-// validACLFile refuses an ACL file: HotKV has no ACL users yet, and a user
-// who names one expects its users, passwords and permissions to apply (the
-// config file's user lines are refused for the same reason).
-func validACLFile(v string) string {
-	if v != "" {
-		return "aclfile cannot be set: HotKV has no ACL users yet, so the file's users and permissions would not apply"
 	}
 	return ""
 }

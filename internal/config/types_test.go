@@ -468,7 +468,9 @@ func TestParams(t *testing.T) {
 		// eviction protection of locks (decision 0044)
 		"protect-locks-from-eviction",
 		// snapshots written a step at a time (decision 0045)
-		"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync"}
+		"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync",
+		// ACL users (decision 0046)
+		"aclfile", "acllog-max-len", "acl-pubsub-default"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

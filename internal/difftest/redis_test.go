@@ -58,9 +58,10 @@ func startRedisBin(t *testing.T, bin string) string {
 
 // pair is one connection to each server.
 type pair struct {
-	t          *testing.T
-	hk, rd     net.Conn
-	hkbr, rdbr *bufio.Reader
+	t              *testing.T
+	hk, rd         net.Conn
+	hkbr, rdbr     *bufio.Reader
+	hkAddr, rdSock string
 }
 
 func newPair(t *testing.T) *pair {
@@ -83,7 +84,21 @@ func newPairWith(t *testing.T, sock string) *pair {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hk.Close(); _ = rd.Close() })
-	return &pair{t: t, hk: hk, rd: rd, hkbr: bufio.NewReader(hk), rdbr: bufio.NewReader(rd)}
+	return &pair{t: t, hk: hk, rd: rd, hkbr: bufio.NewReader(hk), rdbr: bufio.NewReader(rd), hkAddr: srv.Addr, rdSock: sock}
+}
+
+// another is a second connection to each of p's servers.
+func (p *pair) another() *pair {
+	hk, err := net.Dial("tcp", p.hkAddr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	rd, err := net.Dial("unix", p.rdSock)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() { _ = hk.Close(); _ = rd.Close() })
+	return &pair{t: p.t, hk: hk, rd: rd, hkbr: bufio.NewReader(hk), rdbr: bufio.NewReader(rd), hkAddr: p.hkAddr, rdSock: p.rdSock}
 }
 
 // do sends args to both and returns both raw replies.

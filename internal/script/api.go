@@ -231,9 +231,13 @@ func (vm *VM) redisACLCheck(L *lua.LState) int {
 	if errText != "" {
 		L.Error(errorTable(L, errText), 0)
 	}
-	if vm.commandExists == nil || !vm.commandExists(argv) {
+	known, allowed := false, false
+	if vm.aclCheck != nil {
+		known, allowed = vm.aclCheck(argv)
+	}
+	if !known {
 		L.Error(errorTable(L, "Invalid command passed to redis.acl_check_cmd()"), 0)
 	}
-	L.Push(lua.LTrue) // no ACL users yet: the default user may run everything
+	L.Push(lua.LBool(allowed))
 	return 1
 }

@@ -103,9 +103,9 @@ type VM struct {
 	// (memlimit.go): half of the server's maxmemory.
 	MemLimit func() int64
 
-	version       string
-	commandExists func(argv [][]byte) bool
-	logf          func(level int, msg string)
+	version  string
+	aclCheck func(argv [][]byte) (known, allowed bool)
+	logf     func(level int, msg string)
 }
 
 // Options configure a VM.
@@ -119,8 +119,9 @@ type Options struct {
 	LibReadonly func(t *lua.LTable) bool
 	// Version is redis.REDIS_VERSION ("8.4.0").
 	Version string
-	// CommandExists tells redis.acl_check_cmd whether argv names a command.
-	CommandExists func(argv [][]byte) bool
+	// ACLCheck is redis.acl_check_cmd: whether argv names a command, and
+	// whether the running script's caller may run it.
+	ACLCheck func(argv [][]byte) (known, allowed bool)
 	// Log receives redis.log calls made outside a script run (while a function
 	// library loads).
 	Log func(level int, msg string)
@@ -129,7 +130,7 @@ type Options struct {
 // NewVM builds the sandboxed interpreter.
 func NewVM(o Options) *VM {
 	vm := &VM{scripts: map[string]*Script{}, protected: map[*lua.LTable]bool{}, real: map[*lua.LTable]*lua.LTable{},
-		version: o.Version, commandExists: o.CommandExists, logf: o.Log, libReadonly: o.LibReadonly}
+		version: o.Version, aclCheck: o.ACLCheck, logf: o.Log, libReadonly: o.LibReadonly}
 	vm.rand.reset()
 	vm.libs = o.Libs
 	vm.L = newSandbox(vm, o.Libs)

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/command"
 )
 
@@ -57,10 +58,19 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 		return spec, refused, s.refuse(spec, command.ErrArity(spec.FullName()))
 	case spec.Flags&command.Protected != 0 && s.protectedDenied(cl, spec.Gate):
 		return spec, refused, s.refuse(spec, spec.Gate.Refusal())
-	case !cl.Authenticated && spec.Flags&command.NoAuth == 0:
+	case !cl.Authenticated && spec.Flags&command.NoAuth == 0 && s.acl.RequireAuth():
 		return spec, refused, s.refuse(spec, command.ErrNoAuth.Text())
 	case cl.InMulti() && spec.Flags&command.NoMulti != 0:
 		return spec, refused, s.refuse(spec, "ERR Command not allowed inside a transaction")
+	}
+	if u := cl.User; u != nil && !u.AllPerms() {
+		ctx := acl.CtxToplevel
+		if cl.InMulti() {
+			ctx = acl.CtxMulti
+		}
+		if e := s.aclCheck(cl, spec, argv, ctx); e != "" {
+			return spec, refused, s.refuse(spec, e)
+		}
 	}
 	flags := s.effectiveFlags(cl, spec, argv) // after the arity check, as Redis's getCommandFlags
 	if o == fromClient {
@@ -124,6 +134,16 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 		return spec, refused, s.refuseScript(spec, "Wrong number of args calling Redis command from script")
 	case spec.Flags&command.NoScript != 0 && !sc.allowDenied.Load():
 		return spec, refused, s.refuseScript(spec, "This Redis command is not allowed from script")
+	}
+	// scriptVerifyACL: the caller's user
+	if st != nil && st.caller != nil {
+		if u := st.caller.User; u != nil && !u.AllPerms() {
+			cmd := s.acl.Commands().ByID(spec.ID)
+			if r, pos := u.Check(cmd, argv, &s.aclSc); r != acl.OK {
+				s.ACLDenied(&st.caller.Client, r, acl.CtxLua, aclObject(r, cmd, argv, pos), u.Name)
+				return spec, refused, s.refuseScript(spec, "ACL failure in script: "+acl.ErrorMessage(r, u, cmd, argv[pos], false))
+			}
+		}
 	}
 	// scriptVerifyWriteCommandAllow: a read-only script runs no command that
 	// writes or may replicate (so that it may run during CLIENT PAUSE WRITE)

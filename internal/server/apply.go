@@ -81,7 +81,7 @@ func (s *Server) applyClient() *client {
 		cl := &client{raddr: applyAddr{}, srv: s}
 		cl.ID = applyClientID
 		cl.Addr, cl.LAddr = applyAddr{}.String(), applyAddr{}.String()
-		cl.User, cl.Authenticated, cl.Multi = "default", true, -1
+		cl.User, cl.Authenticated, cl.Multi = nil, true, -1 // nil: runs anything, as Redis's AOF client
 		cl.DenyBlocking = true
 		cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 		s.applier = cl

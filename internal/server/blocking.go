@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/hotkv/hotkv/internal/acl"
 	"slices"
 	"time"
 
@@ -225,6 +226,17 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	w := &s.blocked.w
 	w.Buf = w.Buf[:0]
 	w.Proto = cl.Proto
+	// a command served because its keys are ready goes through the ACL
+	// again, as Redis's processCommand for a reprocessed command: the
+	// user's rules may have changed while it waited (not on a timeout,
+	// which Redis answers without processing)
+	if u := cl.User; !noBlock && u != nil && !u.AllPerms() {
+		if e := s.aclCheck(cl, spec, b.argv, acl.CtxToplevel); e != "" {
+			w.Error(s.refuse(spec, e))
+			s.releaseBlocked(cl, append([]byte(nil), w.Buf...))
+			return true
+		}
+	}
 	start := s.clock.NowUs()
 	c := command.Ctx{Argv: b.argv, W: w, Client: &cl.Client, KS: s.ks, DB: s.ks.DBs[b.db],
 		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock}

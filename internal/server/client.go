@@ -89,8 +89,8 @@ func (s *Server) initClient(nc *network.Conn) *client {
 		cl.LAddr = cl.Addr
 	}
 	cl.Proto = 2
-	cl.User = "default"
-	cl.Authenticated = s.cfg.String("requirepass") == ""
+	cl.User = s.acl.Default
+	cl.Authenticated = cl.User.NoPass() && cl.User.Enabled()
 	cl.Multi = -1
 	cl.CreatedMs = s.clock.NowMs()
 	nc.Touch(cl.CreatedMs)

@@ -171,7 +171,7 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 	b = append(b, " events=r cmd="...)
 	b = append(b, cmd...)
 	b = append(b, " user="...)
-	b = append(b, cl.User...)
+	b = append(b, userName(cl.User)...)
 	b = append(b, " redir="...)
 	b = append(b, command.TrackingRedirField(&cl.Tracking)...)
 	b = append(b, " resp="...)
@@ -251,7 +251,7 @@ func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 		case f.Addr != "" && cl.Addr != f.Addr,
 			f.LAddr != "" && cl.LAddr != f.LAddr,
 			f.ID != 0 && cl.ID != f.ID,
-			f.User != "" && cl.User != f.User,
+			f.User != "" && (cl.User == nil || cl.User.Name != f.User),
 			f.Type != "" && normClientType(f.Type) != clientType(cl),
 			f.MaxAgeSec != 0 && (now-cl.CreatedMs)/1000 < f.MaxAgeSec:
 			continue
@@ -309,6 +309,13 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 		// in the push buffer, with the replica class (pushOverLimit)
 		return false
 	}
+	if pending > unauthOutputMax && !cl.Authenticated && s.acl.RequireAuth() {
+		// an unauthenticated client that does not read its replies (Redis:
+		// over 1024 bytes beyond the 16 KiB reply buffer)
+		s.stats.obufLimitDisconnects.Add(1)
+		s.log.Warn("client scheduled to be closed for overcoming of output buffer limits", "client", cl.Addr, "bytes", pending)
+		return true
+	}
 	lim := &s.obufLimits()[0]
 	if cl.subscriptions() > 0 { // the pubsub class
 		lim = &s.obufLimits()[2]
@@ -318,6 +325,10 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 	}
 	return s.overLimit(cl, lim, uint64(pending), &cl.softSinceMs)
 }
+
+// unauthOutputMax is the output an unauthenticated client may leave unread:
+// Redis's 16 KiB reply buffer, then 1024 bytes (checkClientOutputBufferLimits).
+const unauthOutputMax = 16*1024 + 1024
 
 // overLimit is Redis's checkClientOutputBufferLimits for n bytes of cl's
 // against lim: over the hard limit, or over the soft limit for longer than its

@@ -26,7 +26,6 @@ type stats struct {
 	commands             int64
 	dirty                int64
 	errorReplies         int64
-	aclDeniedAuth        int64 // failed AUTH and HELLO AUTH
 	syncFull             int64 // SYNC and PSYNC served (all full)
 	syncPartialErr       int64 // PSYNC asking for a partial resync, refused
 	forks                int64 // child processes started: total_forks (snapshot.go)
@@ -387,8 +386,12 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "eventloop_duration_cmd_sum", s.net.Stats.Loop.CmdSum.Load())
 	b = kvi(b, "instantaneous_eventloop_cycles_per_sec", int64(s.inst.cycles.mean()))
 	b = kvi(b, "instantaneous_eventloop_duration_usec", int64(s.inst.elDur.mean()))
-	b = kvi(b, "acl_access_denied_auth", s.stats.aclDeniedAuth)
-	z("acl_access_denied_cmd", "acl_access_denied_key", "acl_access_denied_channel", "acl_access_denied_tls_cert")
+	st := &s.acl.Stats
+	b = kvi(b, "acl_access_denied_auth", st.Auth)
+	b = kvi(b, "acl_access_denied_cmd", st.Cmd)
+	b = kvi(b, "acl_access_denied_key", st.Key)
+	b = kvi(b, "acl_access_denied_channel", st.Channel)
+	b = kvi(b, "acl_access_denied_tls_cert", st.TLSCert)
 	return b
 }
 

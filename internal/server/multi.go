@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 )
@@ -320,6 +321,13 @@ func (s *Server) Exec(c *command.Ctx) {
 	now, execSpec, execArgv := c.Now, c.Spec, c.Argv
 	c.Client.DenyBlocking = true // blocking commands answer at once inside EXEC
 	for _, q := range queue {
+		if u := cl.User; u != nil && !u.AllPerms() {
+			if e := s.aclExecDenied(cl, u, q.spec, q.argv); e != "" {
+				c.W.Error(e) // ACL rules changed since MULTI
+				s.countError("NOPERM")
+				continue
+			}
+		}
 		c.Argv, c.DB, c.Now = q.argv, s.ks.DBs[cl.DB], now // one frozen now for the whole EXEC
 		cl.clockUs = s.call(fromExec, c, q.spec, cl.clockUs)
 	}
@@ -335,6 +343,20 @@ func (s *Server) Exec(c *command.Ctx) {
 	// back to EXEC's own context: it succeeded, its commands' errors were counted
 	c.Spec, c.Argv, c.ErrCode, c.Now, c.Dirty, c.FailedNoStats = execSpec, execArgv, "", now, 0, false
 	s.eng.BeginAt(now)
+}
+
+// aclExecDenied checks a queued command again at EXEC, as Redis's
+// execCommand: the user's rules may have changed since it was queued. A
+// denied command is logged; the error answers in its place.
+func (s *Server) aclExecDenied(cl *client, u *acl.User, spec *command.Spec, argv [][]byte) string {
+	cmd := s.acl.Commands().ByID(spec.ID)
+	r, pos := u.Check(cmd, argv, &s.aclSc)
+	if r == acl.OK {
+		return ""
+	}
+	s.ACLDenied(&cl.Client, r, acl.CtxMulti, aclObject(r, cmd, argv, pos), u.Name)
+	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
+		"This command is no longer allowed for the following reason: " + aclExecReason(r)
 }
 
 // watchStats is INFO clients' watching_clients and total_watched_keys.

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -51,22 +52,36 @@ type scriptState struct {
 	allowOOM    bool // the script's allow-oom flag
 }
 
+// aclCheck is redis.acl_check_cmd: argv checked against the caller's user
+// (ACLCheckAllUserCommandPerm, no arity check).
+func (sc *scripting) aclCheck(argv [][]byte) (known, allowed bool) {
+	s := sc.s
+	spec := s.specFor(argv)
+	if spec == nil {
+		return false, false
+	}
+	st := sc.cur.Load()
+	if st == nil || st.caller == nil || st.caller.User == nil {
+		return true, true
+	}
+	r, _ := st.caller.User.Check(s.acl.Commands().ByID(spec.ID), argv, &s.aclSc)
+	return true, r == acl.OK
+}
+
 func newScripting(s *Server) *scripting {
 	sc := &scripting{s: s}
 	sc.vm = script.NewVM(script.Options{
 		Libs:        lualib.Open, // cjson, cmsgpack, bit, struct
 		LibReadonly: lualib.IsReadonly,
 		Version:     command.Version,
-		CommandExists: func(argv [][]byte) bool {
-			return s.specFor(argv) != nil
-		},
-		Log: sc.Log,
+		ACLCheck:    sc.aclCheck,
+		Log:         sc.Log,
 	})
 	// the script memory limit: half of maxmemory, so that a script stops
 	// before the Go memory limit maxmemory sets (maxmemory.go) makes the
 	// collector run back to back; 0 (no maxmemory): the default
 	sc.vm.MemLimit = func() int64 { return s.hot.maxmemory.Load() / 2 }
-	sc.client = command.Client{ID: -1, Name: "", User: "default", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
+	sc.client = command.Client{ID: -1, Name: "", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
 	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 	sc.interruptCur = func() bool { return sc.interrupt(sc.cur.Load()) }
 	sc.busyReplyThreshold = s.cfg.IntFunc("busy-reply-threshold")
@@ -177,6 +192,7 @@ func (sc *scripting) begin(c *command.Ctx, readOnly, eval bool) (*script.Run, *s
 	sc.cur.Store(st)
 	sc.depth++
 	sc.client.DB = c.Client.DB
+	sc.client.User = c.Client.User
 	sc.client.Proto = 2
 	sc.mark = len(c.W.Buf)
 	sc.runv = script.Run{Host: sc, Interrupt: sc.interruptCur}

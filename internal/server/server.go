@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
@@ -137,6 +138,8 @@ type Server struct {
 	// the commands it issues (EXEC's, its scripts') count in its tot-cmds.
 	// Engine lock.
 	cur     *client
+	acl     *acl.ACL
+	aclSc   acl.Scratch  // the permission check's buffers (engine lock)
 	barrier barrierState // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
@@ -203,6 +206,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
+	s.initACL()
 	s.trk = tracking.New((*trackingHost)(s), seed, cfg.IntFunc("tracking-table-max-keys"))
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
@@ -273,6 +277,10 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 	s.log.Info("Server initialized")
+	if err := s.loadACLAtStartup(); err != nil {
+		s.log.Warn(err.Error())
+		return err
+	}
 	// clients are served while the snapshot loads (they get LOADING), as
 	// Redis's processEventsWhileBlocked serves them
 	if err := s.loadAtStartup(s.net.Start); err != nil && !errors.Is(err, persist.ErrLoadStopped) {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 )
@@ -12,9 +13,6 @@ var _ command.Server = (*Server)(nil)
 
 // SetCopyAvoidance implements command.Server.
 func (s *Server) SetCopyAvoidance(on bool) { s.copyAvoid.Store(on) }
-
-// AuthDenied implements command.Server.
-func (s *Server) AuthDenied() { s.stats.aclDeniedAuth++ }
 
 // Warn implements command.Server.
 func (s *Server) Warn(msg string) { s.log.Warn(msg) }
@@ -47,7 +45,8 @@ func (s *Server) ResetStats() {
 	s.errStatsOff = false
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
-	s.stats.aclDeniedAuth, s.stats.syncFull, s.stats.syncPartialErr = 0, 0, 0
+	s.acl.Stats = acl.Stats{}
+	s.stats.syncFull, s.stats.syncPartialErr = 0, 0
 	s.stats.forks, s.stats.latestForkUs = 0, 0
 	s.stats.obufLimitDisconnects.Store(0)
 	s.inst = instantaneous{}
@@ -67,9 +66,6 @@ func (s *Server) ResetStats() {
 
 // Table returns the command table.
 func (s *Server) Table() *command.Table { return s.table }
-
-// Password is requirepass.
-func (s *Server) Password() string { return s.cfg.String("requirepass") }
 
 // LastSave is LASTSAVE (the start time: nothing has been saved).
 func (s *Server) LastSave() int64 { return s.rdb.LastSave() }
