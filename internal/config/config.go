@@ -21,6 +21,17 @@ type Config struct {
 	file atomic.Pointer[string] // absolute path of the config file, or nil
 
 	users [][]string // the file's "user" lines: each the name, then its rules
+	// userLines gives CONFIG REWRITE the users' lines (SetUserLines)
+	userLines func() []string
+}
+
+// SetUserLines gives CONFIG REWRITE the "user" lines of the current users
+// ("user <name> <rules>"); without an aclfile they replace the file's.
+// Call before serving.
+func (c *Config) SetUserLines(f func() []string) {
+	c.mu.Lock()
+	c.userLines = f
+	c.mu.Unlock()
 }
 
 // Users are the config file's "user" lines, in order: each the user's name,

@@ -56,11 +56,23 @@ func (c *Config) Rewrite() error {
 	for i := range reg.defs {
 		reg.defs[i].rewrite(c.vals[i].Load(), st)
 	}
+	c.rewriteUsers(st)
 	st.removeOrphaned()
 	if err := overwriteFile(path, st.content()); err != nil {
 		return errors.New("ERR Rewriting config file: " + strerror(err))
 	}
 	return nil
+}
+
+// rewriteUsers is rewriteConfigUserOption: a "user" line per ACL user
+// (UserLines), or none when an aclfile holds them.
+func (c *Config) rewriteUsers(st *rewriteState) {
+	if c.vals[c.param("aclfile", KindString)].Load().s == "" && c.userLines != nil {
+		for _, l := range c.userLines() {
+			st.rewriteLine("user", l, true)
+		}
+	}
+	st.markProcessed("user")
 }
 
 // readOldConfig is rewriteConfigReadOldFile. A missing file gives an empty

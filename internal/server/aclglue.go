@@ -32,6 +32,14 @@ func (s *Server) initACL() {
 	})
 	a.Warn = func(msg string) { s.log.Warn(msg) }
 	a.Hooks = acl.Hooks{Deleted: s.aclUserDeleted, ChannelsRevoked: s.aclChannelsRevoked}
+	// CONFIG REWRITE runs as a command: under the engine lock, as the users
+	s.cfg.SetUserLines(func() []string {
+		var lines []string
+		for _, u := range a.Users() {
+			lines = append(lines, "user "+u.Name+" "+u.Describe())
+		}
+		return lines
+	})
 }
 
 // loadACLAtStartup creates the config file's users, or loads the aclfile
