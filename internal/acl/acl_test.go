@@ -302,3 +302,21 @@ func TestValidateUserLine(t *testing.T) {
 		t.Errorf("bogus: %d %v", bad, err)
 	}
 }
+
+// The check of a restricted user's command: a command bit, a key matched
+// against a pattern; no allocation.
+func BenchmarkCheckRestricted(b *testing.B) {
+	a := New(testCommands())
+	if err := a.SetUser("app", []string{"on", "nopass", "~app:*", "+@read", "+@write"}); err != nil {
+		b.Fatal(err)
+	}
+	u, cmd := a.User("app"), a.Commands().Lookup("set")
+	args := argv("set", "app:000000012345", "v")
+	var sc Scratch
+	b.ReportAllocs()
+	for b.Loop() {
+		if r, _ := u.Check(cmd, args, &sc); r != OK {
+			b.Fatal(r)
+		}
+	}
+}

@@ -35,21 +35,28 @@ type text interface{ ~string | ~[]byte }
 
 // Match reports whether str matches the glob pattern; nocase folds ASCII case.
 func Match(pattern, str []byte, nocase bool) bool {
-	skip := false
-	return match(pattern, 0, str, 0, nocase, &skip, 0)
+	return match(pattern, 0, str, 0, nocase, 0) == matched
 }
 
 // MatchString is Match for strings. It does not allocate.
 func MatchString(pattern, s string, nocase bool) bool {
-	skip := false
-	return match(pattern, 0, s, 0, nocase, &skip, 0)
+	return match(pattern, 0, s, 0, nocase, 0) == matched
 }
+
+// match's results: giveUp is a failure no enclosing '*' can mend by
+// consuming more (Redis's skipLongerMatches flag, returned instead of set
+// through a pointer, which would make every call allocate)
+const (
+	noMatch = iota
+	matched
+	giveUp
+)
 
 // match is stringmatchlen_impl over p[pi:] and s[si:]. Where the C code reads the
 // NUL terminator one past the end of the pattern, this code tests the length.
-func match[T text](p T, pi int, s T, si int, nocase bool, skip *bool, nesting int) bool {
+func match[T text](p T, pi int, s T, si int, nocase bool, nesting int) int {
 	if nesting > maxNesting {
-		return false // protection against abusive patterns
+		return noMatch // protection against abusive patterns
 	}
 	for pi < len(p) && si < len(s) {
 		switch p[pi] {
@@ -58,28 +65,24 @@ func match[T text](p T, pi int, s T, si int, nocase bool, skip *bool, nesting in
 				pi++
 			}
 			if pi+1 == len(p) {
-				return true // a trailing '*' matches the rest
+				return matched // a trailing '*' matches the rest
 			}
 			for ; si < len(s); si++ {
-				if match(p, pi+1, s, si, nocase, skip, nesting+1) {
-					return true
-				}
-				if *skip {
-					return false
+				if r := match(p, pi+1, s, si, nocase, nesting+1); r != noMatch {
+					return r
 				}
 			}
 			// The rest of the pattern matches from no position of the rest of the
 			// string, so no enclosing '*' can succeed by consuming more: tell them
 			// to give up (Redis's skipLongerMatches).
-			*skip = true
-			return false
+			return giveUp
 		case '?':
 			si++
 		case '[':
 			var ok bool
 			pi, ok = matchSet(p, pi+1, s[si], nocase)
 			if !ok {
-				return false
+				return noMatch
 			}
 			si++
 		case '\\':
@@ -89,7 +92,7 @@ func match[T text](p T, pi int, s T, si int, nocase bool, skip *bool, nesting in
 			fallthrough
 		default:
 			if !eqByte(p[pi], s[si], nocase) {
-				return false
+				return noMatch
 			}
 			si++
 		}
@@ -101,7 +104,10 @@ func match[T text](p T, pi int, s T, si int, nocase bool, skip *bool, nesting in
 			break
 		}
 	}
-	return pi == len(p) && si == len(s)
+	if pi == len(p) && si == len(s) {
+		return matched
+	}
+	return noMatch
 }
 
 // matchSet matches c against the set whose body starts at p[pi] (just past '[').
