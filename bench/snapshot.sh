@@ -32,7 +32,7 @@ wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && 
 mkdir -p bench/results "$TMP/hk" "$TMP/rd"
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-snapshot.txt
 A=$(free_port); B=$(free_port)
-"$TMP/hotkv" --port "$A" --dir "$TMP/hk" --loglevel warning >"$TMP/hk.log" 2>&1 & PIDS+=($!)
+"$TMP/hotkv" --port "$A" --dir "$TMP/hk" --loglevel warning --enable-debug-command yes >"$TMP/hk.log" 2>&1 & PIDS+=($!)
 "$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & PIDS+=($!)
 wait_ping "$A"; wait_ping "$B"
 {

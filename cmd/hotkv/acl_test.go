@@ -22,7 +22,7 @@ func startConf(t *testing.T, conf string, args ...string) (net.Conn, *bufio.Read
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() {
-		done <- run(ctx, append([]string{conf, "--port", "0", "--bind", "127.0.0.1"}, args...), &out, &out, ready)
+		done <- run(ctx, append([]string{conf, "--port", itoa(freePort(t)), "--bind", "127.0.0.1"}, args...), &out, &out, ready)
 	}()
 	select {
 	case addr := <-ready:
@@ -93,9 +93,64 @@ func TestBadUsersStopTheStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		code := run(context.Background(), []string{conf, "--port", "0", "--dir", dir}, &out, &out, nil)
+		code := run(context.Background(), []string{conf, "--port", itoa(freePort(t)), "--dir", dir}, &out, &out, nil)
 		if code != 1 || !strings.Contains(out.String(), c.want) {
 			t.Errorf("%q: exit %d, output %s", c.conf, code, out.String())
 		}
+	}
+}
+
+// Protected mode: while the default user has no password, a client that is
+// not on loopback gets Redis's DENIED reply and is closed; with a password
+// (or protected-mode no) it is served.
+func TestProtectedMode(t *testing.T) {
+	var ip net.IP
+	addrs, _ := net.InterfaceAddrs()
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && !n.IP.IsLoopback() && n.IP.To4() != nil {
+			ip = n.IP
+			break
+		}
+	}
+	if ip == nil {
+		t.Skip("no non-loopback IPv4 address on this machine to connect from")
+	}
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "hotkv.conf")
+	if err := os.WriteFile(conf, []byte("loglevel warning\nbind 0.0.0.0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	local, br, _, _ := startConf(t, conf, "--dir", dir, "--bind", "0.0.0.0")
+	_, port, _ := net.SplitHostPort(local.RemoteAddr().String())
+	remote := func() string {
+		c, err := net.Dial("tcp", net.JoinHostPort(ip.String(), port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		_, _ = c.Write([]byte("PING\r\n"))
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		return line
+	}
+	if r := remote(); !strings.HasPrefix(r, "-DENIED Redis is running in protected mode because protected mode is enabled and no password is set for the default user.") {
+		t.Fatalf("from %s: %q", ip, r)
+	}
+	if r := send(t, local, br, "PING"); r != "+PONG" {
+		t.Fatalf("loopback: %q", r)
+	}
+	if r := send(t, local, br, "CONFIG SET requirepass pw"); r != "+OK" {
+		t.Fatal(r)
+	}
+	if r := remote(); r != "-NOAUTH Authentication required.\r\n" {
+		t.Fatalf("with a password: %q", r)
+	}
+	send(t, local, br, "AUTH pw")
+	send(t, local, br, "CONFIG SET requirepass \"\"")
+	if r := send(t, local, br, "CONFIG SET protected-mode no"); r != "+OK" {
+		t.Fatal(r)
+	}
+	if r := remote(); r != "+PONG\r\n" {
+		t.Fatalf("protected-mode no: %q", r)
 	}
 }

@@ -101,7 +101,7 @@ func TestGracefulStopOnContext(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan int, 1)
 	go func() {
-		done <- run(ctx, []string{"--port", "0", "--loglevel", "warning"}, &bytes.Buffer{}, &bytes.Buffer{}, ready)
+		done <- run(ctx, []string{"--port", itoa(freePort(t)), "--loglevel", "warning"}, &bytes.Buffer{}, &bytes.Buffer{}, ready)
 	}()
 	<-ready
 	cancel()

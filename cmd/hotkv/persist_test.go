@@ -109,7 +109,7 @@ func TestCorruptDumpAtStartupExits(t *testing.T) {
 			var stderr bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			code := run(ctx, []string{"--port", "0", "--bind", "127.0.0.1", "--dir", dir}, &stderr, &stderr, nil)
+			code := run(ctx, []string{"--port", itoa(freePort(t)), "--bind", "127.0.0.1", "--dir", dir}, &stderr, &stderr, nil)
 			if code != 1 {
 				t.Fatalf("exit code %d, want 1\n%s", code, stderr.String())
 			}

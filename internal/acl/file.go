@@ -90,6 +90,7 @@ func (a *ACL) load(path, text string) error {
 	for name, u := range next {
 		a.users[name] = u
 	}
+	a.syncDefault()
 	return nil
 }
 

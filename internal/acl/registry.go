@@ -4,6 +4,7 @@ import (
 	"errors"
 	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // ACL is the set of users, the default user among them, and the ACL log.
@@ -24,6 +25,10 @@ type ACL struct {
 
 	Log   Log
 	Stats Stats
+
+	// defaultOpen mirrors "the default user is on and nopass" for readers
+	// without the engine lock (a connection being accepted)
+	defaultOpen atomic.Bool
 }
 
 // Hooks are what the server does to connections when users change.
@@ -47,8 +52,17 @@ func New(t *Commands) *ACL {
 	a := &ACL{cmds: t, users: map[string]*User{}}
 	a.Default = a.newDefaultUser()
 	a.users["default"] = a.Default
+	a.syncDefault()
 	return a
 }
+
+// DefaultOpen reports whether the default user is on and needs no password:
+// a new connection starts authenticated, and protected mode applies. Any
+// goroutine.
+func (a *ACL) DefaultOpen() bool { return a.defaultOpen.Load() }
+
+// syncDefault refreshes DefaultOpen after a change of users.
+func (a *ACL) syncDefault() { a.defaultOpen.Store(a.Default.NoPass() && a.Default.Enabled()) }
 
 func (a *ACL) newDefaultUser() *User {
 	u := newUser(a.cmds, "default", a.PubsubAll)
@@ -102,6 +116,7 @@ func (a *ACL) SetDefaultPassword(pw string) {
 	} else {
 		_ = a.Default.apply(a, "nopass")
 	}
+	a.syncDefault()
 }
 
 // ErrUnmatched is a selector's opening parenthesis without its closing one.
@@ -165,6 +180,7 @@ func (a *ACL) SetUser(name string, rules []string) error {
 	}
 	a.revokeChannels(u, tmp)
 	u.copyFrom(tmp)
+	a.syncDefault()
 	return nil
 }
 
@@ -278,5 +294,6 @@ func (a *ACL) LoadConfigured(lines [][]string, disabled func(name string)) error
 			disabled(name)
 		}
 	}
+	a.syncDefault()
 	return nil
 }

@@ -44,6 +44,7 @@ const (
 	fMulti                       // MULTI_ARG_CONFIG: the value is several words
 	fHonoured                    // HotKV acts on it (not only stores it)
 	fHidden                      // HIDDEN_CONFIG: CONFIG GET answers it by exact name only
+	fVolatile                    // VOLATILE_CONFIG: CONFIG SET of the same value applies it again (a file reloaded)
 
 	fMemory   // MEMORY_CONFIG: accepts 1k 1kb 1m 1mb 1g 1gb units
 	fPercent  // PERCENT_CONFIG: accepts N% (stored as -N)

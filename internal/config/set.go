@@ -94,6 +94,9 @@ func (c *Config) SetFrom(local bool, pairs ...[2]string) error {
 			return setError(reg.regName(e), errText)
 		}
 		work[e.idx] = nv
+		if d.flags&fVolatile != 0 {
+			diff = true // a certificate file set again is read again
+		}
 		if diff && !slices.ContainsFunc(changed, func(ch change) bool { return ch.idx == e.idx }) {
 			changed = append(changed, change{e.idx, reg.regName(e)})
 		}

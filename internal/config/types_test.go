@@ -470,7 +470,11 @@ func TestParams(t *testing.T) {
 		// snapshots written a step at a time (decision 0045)
 		"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync",
 		// ACL users (decision 0046)
-		"aclfile", "acllog-max-len", "acl-pubsub-default"}
+		"aclfile", "acllog-max-len", "acl-pubsub-default", "protected-mode",
+		// TLS (decision 0047)
+		"tls-port", "tls-auth-clients", "tls-auth-clients-user", "tls-ca-cert-dir", "tls-ca-cert-file", "tls-cert-file",
+		"tls-ciphers", "tls-ciphersuites", "tls-key-file", "tls-key-file-pass", "tls-protocols",
+		"tls-session-cache-timeout", "tls-session-caching"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

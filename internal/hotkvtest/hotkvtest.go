@@ -92,8 +92,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 		dir = t.TempDir()
 	}
 	// startup arguments: dir and the immutable parameters
-	// (enable-module-command, ...) are set as the command line sets them
-	args := []string{"--dir", dir}
+	// (enable-module-command, ...) are set as the command line sets them;
+	// DEBUG is allowed unless the test says otherwise, as the suite's
+	// default.conf allows it in Redis's own tests
+	args := []string{"--dir", dir, "--enable-debug-command", "yes"}
 	for _, kv := range rest {
 		args = append(args, "--"+kv[0], kv[1])
 	}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/network"
@@ -63,18 +64,43 @@ const (
 
 // Open implements network.Host: it builds the client of a new connection and
 // registers it, unless maxclients connections are open already.
-func (h *netHost) Open(nc *network.Conn) (network.Session, *resp.Writer, bool) {
+func (h *netHost) Open(nc *network.Conn) (network.Session, *resp.Writer, []byte) {
 	s := (*Server)(h)
+	if s.protectedModeRefuses(nc) {
+		return nil, nil, errProtectedMode
+	}
 	cl := s.initClient(nc)
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if int64(len(s.clients)) >= s.cfg.Int("maxclients") {
-		return nil, nil, false
+		s.mu.Unlock()
+		return nil, nil, errMaxClients
 	}
 	s.clients[cl.ID] = cl
+	s.mu.Unlock()
 	cl.w.TakeRefs(&s.copyAvoid) // its replies are written with Segment
-	return cl, &cl.w, true
+	if cn := nc.PeerCN(); cn != "" && s.cfg.String("tls-auth-clients-user") == "CN" {
+		s.certUser(cl, cn)
+	}
+	return cl, &cl.w, nil
 }
+
+// certUser is tls-auth-clients-user CN: a TLS client whose verified
+// certificate names an enabled ACL user in its Common Name starts
+// authenticated as that user; otherwise it stays the default user and the
+// attempt is logged (reason tls-cert).
+func (s *Server) certUser(cl *client, cn string) {
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if u := s.acl.User(cn); u != nil && u.Enabled() {
+		cl.User, cl.Authenticated = u, true
+		cl.nc.Reader().SetUnauthenticated(false)
+		s.log.Debug("TLS: Auto-authenticated client as " + u.Name)
+		return
+	}
+	s.ACLDenied(&cl.Client, acl.DeniedTLSCert, acl.CtxToplevel, "", cn)
+}
+
+var errMaxClients = []byte("-ERR max number of clients reached\r\n")
 
 // initClient builds the client of connection nc.
 func (s *Server) initClient(nc *network.Conn) *client {
@@ -90,7 +116,7 @@ func (s *Server) initClient(nc *network.Conn) *client {
 	}
 	cl.Proto = 2
 	cl.User = s.acl.Default
-	cl.Authenticated = cl.User.NoPass() && cl.User.Enabled()
+	cl.Authenticated = s.acl.DefaultOpen() // any goroutine: the default user's flags are read atomically
 	cl.Multi = -1
 	cl.CreatedMs = s.clock.NowMs()
 	nc.Touch(cl.CreatedMs)

@@ -137,7 +137,7 @@ func (s *Server) infoServer(b []byte) []byte {
 	b = kv(b, "executable", exe)
 	b = kv(b, "config_file", s.cfg.File())
 	b = kv(b, "io_threads_active", "0")
-	b = appendListeners(b, s.net.Listeners(), s.cfg.String("bind"))
+	b = appendListeners(b, s.net.Listeners(), s.net.TLSListeners(), s.cfg.String("bind"))
 	return b
 }
 
@@ -538,8 +538,8 @@ func (s *Server) infoDebug(b []byte) []byte {
 
 // appendListeners appends INFO's listener lines as Redis: listener<i> where
 // i is the connection type (0 TCP with every configured bind address, 1 the
-// Unix socket), whichever exist.
-func appendListeners(b []byte, lns []net.Listener, bind string) []byte {
+// Unix socket, 2 TLS), whichever exist.
+func appendListeners(b []byte, lns, tlsLns []net.Listener, bind string) []byte {
 	tcpPort := ""
 	for _, ln := range lns {
 		if ta, ok := ln.Addr().(*net.TCPAddr); ok {
@@ -557,6 +557,13 @@ func appendListeners(b []byte, lns []net.Listener, bind string) []byte {
 		if ua, ok := ln.Addr().(*net.UnixAddr); ok {
 			b = kv(b, "listener1", "name=unix,bind="+ua.Name)
 		}
+	}
+	if len(tlsLns) > 0 {
+		line := "name=tls"
+		for _, a := range strings.Fields(bind) {
+			line += ",bind=" + a
+		}
+		b = kv(b, "listener2", line+",port="+strconv.Itoa(tlsLns[0].Addr().(*net.TCPAddr).Port))
 	}
 	return b
 }

@@ -35,6 +35,8 @@ type Conn struct {
 	lastActive   atomic.Int64 // ms: when its last batch of commands started
 	netIn        atomic.Int64 // bytes read (CLIENT LIST tot-net-in)
 	netOut       atomic.Int64 // bytes written (tot-net-out)
+	raw          net.Conn     // TLS: the socket under conn (Kill closes it without the close_notify a dead peer would hold up)
+	peerCN       string       // TLS: the Common Name of the client's verified certificate
 }
 
 // NewConn wraps conn for goroutine mode, without serving it: the
@@ -110,6 +112,10 @@ func (c *Conn) Killed() bool { return c.killed.Load() }
 // so the fd cannot have been reused.
 func (c *Conn) Kill() {
 	c.killed.Store(true)
+	if c.raw != nil {
+		_ = c.raw.Close()
+		return
+	}
 	if c.conn != nil {
 		_ = c.conn.Close()
 		return

@@ -352,10 +352,10 @@ func (l *eventLoop) accept(lfd int) {
 			_ = unix.Close(fd)
 			continue
 		}
-		if !n.open(c) { // maxclients
+		if refusal := n.open(c); refusal != nil { // maxclients, protected mode
 			_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
 			n.Stats.RejectedConnections.Add(1)
-			_, _ = unix.Write(fd, errMaxClients)
+			_, _ = unix.Write(fd, refusal)
 			_ = unix.Close(fd)
 			continue
 		}

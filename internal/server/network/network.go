@@ -10,6 +10,7 @@
 package network
 
 import (
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"net"
@@ -27,10 +28,10 @@ import (
 // Host is what the network side needs of the server.
 type Host interface {
 	// Open registers a new connection c and returns its session and the
-	// reply buffer the session writes into, or false when the server takes
-	// no more connections (maxclients): the network then replies Redis's
-	// error and closes the socket. Any goroutine.
-	Open(c *Conn) (Session, *resp.Writer, bool)
+	// reply buffer the session writes into, or the error reply that refuses
+	// it (maxclients, protected mode): the network then writes it and
+	// closes the socket. Any goroutine.
+	Open(c *Conn) (Session, *resp.Writer, []byte)
 	// Released counts n bytes of connection buffers given back as freed in
 	// used_memory at once (Redis's used_memory drops when it frees them).
 	Released(n int64)
@@ -155,12 +156,16 @@ type Net struct {
 	goroutines bool
 	readBufs   resp.SharedPool // goroutine mode's read buffers
 
-	lnMu    sync.Mutex        // guards lns, bind, port, running
+	lnMu    sync.Mutex        // guards lns, tlsLns, bind, port, tlsPort, running
 	lns     []net.Listener    // TCP
 	unix    *net.UnixListener // unixsocket, or nil
 	bind    string
 	port    int64
 	running bool
+
+	tlsLns  []net.Listener // tls-port (tls.go)
+	tlsPort int64
+	tlsConf atomic.Pointer[tls.Config] // what new TLS connections use
 
 	loops    []*eventLoop
 	lnFDs    sync.Map // listener fds the loops accept on
@@ -241,23 +246,48 @@ func (n *Net) Goroutines() bool { return n.goroutines }
 func (n *Net) Addr() net.Addr {
 	n.lnMu.Lock()
 	defer n.lnMu.Unlock()
-	if len(n.lns) == 0 {
-		return nil
+	switch {
+	case len(n.lns) > 0:
+		return n.lns[0].Addr()
+	case len(n.tlsLns) > 0:
+		return n.tlsLns[0].Addr()
+	case n.unix != nil:
+		return n.unix.Addr()
 	}
-	return n.lns[0].Addr()
+	return nil
 }
 
 // Listen opens the listeners for bind and port unless a listener was given, and
 // registers the hooks that rebind on CONFIG SET port / bind.
 func (n *Net) Listen() error {
-	n.bind, n.port = n.cfg.String("bind"), n.cfg.Int("port")
+	n.bind, n.port, n.tlsPort = n.cfg.String("bind"), n.cfg.Int("port"), n.cfg.Int("tls-port")
+	if n.tlsWanted() {
+		if err := n.configureTLS(); err != nil {
+			return errors.New("Failed to configure TLS. Check logs for more info.")
+		}
+	}
 	if len(n.lns) == 0 {
+		if n.port == 0 && n.tlsPort == 0 && n.cfg.String("unixsocket") == "" {
+			return errors.New("Configured to not listen anywhere, exiting.")
+		}
 		lns, err := listenAll(n.bind, n.port)
 		if err != nil {
 			return err
 		}
 		n.lns = lns
 	}
+	if n.tlsPort != 0 {
+		lns, err := listenAll(n.bind, n.tlsPort)
+		if err != nil {
+			for _, l := range n.lns {
+				_ = l.Close()
+			}
+			n.lns = nil
+			return err
+		}
+		n.tlsLns = lns
+	}
+	n.watchTLSParams()
 	if path := n.cfg.String("unixsocket"); path != "" {
 		ln, err := listenUnix(path, uint32(n.cfg.Int("unixsocketperm")))
 		if err != nil {
@@ -281,8 +311,11 @@ func (n *Net) Listen() error {
 }
 
 // listenAll opens one listener per bind address (Redis's "-addr" prefix marks an
-// address whose failure is not fatal).
+// address whose failure is not fatal); port 0 is no listener, as in Redis.
 func listenAll(bind string, port int64) ([]net.Listener, error) {
+	if port == 0 {
+		return nil, nil
+	}
 	var lns []net.Listener
 	ps := strconv.FormatInt(port, 10)
 	for _, addr := range bindAddrs(bind) {
@@ -424,6 +457,9 @@ func (n *Net) Start() error {
 			go n.acceptLoop(ln)
 		}
 	}
+	for _, ln := range n.tlsLns {
+		go n.acceptTLS(ln)
+	}
 	return nil
 }
 
@@ -434,6 +470,9 @@ func (n *Net) LogReady() {
 	defer n.lnMu.Unlock()
 	if len(n.lns) > 0 {
 		n.log.Info("Ready to accept connections tcp")
+	}
+	if len(n.tlsLns) > 0 {
+		n.log.Info("Ready to accept connections tls")
 	}
 	if n.unix != nil {
 		n.log.Info("Ready to accept connections unix")
@@ -453,7 +492,7 @@ func (n *Net) stop() {
 	}
 	n.lnMu.Lock()
 	n.running = false
-	lns := n.lns
+	lns := append(append([]net.Listener(nil), n.lns...), n.tlsLns...)
 	n.lnMu.Unlock()
 	for _, ln := range lns {
 		_ = ln.Close()
@@ -483,41 +522,49 @@ func (n *Net) acceptLoop(ln net.Listener) {
 			return
 		}
 		n.Stats.ConnectionsReceived.Add(1)
-		c := n.NewConn(conn)
-		// counted before Stop can wait, or closed: Stop has begun
-		n.goMu.Lock()
-		if n.stopping.Load() {
-			n.goMu.Unlock()
-			_ = conn.Close()
+		if !n.serveAccepted(n.NewConn(conn), conn) {
 			return
 		}
-		n.wg.Add(1)
-		n.goConns[c] = struct{}{}
-		n.goMu.Unlock()
-		if !n.open(c) {
-			n.goMu.Lock()
-			delete(n.goConns, c)
-			n.goMu.Unlock()
-			n.wg.Done()
-			n.Stats.RejectedConnections.Add(1)
-			_, _ = conn.Write(errMaxClients)
-			_ = conn.Close()
-			continue
-		}
-		go n.serve(c)
 	}
 }
 
-var errMaxClients = []byte("-ERR max number of clients reached\r\n")
-
-// open asks the host for c's session.
-func (n *Net) open(c *Conn) bool {
-	sess, w, ok := n.host.Open(c)
-	if !ok {
+// serveAccepted registers a goroutine-mode connection with the host and
+// serves it on a goroutine of its own, or writes the host's refusal and
+// closes it; false when the network is stopping.
+func (n *Net) serveAccepted(c *Conn, conn net.Conn) bool {
+	// counted before Stop can wait, or closed: Stop has begun
+	n.goMu.Lock()
+	if n.stopping.Load() {
+		n.goMu.Unlock()
+		_ = conn.Close()
 		return false
 	}
-	c.sess, c.w = sess, w
+	n.wg.Add(1)
+	n.goConns[c] = struct{}{}
+	n.goMu.Unlock()
+	if refusal := n.open(c); refusal != nil {
+		n.goMu.Lock()
+		delete(n.goConns, c)
+		n.goMu.Unlock()
+		n.wg.Done()
+		n.Stats.RejectedConnections.Add(1)
+		_, _ = conn.Write(refusal)
+		_ = conn.Close()
+		return true
+	}
+	go n.serve(c)
 	return true
+}
+
+// open asks the host for c's session; a refusal is the reply to write
+// before closing.
+func (n *Net) open(c *Conn) []byte {
+	sess, w, refusal := n.host.Open(c)
+	if refusal != nil {
+		return refusal
+	}
+	c.sess, c.w = sess, w
+	return nil
 }
 
 // Listeners returns the current listeners, TCP first, then the Unix socket
@@ -530,4 +577,11 @@ func (n *Net) Listeners() []net.Listener {
 		lns = append(lns, n.unix)
 	}
 	return lns
+}
+
+// TLSListeners returns the tls-port listeners (INFO's listener2 line).
+func (n *Net) TLSListeners() []net.Listener {
+	n.lnMu.Lock()
+	defer n.lnMu.Unlock()
+	return append([]net.Listener(nil), n.tlsLns...)
 }

@@ -28,16 +28,16 @@ type fakeHost struct {
 	paused   atomic.Bool // HOLD is held back while set
 }
 
-func (h *fakeHost) Open(c *Conn) (Session, *resp.Writer, bool) {
+func (h *fakeHost) Open(c *Conn) (Session, *resp.Writer, []byte) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.max > 0 && int(h.open.Load()) >= h.max {
-		return nil, nil, false
+		return nil, nil, []byte("-ERR max number of clients reached\r\n")
 	}
 	s := &fakeSession{h: h, c: c}
 	h.sessions = append(h.sessions, s)
 	h.open.Add(1)
-	return s, &s.w, true
+	return s, &s.w, nil
 }
 
 func (h *fakeHost) Released(n int64) { h.released.Add(n) }

@@ -1,0 +1,167 @@
+package server_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// startTLS runs a server with a TLS port (certificates from MakeCerts) next
+// to its plain one, and returns the TLS address.
+func startTLS(t *testing.T, certs *hotkvtest.Certs, extra ...hotkvtest.Option) (*hotkvtest.Server, string) {
+	t.Helper()
+	port := hotkvtest.FreePort(t)
+	opts := append([]hotkvtest.Option{
+		hotkvtest.WithConfig("tls-port", strconv.Itoa(port)),
+		hotkvtest.WithConfig("tls-cert-file", certs.ServerCert),
+		hotkvtest.WithConfig("tls-key-file", certs.ServerKey),
+		hotkvtest.WithConfig("tls-ca-cert-file", certs.CA),
+	}, extra...)
+	srv := hotkvtest.Start(t, opts...)
+	return srv, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+}
+
+func tlsClient(t *testing.T, addr string, tc *tls.Config, proto int) *redis.Client {
+	c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: tc, Protocol: proto, MaxRetries: -1, PoolSize: 2,
+		DialTimeout: 5 * time.Second})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// go-redis over TLS with a client certificate, in both protocols: the lock
+// walk-through works, pipelines too; without a certificate the handshake
+// fails while tls-auth-clients is yes, and succeeds once it is optional or no.
+func TestTLSGoRedis(t *testing.T) {
+	certs := hotkvtest.MakeCerts(t)
+	srv, addr := startTLS(t, certs)
+	ctx := context.Background()
+	for _, proto := range []int{2, 3} {
+		c := tlsClient(t, addr, certs.ClientTLS(true), proto)
+		if ok, err := c.SetNX(ctx, fmt.Sprint("lock:", proto), "tok", 30*time.Second).Result(); err != nil || !ok {
+			t.Fatalf("RESP%d: SET NX over TLS: %v %v", proto, ok, err)
+		}
+		pipe := c.Pipeline()
+		for range 100 {
+			pipe.Incr(ctx, fmt.Sprint("n", proto))
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v := c.Get(ctx, fmt.Sprint("n", proto)).Val(); v != "100" {
+			t.Fatalf("RESP%d: %q", proto, v)
+		}
+	}
+	noCert := tlsClient(t, addr, certs.ClientTLS(false), 2)
+	if err := noCert.Ping(ctx).Err(); err == nil {
+		t.Fatal("a client without a certificate was served while tls-auth-clients is yes")
+	}
+	plain := hotkvtest.Dial(t, srv.Addr)
+	for _, mode := range []string{"optional", "no"} {
+		if r := plain.Do("CONFIG", "SET", "tls-auth-clients", mode); r != "+OK\r\n" {
+			t.Fatal(r)
+		}
+		c := tlsClient(t, addr, certs.ClientTLS(false), 2)
+		if err := c.Ping(ctx).Err(); err != nil {
+			t.Fatalf("tls-auth-clients %s: %v", mode, err)
+		}
+	}
+	if r := plain.Do("INFO", "server"); !strings.Contains(r, "listener2:name=tls,bind=127.0.0.1,port=") {
+		t.Fatalf("INFO listener2: %s", r)
+	}
+	// a plain client on the TLS port is not served
+	raw, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	_, _ = raw.Write([]byte("PING\r\n"))
+	_ = raw.SetReadDeadline(time.Now().Add(15 * time.Second))
+	buf := make([]byte, 64)
+	if n, _ := raw.Read(buf); strings.Contains(string(buf[:n]), "PONG") {
+		t.Fatal("plain PING answered on the TLS port")
+	}
+}
+
+// tls-auth-clients-user CN: the client certificate's Common Name is the
+// user the connection starts as; a missing or disabled user leaves it the
+// default user and logs tls-cert.
+func TestTLSCertUser(t *testing.T) {
+	certs := hotkvtest.MakeCerts(t)
+	srv, addr := startTLS(t, certs, hotkvtest.WithConfig("tls-auth-clients-user", "CN"))
+	ctx := context.Background()
+	admin := hotkvtest.Dial(t, srv.Addr)
+	c := tlsClient(t, addr, certs.ClientTLS(true), 2)
+	if who := c.Do(ctx, "ACL", "WHOAMI").Val(); who != "default" {
+		t.Fatalf("no such user: WHOAMI %v", who)
+	}
+	if r := admin.Do("ACL", "LOG"); !strings.Contains(r, "tls-cert") || !strings.Contains(r, "Client-only") {
+		t.Fatalf("ACL LOG: %q", r)
+	}
+	if r := admin.Do("INFO", "stats"); !strings.Contains(r, "acl_access_denied_tls_cert:1\r\n") {
+		t.Fatal(r)
+	}
+	admin.Do("ACL", "SETUSER", "Client-only", "on", ">x", "allcommands", "allkeys")
+	c2 := tlsClient(t, addr, certs.ClientTLS(true), 3)
+	if who := c2.Do(ctx, "ACL", "WHOAMI").Val(); who != "Client-only" {
+		t.Fatalf("WHOAMI %v", who)
+	}
+}
+
+// CONFIG SET of the TLS parameters: bad values are refused with Redis's
+// error and change nothing; tls-port moves the listener; protocols apply to
+// new connections.
+func TestTLSConfigSet(t *testing.T) {
+	certs := hotkvtest.MakeCerts(t)
+	srv, addr := startTLS(t, certs)
+	ctx := context.Background()
+	admin := hotkvtest.Dial(t, srv.Addr)
+	for _, kv := range [][2]string{
+		{"tls-key-file", "/nonexistent/key.pem"}, {"tls-protocols", "TLSv9"}, {"tls-ciphers", "NOSUCH-CIPHER"},
+		{"tls-ciphersuites", "TLS_AES_128_GCM_SHA256"}, {"tls-ca-cert-file", certs.ServerKey},
+	} {
+		want := "-ERR CONFIG SET failed (possibly related to argument '" + kv[0] + "') - Unable to update TLS configuration. Check server logs.\r\n"
+		if r := admin.Do("CONFIG", "SET", kv[0], kv[1]); r != want {
+			t.Errorf("CONFIG SET %s %s: %q", kv[0], kv[1], r)
+		}
+	}
+	if err := tlsClient(t, addr, certs.ClientTLS(true), 2).Ping(ctx).Err(); err != nil {
+		t.Fatalf("after refused changes: %v", err)
+	}
+	admin.Do("CONFIG", "SET", "tls-protocols", "TLSv1.3")
+	tc := certs.ClientTLS(true)
+	tc.MaxVersion = tls.VersionTLS12
+	if err := tlsClient(t, addr, tc, 2).Ping(ctx).Err(); err == nil {
+		t.Fatal("TLS 1.2 accepted with tls-protocols TLSv1.3")
+	}
+	admin.Do("CONFIG", "SET", "tls-protocols", "")
+	// the certificate files are read again on CONFIG SET of the same path
+	if r := admin.Do("CONFIG", "SET", "tls-cert-file", certs.ServerCert); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	port := hotkvtest.FreePort(t)
+	if r := admin.Do("CONFIG", "SET", "tls-port", strconv.Itoa(port)); r != "+OK\r\n" {
+		t.Fatal(r)
+	}
+	moved := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if err := tlsClient(t, moved, certs.ClientTLS(true), 2).Ping(ctx).Err(); err != nil {
+		t.Fatalf("on the new tls-port: %v", err)
+	}
+	if err := tlsClient(t, addr, certs.ClientTLS(true), 2).Ping(ctx).Err(); err == nil {
+		t.Fatal("the old tls-port still serves")
+	}
+	admin.Do("CONFIG", "SET", "tls-port", "0")
+	if err := tlsClient(t, moved, certs.ClientTLS(true), 2).Ping(ctx).Err(); err == nil {
+		t.Fatal("tls-port 0 still serves")
+	}
+	_ = os.Remove(certs.ServerKey)
+}
