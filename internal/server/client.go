@@ -24,6 +24,7 @@ type client struct {
 	unix          bool  // connected on the Unix socket (CLIENT LIST flag U)
 	clockUs       int64 // the server clock when the next command of the batch starts
 	softSinceMs   int64 // when the pending output first exceeded the soft limit
+	obufOver      bool  // the output went over its limit in a batch: the next write drops the client
 	srv           *Server
 	push          pushState    // Pub/Sub messages and invalidations (pubsub.go)
 	block         blockedState // a parked blocking command (blocking.go)

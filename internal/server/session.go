@@ -73,6 +73,13 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 		if cl.CloseAfterReply || cl.killed() {
 			break
 		}
+		if cl.w.Len() >= maxReplyBatch && s.overOutputLimit(cl, cl.w.Len()-cl.w.Referenced()) {
+			// over client-output-buffer-limit: nothing more runs, and the
+			// write that follows drops the client (Redis's CLOSE_ASAP, set as
+			// the reply grows past the limit)
+			cl.obufOver = true
+			break
+		}
 		if n >= maxBatch || (pending != nil && cl.w.Len() >= maxReplyBatch) {
 			r.Stop = network.StopFull
 			break
@@ -162,7 +169,7 @@ func (cl *client) BeforeWrite(sent int, wait bool) network.Gate {
 	}
 	// the references do not count, as in Redis a reply referring to a
 	// string is a pointer's worth of output buffer
-	if unsent := cl.w.Len() - sent - cl.w.Referenced(); unsent > 0 && s.overOutputLimit(cl, unsent) {
+	if unsent := cl.w.Len() - sent - cl.w.Referenced(); cl.obufOver || unsent > 0 && s.overOutputLimit(cl, unsent) {
 		cl.w.Reset()
 		return network.WriteDrop
 	}

@@ -1,0 +1,69 @@
+package server_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// A client that pipelines big replies and never reads them: the batch stops
+// as soon as its output passes client-output-buffer-limit (Redis closes the
+// client as the reply grows, not after its pipeline ran), so the server
+// builds a few megabytes, not the pipeline's gigabyte; the client is
+// dropped and the others are served.
+func TestNeverReadingClientStopsAtTheLimit(t *testing.T) {
+	onBothTransports(t, func(t *testing.T, opts ...hotkvtest.Option) {
+		srv := hotkvtest.Start(t, opts...)
+		admin := hotkvtest.Dial(t, srv.Addr)
+		args := []string{"RPUSH", "big"}
+		for i := 0; i < 10000; i++ {
+			args = append(args, strings.Repeat("x", 100))
+		}
+		admin.Do(args...) // LRANGE big 0 -1: a 1 MB reply, built (not a reference)
+		admin.Do("CONFIG", "SET", "client-output-buffer-limit", "normal 8mb 0 0")
+		admin.Do("CONFIG", "RESETSTAT")
+		attacker := hotkvtest.Dial(t, srv.Addr)
+		var pipe []byte
+		for i := 0; i < 1000; i++ {
+			pipe = append(pipe, hotkvtest.EncodeCommand("LRANGE", "big", "0", "-1")...)
+		}
+		attacker.Write(pipe) // a gigabyte of replies, never read
+		lranges := func() int {
+			stats := admin.Do("INFO", "commandstats")
+			i := strings.Index(stats, "cmdstat_lrange:calls=")
+			if i < 0 {
+				return 0
+			}
+			rest := stats[i+len("cmdstat_lrange:calls="):]
+			n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+			return n
+		}
+		// an event loop drops the client at the limit; a goroutine's
+		// blocking write stops at what the sockets hold: either way the
+		// LRANGEs stop long before the pipeline's end
+		deadline := time.Now().Add(10 * time.Second)
+		last, stable := -1, 0
+		for time.Now().Before(deadline) && stable < 5 {
+			if n := lranges(); n == last {
+				stable++
+			} else {
+				last, stable = n, 0
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if last > 64 {
+			t.Fatalf("%d LRANGEs ran for a client that reads nothing, over its 8 MB limit", last)
+		}
+		if r := admin.Do("PING"); r != "+PONG\r\n" {
+			t.Fatal(r)
+		}
+		if len(opts) == 0 { // the event loop
+			if r := admin.Do("INFO", "stats"); !strings.Contains(r, "client_output_buffer_limit_disconnections:1\r\n") {
+				t.Fatalf("not dropped: %s", r)
+			}
+		}
+	})
+}
