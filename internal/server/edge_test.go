@@ -294,10 +294,46 @@ func TestIdleTimeout(t *testing.T) {
 	srv := hotkvtest.Start(t, hotkvtest.WithConfig("timeout", "1"))
 	c := hotkvtest.Dial(t, srv.Addr)
 	c.Do("PING")
+	// a subscriber and a blocked client are not idle (Redis's
+	// clientsCronHandleTimeout); a client trickling a command that never
+	// completes is (stricter than Redis, where each byte resets the clock)
+	sub := hotkvtest.Dial(t, srv.Addr)
+	sub.Do("SUBSCRIBE", "news")
+	blocked := hotkvtest.Dial(t, srv.Addr)
+	blocked.Write(hotkvtest.EncodeCommand("BLPOP", "nolist", "0"))
+	trickle := hotkvtest.Dial(t, srv.Addr)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		for _, b := range []byte("*2\r\n$4\r\nPING\r\n$100\r\n" + strings.Repeat("x", 99)) {
+			select {
+			case <-stop:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if _, err := trickle.Net().Write([]byte{b}); err != nil {
+				return
+			}
+		}
+	}()
 	_ = c.Net().SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 1)
 	if _, err := c.Net().Read(buf); err == nil {
 		t.Fatal("idle client not closed")
+	}
+	_ = trickle.Net().SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := trickle.Net().Read(buf); err == nil {
+		t.Fatal("trickling client not closed")
+	}
+	admin := hotkvtest.Dial(t, srv.Addr)
+	if r := admin.Do("PUBLISH", "news", "still here"); r != ":1\r\n" {
+		t.Fatalf("the subscriber was closed: %q", r)
+	}
+	if r := admin.Do("LPUSH", "nolist", "v"); r != ":1\r\n" {
+		t.Fatal(r)
+	}
+	if r, err := blocked.ReadReply(); err != nil || !strings.Contains(r, "nolist") {
+		t.Fatalf("the blocked client was closed: %q %v", r, err)
 	}
 }
 

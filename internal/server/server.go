@@ -334,7 +334,10 @@ func (s *Server) idleReaper(ctx context.Context) {
 		s.mu.Lock()
 		for id, cl := range s.clients {
 			idle := now - cl.nc.LastActive()
-			if limit > 0 && idle > limit*1000 {
+			// as Redis's clientsCronHandleTimeout: no timeout for a
+			// blocked client (its command has its own) or a subscriber
+			subscriber := cl.push.counts[0].Load()+cl.push.counts[1].Load()+cl.push.counts[2].Load() > 0
+			if limit > 0 && idle > limit*1000 && !cl.isBlocked.Load() && !subscriber {
 				delete(s.clients, id)
 				cl.kill()
 				continue
