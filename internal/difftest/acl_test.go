@@ -124,6 +124,7 @@ func TestDiffACLDenials(t *testing.T) {
 		{"EVAL", "return redis.acl_check_cmd('get', 'other')", "0"},
 		{"EVAL", "return redis.acl_check_cmd('get', 'app:1')", "0"},
 		{"EVAL", "return redis.acl_check_cmd('nosuch')", "0"},
+		{"EVAL", "return redis.acl_check_cmd('eval','script')", "0"},
 		{"MULTI"}, {"SET", "app:3", "v"}, {"SET", "other", "v"}, {"EXEC"},
 		{"MULTI"}, {"SET", "app:4", "v"}, {"GET", "app:4"}, {"EXEC"},
 		{"SORT", "app:l", "BY", "x"}, {"SORT", "app:l", "GET", "#"}, {"SORT", "app:l"},

@@ -231,12 +231,12 @@ func (vm *VM) redisACLCheck(L *lua.LState) int {
 	if errText != "" {
 		L.Error(errorTable(L, errText), 0)
 	}
-	known, allowed := false, false
+	allowed, errText := false, "Invalid command passed to redis.acl_check_cmd()"
 	if vm.aclCheck != nil {
-		known, allowed = vm.aclCheck(argv)
+		allowed, errText = vm.aclCheck(argv)
 	}
-	if !known {
-		L.Error(errorTable(L, "Invalid command passed to redis.acl_check_cmd()"), 0)
+	if errText != "" {
+		L.Error(errorTable(L, errText), 0)
 	}
 	L.Push(lua.LBool(allowed))
 	return 1

@@ -104,7 +104,7 @@ type VM struct {
 	MemLimit func() int64
 
 	version  string
-	aclCheck func(argv [][]byte) (known, allowed bool)
+	aclCheck func(argv [][]byte) (allowed bool, errText string)
 	logf     func(level int, msg string)
 }
 
@@ -119,9 +119,10 @@ type Options struct {
 	LibReadonly func(t *lua.LTable) bool
 	// Version is redis.REDIS_VERSION ("8.4.0").
 	Version string
-	// ACLCheck is redis.acl_check_cmd: whether argv names a command, and
-	// whether the running script's caller may run it.
-	ACLCheck func(argv [][]byte) (known, allowed bool)
+	// ACLCheck is redis.acl_check_cmd: whether the running script's caller
+	// may run argv, or the error to raise (an unknown command, a wrong
+	// number of arguments).
+	ACLCheck func(argv [][]byte) (allowed bool, errText string)
 	// Log receives redis.log calls made outside a script run (while a function
 	// library loads).
 	Log func(level int, msg string)

@@ -53,19 +53,23 @@ type scriptState struct {
 }
 
 // aclCheck is redis.acl_check_cmd: argv checked against the caller's user
-// (ACLCheckAllUserCommandPerm, no arity check).
-func (sc *scripting) aclCheck(argv [][]byte) (known, allowed bool) {
+// (luaRedisAclCheckCmdPermissionsCommand: the command must exist and have
+// a valid number of arguments).
+func (sc *scripting) aclCheck(argv [][]byte) (allowed bool, errText string) {
 	s := sc.s
 	spec := s.specFor(argv)
-	if spec == nil {
-		return false, false
+	switch {
+	case spec == nil:
+		return false, "Invalid command passed to redis.acl_check_cmd()"
+	case !command.CheckArity(spec.Arity, len(argv)):
+		return false, "Wrong number of args for redis.acl_check_cmd()"
 	}
 	st := sc.cur.Load()
 	if st == nil || st.caller == nil || st.caller.User == nil {
-		return true, true
+		return true, ""
 	}
 	r, _ := st.caller.User.Check(s.acl.Commands().ByID(spec.ID), argv, &s.aclSc)
-	return true, r == acl.OK
+	return r == acl.OK, ""
 }
 
 func newScripting(s *Server) *scripting {
