@@ -154,3 +154,40 @@ func TestProtectedMode(t *testing.T) {
 		t.Fatalf("protected-mode no: %q", r)
 	}
 }
+
+// rename-command: the command answers to its new name only; "" takes it
+// away; ACL rules keep the original names; an unknown command stops the start.
+func TestRenameCommand(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "hotkv.conf")
+	text := "loglevel warning\nrename-command FLUSHALL wipe-everything-3c1f\nrename-command CONFIG \"\"\n"
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, br, _, _ := startConf(t, conf, "--dir", dir)
+	if r := send(t, c, br, "FLUSHALL"); !strings.HasPrefix(r, "-ERR unknown command 'FLUSHALL'") {
+		t.Fatal(r)
+	}
+	if r := send(t, c, br, "CONFIG GET port"); !strings.HasPrefix(r, "-ERR unknown command 'CONFIG'") {
+		t.Fatal(r)
+	}
+	if r := send(t, c, br, "wipe-everything-3c1f"); r != "+OK" {
+		t.Fatal(r)
+	}
+	if r := send(t, c, br, "ACL SETUSER ops on nopass +flushall"); r != "+OK" {
+		t.Fatal(r)
+	}
+	if r := send(t, c, br, "AUTH ops x"); r != "+OK" {
+		t.Fatal(r)
+	}
+	if r := send(t, c, br, "wipe-everything-3c1f"); r != "+OK" {
+		t.Fatalf("the renamed FLUSHALL under +flushall: %q", r)
+	}
+	bad := filepath.Join(dir, "bad.conf")
+	_ = os.WriteFile(bad, []byte("rename-command NOSUCH x\n"), 0o644)
+	var out bytes.Buffer
+	if code := run(context.Background(), []string{bad, "--port", itoa(freePort(t)), "--dir", dir}, &out, &out, nil); code != 1 ||
+		!strings.Contains(out.String(), "No such command in rename-command") {
+		t.Fatalf("exit %d: %s", code, out.String())
+	}
+}

@@ -11,6 +11,7 @@
 package command
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -339,7 +340,7 @@ func checkSpec(s *Spec) error {
 // Lookup finds a command by name in any case, without allocating.
 func (t *Table) Lookup(name []byte) *Spec {
 	if len(name) > 32 {
-		return nil
+		return t.byName[strings.ToLower(string(name))] // a long rename-command name
 	}
 	var buf [32]byte
 	for i, c := range name {
@@ -349,6 +350,28 @@ func (t *Table) Lookup(name []byte) *Spec {
 		buf[i] = c
 	}
 	return t.byName[string(buf[:len(name)])]
+}
+
+// Rename is rename-command: the command name is known as to from now on,
+// and no longer by its name; to "" takes it away. Redis's errors: "No such
+// command in rename-command", "Target command name already exists". ACL
+// rules keep the original names (acl.Commands), as Redis's orig_commands.
+func (t *Table) Rename(name, to string) error {
+	name, to = strings.ToLower(name), strings.ToLower(to)
+	s := t.byName[name]
+	if s == nil {
+		return errors.New("No such command in rename-command")
+	}
+	if to != "" {
+		if _, taken := t.byName[to]; taken {
+			return errors.New("Target command name already exists")
+		}
+	}
+	delete(t.byName, name)
+	if to != "" {
+		t.byName[to] = s
+	}
+	return nil
 }
 
 // All lists the top-level commands sorted by name.

@@ -20,9 +20,18 @@ type Config struct {
 
 	file atomic.Pointer[string] // absolute path of the config file, or nil
 
-	users [][]string // the file's "user" lines: each the name, then its rules
+	users   [][]string  // the file's "user" lines: each the name, then its rules
+	renames [][2]string // the file's rename-command lines: command, new name ("" removes it)
 	// userLines gives CONFIG REWRITE the users' lines (SetUserLines)
 	userLines func() []string
+}
+
+// Renames are the config file's rename-command lines, in order: the
+// command and its new name ("" takes the command away).
+func (c *Config) Renames() [][2]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.renames
 }
 
 // SetUserLines gives CONFIG REWRITE the "user" lines of the current users

@@ -44,7 +44,7 @@ accepts, stores, prints (CONFIG GET) and rewrites (CONFIG REWRITE) but does not
 act on yet. A value HotKV cannot honour where a user sets it for safety or
 security is refused instead of stored: ` + "`cluster-enabled yes`" + ` (standalone only),
 ` + "`activedefrag yes`" + ` (as Redis without its jemalloc), and the config file's
-` + "`rename-command` and `loadmodule`" + ` lines.
+` + "`loadmodule`" + ` lines.
 
 ## Honoured
 

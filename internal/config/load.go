@@ -56,6 +56,7 @@ type loadSession struct {
 	depth      int  // include nesting
 	sandbox    bool // tests: include reads nothing, logfile is not opened
 	users      [][]string
+	renames    [][2]string
 }
 
 func (c *Config) newSession() *loadSession {
@@ -71,6 +72,7 @@ func (s *loadSession) commit(c *Config) {
 		c.vals[i].Store(v)
 	}
 	c.users = append(c.users, s.users...)
+	c.renames = append(c.renames, s.renames...)
 }
 
 // LoadFile reads a redis.conf-style file, as redis-server does with the file
@@ -89,9 +91,10 @@ func (s *loadSession) commit(c *Config) {
 // Beyond parameters, Redis's include is supported, and the deprecated
 // list-max-ziplist-entries, list-max-ziplist-value and lua-replicate-commands
 // are ignored as Redis ignores them. "user" lines are checked as Redis
-// checks them and kept (Users): the server creates the users at start-up.
-// rename-command, loadmodule and module parameters (names with a dot) are
-// errors: HotKV has none of these features yet.
+// checks them and kept (Users): the server creates the users at start-up;
+// "rename-command" lines are kept (Renames) for the server to apply to its
+// command table. loadmodule and module parameters (names with a dot) are
+// errors: HotKV has no modules.
 //
 // A file that cannot be read is "Fatal error, can't open config file 'path':
 // No such file or directory"; an error in the text is a *LoadError. Either
@@ -156,8 +159,9 @@ func (s *loadSession) loadString(text string) error {
 			if errText := s.addUser(argv); errText != "" {
 				return fail(errText)
 			}
-		case name == "rename-command" && len(argv) == 3,
-			name == "loadmodule" && len(argv) >= 2:
+		case name == "rename-command" && len(argv) == 3:
+			s.renames = append(s.renames, [2]string{argv[1], argv[2]})
+		case name == "loadmodule" && len(argv) >= 2:
 			return fail("HotKV does not support the '" + name + "' directive")
 		case strings.Contains(name, "."):
 			if len(argv) < 2 {

@@ -142,7 +142,6 @@ func TestLoadErrors(t *testing.T) {
 		{"dir /nonexistent/hotkv", fatal(1, "dir /nonexistent/hotkv", "No such file or directory")},
 		{"list-max-ziplist-entries 1 2", fatal(1, "list-max-ziplist-entries 1 2", "Bad directive or wrong number of arguments")},
 		{"include", fatal(1, "include", "Bad directive or wrong number of arguments")},
-		{"rename-command FLUSHALL \"\"", fatal(1, `rename-command FLUSHALL ""`, "HotKV does not support the 'rename-command' directive")},
 		{"loadmodule /x.so", fatal(1, "loadmodule /x.so", "HotKV does not support the 'loadmodule' directive")},
 		{"search.timeout", fatal(1, "search.timeout", "Module config specified without value")},
 		{"search.timeout 5", fatal(1, "search.timeout 5", "HotKV does not support module configuration")},

@@ -14,6 +14,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"os"
@@ -137,10 +138,13 @@ type Server struct {
 	// cur is the client whose command runs (Redis's server.current_client):
 	// the commands it issues (EXEC's, its scripts') count in its tot-cmds.
 	// Engine lock.
-	cur     *client
-	acl     *acl.ACL
-	aclSc   acl.Scratch  // the permission check's buffers (engine lock)
-	barrier barrierState // the reply barrier (barrier.go)
+	cur *client
+	acl *acl.ACL
+	// startErr is a configuration error New found (a rename-command of an
+	// unknown command): Run stops at once with it
+	startErr error
+	aclSc    acl.Scratch  // the permission check's buffers (engine lock)
+	barrier  barrierState // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
@@ -206,6 +210,11 @@ func New(cfg *config.Config, opts Options) *Server {
 		replID:   randomHex(20),
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
+	for _, r := range cfg.Renames() { // the config file's rename-command lines
+		if err := s.table.Rename(r[0], r[1]); err != nil && s.startErr == nil {
+			s.startErr = fmt.Errorf("rename-command %s %q: %v", r[0], r[1], err)
+		}
+	}
 	s.initACL()
 	s.trk = tracking.New((*trackingHost)(s), seed, cfg.IntFunc("tracking-table-max-keys"))
 	s.scripts = newScripting(s)
@@ -277,6 +286,10 @@ func (s *Server) Run(ctx context.Context) error {
 	ctx, s.cancel = context.WithCancel(ctx)
 	defer s.cancel()
 	s.log.Info("Server initialized")
+	if s.startErr != nil {
+		s.log.Warn(s.startErr.Error())
+		return s.startErr
+	}
 	if err := s.loadACLAtStartup(); err != nil {
 		s.log.Warn(err.Error())
 		return err
