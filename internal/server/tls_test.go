@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -42,8 +43,20 @@ func tlsClient(t *testing.T, addr string, tc *tls.Config, proto int) *redis.Clie
 // walk-through works, pipelines too; without a certificate the handshake
 // fails while tls-auth-clients is yes, and succeeds once it is optional or no.
 func TestTLSGoRedis(t *testing.T) {
+	for _, mode := range []string{"loop", "goroutines"} {
+		t.Run(mode, func(t *testing.T) {
+			var opts []hotkvtest.Option
+			if mode == "goroutines" {
+				opts = append(opts, hotkvtest.WithGoroutinePerConn())
+			}
+			testTLSGoRedis(t, opts...)
+		})
+	}
+}
+
+func testTLSGoRedis(t *testing.T, opts ...hotkvtest.Option) {
 	certs := hotkvtest.MakeCerts(t)
-	srv, addr := startTLS(t, certs)
+	srv, addr := startTLS(t, certs, opts...)
 	ctx := context.Background()
 	for _, proto := range []int{2, 3} {
 		c := tlsClient(t, addr, certs.ClientTLS(true), proto)
@@ -59,6 +72,23 @@ func TestTLSGoRedis(t *testing.T) {
 		}
 		if v := c.Get(ctx, fmt.Sprint("n", proto)).Val(); v != "100" {
 			t.Fatalf("RESP%d: %q", proto, v)
+		}
+		// replies bigger than a TLS record and than what the socket takes at
+		// once, pipelined: the loop encrypts them a chunk at a time
+		big := strings.Repeat("0123456789", 400_000)
+		c.Set(ctx, "big", big, 0)
+		gets := c.Pipeline()
+		for range 3 {
+			gets.Get(ctx, "big")
+		}
+		res, err := gets.Exec(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if v := r.(*redis.StringCmd).Val(); v != big {
+				t.Fatalf("RESP%d: a %d-byte value came back as %d bytes", proto, len(big), len(v))
+			}
 		}
 	}
 	noCert := tlsClient(t, addr, certs.ClientTLS(false), 2)
@@ -164,4 +194,62 @@ func TestTLSConfigSet(t *testing.T) {
 		t.Fatal("tls-port 0 still serves")
 	}
 	_ = os.Remove(certs.ServerKey)
+}
+
+// QUIT and a revoked subscriber's own ACL SETUSER close a TLS connection
+// once the reply is out, and CLIENT KILL closes another, on both paths.
+func TestTLSConnectionsClose(t *testing.T) {
+	for _, mode := range []string{"loop", "goroutines"} {
+		t.Run(mode, func(t *testing.T) {
+			var opts []hotkvtest.Option
+			if mode == "goroutines" {
+				opts = append(opts, hotkvtest.WithGoroutinePerConn())
+			}
+			certs := hotkvtest.MakeCerts(t)
+			srv, addr := startTLS(t, certs, opts...)
+			admin := hotkvtest.Dial(t, srv.Addr)
+			admin.Do("ACL", "SETUSER", "psuser", "on", ">pspass", "+@all", "resetchannels", "&foo:1")
+			dial := func() (*tls.Conn, *bufio.Reader) {
+				c, err := tls.Dial("tcp", addr, certs.ClientTLS(true))
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { _ = c.Close() })
+				return c, bufio.NewReader(c)
+			}
+			do := func(c *tls.Conn, br *bufio.Reader, args ...string) (string, error) {
+				if _, err := c.Write(hotkvtest.EncodeCommand(args...)); err != nil {
+					return "", err
+				}
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				var b []byte
+				err := hotkvtest.ReadReplyFrom(br, &b)
+				return string(b), err
+			}
+			closed := func(what string, c *tls.Conn, br *bufio.Reader) {
+				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+				if _, err := br.ReadByte(); err == nil || strings.Contains(err.Error(), "timeout") {
+					t.Fatalf("%s: the connection stayed open (%v)", what, err)
+				}
+			}
+			c, br := dial()
+			if r, err := do(c, br, "QUIT"); r != "+OK\r\n" || err != nil {
+				t.Fatalf("QUIT: %q %v", r, err)
+			}
+			closed("QUIT", c, br)
+			c, br = dial()
+			do(c, br, "HELLO", "3", "AUTH", "psuser", "pspass")
+			do(c, br, "SUBSCRIBE", "foo:1")
+			if r, err := do(c, br, "ACL", "SETUSER", "psuser", "resetchannels"); r != "+OK\r\n" || err != nil {
+				t.Fatalf("SETUSER: %q %v", r, err)
+			}
+			closed("revoked subscriber", c, br)
+			c, br = dial()
+			do(c, br, "CLIENT", "SETNAME", "victim")
+			if r := admin.Do("CLIENT", "KILL", "USER", "default"); !strings.HasPrefix(r, ":") {
+				t.Fatal(r)
+			}
+			closed("CLIENT KILL", c, br)
+		})
+	}
 }

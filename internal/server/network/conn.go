@@ -1,6 +1,7 @@
 package network
 
 import (
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -35,8 +36,12 @@ type Conn struct {
 	lastActive   atomic.Int64 // ms: when its last batch of commands started
 	netIn        atomic.Int64 // bytes read (CLIENT LIST tot-net-in)
 	netOut       atomic.Int64 // bytes written (tot-net-out)
-	raw          net.Conn     // TLS: the socket under conn (Kill closes it without the close_notify a dead peer would hold up)
+	raw          net.Conn     // TLS on a goroutine: the socket under conn (Kill closes it without the close_notify a dead peer would hold up)
 	peerCN       string       // TLS: the Common Name of the client's verified certificate
+	tls          bool         // came in on a TLS port
+	tlsc         *tls.Conn    // TLS on an event loop (tls_loop_linux.go): the record layer over the socket
+	tlsOut       []byte       // TLS on an event loop: ciphertext not yet written
+	tlsMore      bool         // TLS on an event loop: the last read returned data, crypto/tls may hold more
 }
 
 // NewConn wraps conn for goroutine mode, without serving it: the

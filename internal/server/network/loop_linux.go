@@ -58,6 +58,9 @@ type eventLoop struct {
 	blocked    bool
 	busyEvents []unix.EpollEvent
 	closeLater []*Conn // closes that wait for the engine lock
+
+	adopted  adoptQ  // TLS connections handed over after their handshake
+	tlsAgain []*Conn // TLS connections whose crypto/tls may hold more input (Conn.tlsMore)
 }
 
 func shutdownFD(fd int) {
@@ -184,7 +187,7 @@ func (l *eventLoop) run() {
 	}
 	for !l.n.stopping.Load() {
 		timeout := 100 // ms; the idle reaper and CLIENT PAUSE need no finer tick
-		if len(l.backlog) > 0 || l.pushWoken.Load() {
+		if len(l.backlog) > 0 || len(l.tlsAgain) > 0 || l.pushWoken.Load() {
 			timeout = 0 // more to do: buffered commands, or pushes queued without a wake-up
 		} else if len(l.held) > 0 {
 			timeout = int(min(max(l.n.host.PauseRemainingMs(), 1), 100))
@@ -379,6 +382,15 @@ func sockaddrToAddr(sa unix.Sockaddr) net.Addr {
 // first when readable) as one batch, then writes the replies or leaves them
 // for the end of the cycle.
 func (l *eventLoop) serve(c *Conn, readable bool) {
+	l.serveConn(c, readable)
+	// a TLS read that returned data may have left records in crypto/tls's
+	// buffer, which no epoll event announces: read again this cycle
+	if c.tlsc != nil && c.tlsMore && l.conns[c.fd] == c && c.held == nil && !c.parked {
+		l.tlsAgain = append(l.tlsAgain, c)
+	}
+}
+
+func (l *eventLoop) serveConn(c *Conn, readable bool) {
 	if c.killed.Load() {
 		l.close(c)
 		return
@@ -517,6 +529,10 @@ func (l *eventLoop) flush(c *Conn) {
 		l.close(c)
 		return
 	}
+	if c.tlsc != nil {
+		l.flushTLS(c)
+		return
+	}
 	for c.sent < c.w.Len() {
 		n, err := rawWrite(c.fd, c.w.Segment(c.sent))
 		if err == unix.EINTR {
@@ -578,6 +594,15 @@ func (l *eventLoop) hold(c *Conn, argv [][]byte) {
 // retry serves connections left with buffered commands and connections whose
 // held command CLIENT PAUSE no longer holds back.
 func (l *eventLoop) retry() {
+	if len(l.tlsAgain) > 0 {
+		again := l.tlsAgain
+		l.tlsAgain = nil
+		for _, c := range again {
+			if l.conns[c.fd] == c && c.held == nil && !c.parked {
+				l.serve(c, true)
+			}
+		}
+	}
 	if len(l.backlog) > 0 {
 		bl := l.backlog
 		l.backlog = nil
@@ -635,6 +660,7 @@ func (l *eventLoop) plumbing(fd int) bool {
 	case fd == l.wakefd:
 		var buf [8]byte
 		_, _ = unix.Read(l.wakefd, buf[:])
+		l.takeAdopted()
 	case l.isListener(fd):
 		l.accept(fd)
 	default:

@@ -2,7 +2,10 @@
 
 package network
 
-import "net"
+import (
+	"crypto/tls"
+	"net"
+)
 
 // Without epoll, every connection runs on its own goroutine.
 const eventLoopSupported = false
@@ -21,3 +24,7 @@ func (c *Conn) PollWhileBusy() {}
 
 // queuePush is never called: without event loops, Conn.loop is always nil.
 func (l *eventLoop) queuePush(*Conn) {}
+
+// handshakeForLoop: without event loops TLS connections stay on their
+// goroutines.
+func (n *Net) handshakeForLoop(net.Conn, *tls.Config) bool { return false }

@@ -163,9 +163,10 @@ type Net struct {
 	port    int64
 	running bool
 
-	tlsLns  []net.Listener // tls-port (tls.go)
-	tlsPort int64
-	tlsConf atomic.Pointer[tls.Config] // what new TLS connections use
+	tlsLns    []net.Listener // tls-port (tls.go)
+	tlsPort   int64
+	adoptNext atomic.Int64               // the loop the next TLS connection goes to, round robin
+	tlsConf   atomic.Pointer[tls.Config] // what new TLS connections use
 
 	loops    []*eventLoop
 	lnFDs    sync.Map // listener fds the loops accept on

@@ -412,21 +412,33 @@ func (n *Net) handshake(raw net.Conn) {
 			_ = t.SetKeepAlivePeriod(time.Duration(ka) * time.Second)
 		}
 	}
+	if !n.goroutines && n.handshakeForLoop(raw, tc) {
+		return // served by an event loop from now on
+	}
 	conn := tls.Server(raw, tc)
+	if !n.runHandshake(conn, raw) {
+		return
+	}
+	c := n.NewConn(conn)
+	c.raw, c.tls = raw, true
+	if st := conn.ConnectionState(); len(st.PeerCertificates) > 0 && len(st.VerifiedChains) > 0 {
+		c.peerCN = st.PeerCertificates[0].Subject.CommonName
+	}
+	n.serveAccepted(c, conn)
+}
+
+// runHandshake runs conn's handshake, bounded by tlsHandshakeTimeout; on
+// failure it closes raw and reports false.
+func (n *Net) runHandshake(conn *tls.Conn, raw net.Conn) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), tlsHandshakeTimeout)
 	err := conn.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
 		n.log.Debug("Error accepting a client connection: " + err.Error())
 		_ = raw.Close()
-		return
+		return false
 	}
-	c := n.NewConn(conn)
-	c.raw = raw
-	if st := conn.ConnectionState(); len(st.PeerCertificates) > 0 && len(st.VerifiedChains) > 0 {
-		c.peerCN = st.PeerCertificates[0].Subject.CommonName
-	}
-	n.serveAccepted(c, conn)
+	return true
 }
 
 // PeerCN is the Common Name of a TLS client's verified certificate ("" for
@@ -434,7 +446,7 @@ func (n *Net) handshake(raw net.Conn) {
 func (c *Conn) PeerCN() string { return c.peerCN }
 
 // TLS reports whether the connection came in on a TLS port.
-func (c *Conn) TLS() bool { return c.raw != nil }
+func (c *Conn) TLS() bool { return c.tls }
 
 // OnGoroutine reports whether the connection is served on a goroutine of
 // its own (goroutine mode, and every TLS connection) rather than an event
