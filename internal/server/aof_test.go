@@ -353,10 +353,11 @@ func TestAOFConfigSetWhileLoading(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// 500 µs a command (a 4 s load, that lasts even on a loaded machine;
-	// CONFIG SET key-load-delay 0 ends it early): the load lends the lock
-	// every 1,024 commands, and serves one waiting command each time
-	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec", hotkvtest.WithConfig("key-load-delay", "500"))...)
+	// 1 ms a command (an 8 s load, that lasts even on a loaded machine and
+	// under the race detector; CONFIG SET key-load-delay 0 ends it early):
+	// the load lends the lock every 1,024 commands, and serves one waiting
+	// command each time
+	b := hotkvtest.Start(t, aofOpts(copyDir(t, dir), "everysec", hotkvtest.WithConfig("key-load-delay", "1000"))...)
 	d := hotkvtest.Dial(t, b.Addr)
 	if got := infoField(t, d, "loading"); got != "1" {
 		t.Fatalf("loading = %s: the load was over too soon for the test", got)
