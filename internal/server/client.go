@@ -61,6 +61,10 @@ type client struct {
 const (
 	maxBatch      = 1024
 	maxReplyBatch = 64 << 10
+	// maxLoopReplyBatch bounds the output (not counting references to
+	// values) one connection's batch builds on an event loop before the
+	// loop serves the others
+	maxLoopReplyBatch = 1 << 20
 )
 
 // Open implements network.Host: it builds the client of a new connection and

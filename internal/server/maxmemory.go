@@ -58,25 +58,26 @@ const (
 
 // memAcct is the used-memory estimate's state; engine lock.
 type memAcct struct {
-	sampleUs    int64  // when the runtime counters were last read
-	cycles      uint64 // GC cycles at the last read
-	live        uint64 // /gc/heap/live:bytes of the last GC
-	allocsAtGC  uint64 // /gc/heap/allocs:bytes when the last GC was first seen
-	allocs      uint64 // /gc/heap/allocs:bytes at the last read
-	freedAtGC   int64  // keyspace Freed when the last GC was first seen
-	addedAtGC   int64  // keyspace Added when the last GC was first seen
-	forceGC     bool   // a flush happened: collect before the next estimate
-	settled     bool   // the running command reports used memory (forgetReportGarbage)
-	reportMark  uint64 // allocs when it settled
-	reportUsed  uint64 // used memory then: what the report shows
-	evictAfter  bool   // maxmemory changed: evict once the command ends
-	near        bool   // the last estimate was near maxmemory: read afresh
-	lastGCUs    int64  // when the last forced GC ended (monoUs)
-	forcedCycle uint64 // the GC cycle collect ran
-	lastGCDurUs int64  // how long it took
-	startup     uint64 // used memory when the server started serving
-	released    int64  // buffers of closed clients, estimated (releaseClient)
-	relAtGC     int64  // released when the last GC was first seen
+	clientBudget int64  // the clients' buffers the Go memory limit leaves room for (followClientMemory)
+	sampleUs     int64  // when the runtime counters were last read
+	cycles       uint64 // GC cycles at the last read
+	live         uint64 // /gc/heap/live:bytes of the last GC
+	allocsAtGC   uint64 // /gc/heap/allocs:bytes when the last GC was first seen
+	allocs       uint64 // /gc/heap/allocs:bytes at the last read
+	freedAtGC    int64  // keyspace Freed when the last GC was first seen
+	addedAtGC    int64  // keyspace Added when the last GC was first seen
+	forceGC      bool   // a flush happened: collect before the next estimate
+	settled      bool   // the running command reports used memory (forgetReportGarbage)
+	reportMark   uint64 // allocs when it settled
+	reportUsed   uint64 // used memory then: what the report shows
+	evictAfter   bool   // maxmemory changed: evict once the command ends
+	near         bool   // the last estimate was near maxmemory: read afresh
+	lastGCUs     int64  // when the last forced GC ended (monoUs)
+	forcedCycle  uint64 // the GC cycle collect ran
+	lastGCDurUs  int64  // how long it took
+	startup      uint64 // used memory when the server started serving
+	released     int64  // buffers of closed clients, estimated (releaseClient)
+	relAtGC      int64  // released when the last GC was first seen
 
 	policy     keyspace.EvictPolicy
 	pool       keyspace.EvictionPool
@@ -458,9 +459,7 @@ func (s *Server) applyMaxmemory() {
 		m.userLimit = debug.SetMemoryLimit(-1)
 		m.limitSet = true
 	}
-	limit := int64(min(maxmem, math.MaxInt64/2))
-	limit += max(limit/4, 64<<20) // headroom: runtime overhead, garbage between GCs
-	debug.SetMemoryLimit(min(limit, m.userLimit))
+	s.setGoMemoryLimit(maxmem)
 	if s.prop.nesting == 0 {
 		s.startEvictionProc()
 		return
@@ -524,6 +523,44 @@ func (s *Server) evictionExceeded() (total, current int64) {
 		total += current
 	}
 	return total / 1000, current / 1000
+}
+
+// setGoMemoryLimit sets the Go memory limit for maxmem: maxmem, headroom
+// for the runtime and the garbage between collections, and the clients'
+// buffers (clientBudget). The limit paces the collector only: a limit below
+// the live heap makes it collect back to back, so the output a client does
+// not read (bounded by client-output-buffer-limit and maxmemory-clients,
+// not by maxmemory) must not count against it, or a few never-reading
+// clients make every other client wait for the collector.
+func (s *Server) setGoMemoryLimit(maxmem uint64) {
+	m := &s.mem
+	limit := int64(min(maxmem, math.MaxInt64/2))
+	limit += max(limit/4, 64<<20) // headroom: runtime overhead, garbage between GCs
+	limit += m.clientBudget
+	debug.SetMemoryLimit(min(limit, m.userLimit))
+}
+
+// followClientMemory moves the Go memory limit with the clients' buffers
+// (their published tot-mem, summed), in 8 MB steps. The cron calls it.
+// Engine lock held.
+func (s *Server) followClientMemory() {
+	maxmem := s.maxmemory()
+	if maxmem == 0 || !s.mem.limitSet {
+		return
+	}
+	var sum int64
+	s.mu.Lock()
+	for _, cl := range s.clients {
+		sum += cl.mem.tot.Load()
+	}
+	s.mu.Unlock()
+	const step = 8 << 20
+	sum = (sum + step - 1) / step * step
+	if sum == s.mem.clientBudget {
+		return
+	}
+	s.mem.clientBudget = sum
+	s.setGoMemoryLimit(maxmem)
 }
 
 // restoreMemoryLimit gives back the Go memory limit that was in force before

@@ -45,6 +45,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.inst.cycles.track(cycles, now, 1e6)
 	s.inst.elDur.track(ns.Loop.DurSum.Load(), cycles, 1)
 	s.notePeak(s.usedMemory())
+	s.followClientMemory()
 	s.releaseAfterFrees(ms)
 	s.trk.Cron()
 	s.repl.Cron()

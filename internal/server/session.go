@@ -80,7 +80,11 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 			cl.obufOver = true
 			break
 		}
-		if n >= maxBatch || (pending != nil && cl.w.Len() >= maxReplyBatch) {
+		if n >= maxBatch || (pending != nil && cl.w.Len() >= maxReplyBatch) ||
+			cl.w.Len()-cl.w.Referenced() >= maxLoopReplyBatch {
+			// on an event loop, a batch that built a megabyte of output
+			// yields to the loop's other clients before it builds more (the
+			// rest of its pipeline runs in the loop's next turn)
 			r.Stop = network.StopFull
 			break
 		}
