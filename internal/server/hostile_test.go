@@ -67,3 +67,31 @@ func TestNeverReadingClientStopsAtTheLimit(t *testing.T) {
 		}
 	})
 }
+
+// On an event loop, a pipeline of big replies runs a megabyte of output at a
+// time: the loop serves its other clients between the pieces (one turn of
+// the loop runs a handful of its commands, not the pipeline's thousand).
+func TestBigRepliesYieldTheLoop(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	admin := hotkvtest.Dial(t, srv.Addr)
+	args := []string{"RPUSH", "l"}
+	for i := 0; i < 1000; i++ {
+		args = append(args, strings.Repeat("x", 100))
+	}
+	admin.Do(args...) // LRANGE l 0 -1: a 100 KB reply
+	admin.Do("CONFIG", "RESETSTAT")
+	c := hotkvtest.Dial(t, srv.Addr)
+	var pipe []byte
+	for i := 0; i < 1000; i++ {
+		pipe = append(pipe, hotkvtest.EncodeCommand("LRANGE", "l", "0", "-1")...)
+	}
+	go func() { _, _ = c.Net().Write(pipe) }()
+	for i := 0; i < 1000; i++ {
+		if _, err := c.ReadReply(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := infoInt(t, admin, "eventloop_cmd_per_cycle_max"); n > 100 {
+		t.Fatalf("%d commands in one turn of the loop: the pipeline did not yield", n)
+	}
+}
