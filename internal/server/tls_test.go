@@ -253,3 +253,45 @@ func TestTLSConnectionsClose(t *testing.T) {
 		})
 	}
 }
+
+// Many TLS clients at once on the event loop, with pipelines and replies
+// of every size: each gets exactly its own answers.
+func TestTLSConcurrentClients(t *testing.T) {
+	certs := hotkvtest.MakeCerts(t)
+	_, addr := startTLS(t, certs)
+	ctx := context.Background()
+	errs := make(chan error, 16)
+	for w := range 16 {
+		go func() {
+			c := redis.NewClient(&redis.Options{Addr: addr, TLSConfig: certs.ClientTLS(true), Protocol: 2 + w%2, PoolSize: 1, MaxRetries: -1})
+			defer c.Close()
+			for round := range 20 {
+				key := fmt.Sprintf("k:%d:%d", w, round)
+				val := strings.Repeat(string(rune('a'+w)), 1+(w*round*997)%300_000)
+				pipe := c.Pipeline()
+				pipe.Set(ctx, key, val, 0)
+				for range 10 {
+					pipe.Get(ctx, key)
+					pipe.Incr(ctx, fmt.Sprint("n:", w))
+				}
+				res, err := pipe.Exec(ctx)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for i := 1; i < len(res); i += 2 {
+					if got := res[i].(*redis.StringCmd).Val(); got != val {
+						errs <- fmt.Errorf("client %d round %d: a %d-byte value came back as %d bytes", w, round, len(val), len(got))
+						return
+					}
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 16 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
