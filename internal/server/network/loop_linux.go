@@ -153,6 +153,7 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		}
 		wg.Wait()
 		for _, l := range loops {
+			l.stopAdopting()
 			_ = unix.Close(l.epfd)
 			_ = unix.Close(l.wakefd)
 		}

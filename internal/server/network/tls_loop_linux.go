@@ -132,17 +132,37 @@ func (n *Net) handshakeForLoop(raw net.Conn, tc *tls.Config) bool {
 // adoptQ is a loop's queue of TLS connections handed over after their
 // handshake (any goroutine fills it, the loop empties it).
 type adoptQ struct {
-	mu sync.Mutex
-	q  []*Conn
+	mu     sync.Mutex
+	q      []*Conn
+	closed bool // the loop stopped: its wake-up descriptor is closed (or about to be)
 }
 
-// adopt queues c for the loop and wakes it.
+// adopt queues c for the loop and wakes it. The wake-up is written under
+// the queue's lock, which the loop's stop takes before it closes the
+// descriptor: a hand-off racing a stop never writes to a closed (or
+// reused) descriptor; it closes the socket instead.
 func (l *eventLoop) adopt(c *Conn) {
 	l.adopted.mu.Lock()
+	defer l.adopted.mu.Unlock()
+	if l.adopted.closed {
+		_ = unix.Close(c.fd)
+		return
+	}
 	l.adopted.q = append(l.adopted.q, c)
-	l.adopted.mu.Unlock()
 	var one = [8]byte{1}
 	_, _ = unix.Write(l.wakefd, one[:])
+}
+
+// stopAdopting refuses later hand-offs; call before closing wakefd. The
+// connections still queued are closed.
+func (l *eventLoop) stopAdopting() {
+	l.adopted.mu.Lock()
+	defer l.adopted.mu.Unlock()
+	l.adopted.closed = true
+	for _, c := range l.adopted.q {
+		_ = unix.Close(c.fd)
+	}
+	l.adopted.q = nil
 }
 
 // takeAdopted registers the connections handed over: the loop's epoll
