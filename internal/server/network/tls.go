@@ -17,9 +17,10 @@ import (
 )
 
 // TLS (decision 0047): the tls-port listeners speak TLS through Go's
-// crypto/tls. Their connections are served on a goroutine each (the event
-// loops read plain sockets); everything past the handshake is the same
-// connection as any other. The tls-* parameters build one *tls.Config; a
+// crypto/tls. Each connection's handshake runs on a goroutine of its own;
+// then an event loop serves it (tls_loop_linux.go), or, in goroutine mode,
+// that goroutine does. Everything past the handshake is the same connection
+// as any other. The tls-* parameters build one *tls.Config; a
 // CONFIG SET of any of them builds a new one (the certificate files are read
 // again), which new connections use, or fails with Redis's error and changes
 // nothing.
