@@ -450,6 +450,6 @@ func (c *Conn) PeerCN() string { return c.peerCN }
 func (c *Conn) TLS() bool { return c.tls }
 
 // OnGoroutine reports whether the connection is served on a goroutine of
-// its own (goroutine mode, and every TLS connection) rather than an event
+// its own (goroutine mode) rather than an event
 // loop.
 func (c *Conn) OnGoroutine() bool { return c.conn != nil }
