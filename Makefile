@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -46,6 +46,15 @@ bench-aof: ## the AOF side by side with redis-server 8.6.3 (everysec, always) an
 
 bench-snapshot: ## the longest PING wait during BGSAVE, BGREWRITEAOF, CONFIG SET appendonly yes, side by side with redis-server (KEYS=1000000)
 	bench/snapshot.sh
+
+bench-acl: ## the ACL check's cost: a restricted default user against an unrestricted one, side by side
+	bench/acl.sh
+
+bench-tls: ## TLS side by side with Debian's redis-server (SET/GET, plain and -P 16)
+	bench/tls.sh
+
+bench-hostile: ## the hostile-client battery against HotKV and redis-server: probe waits and peak RSS (FOR=5s)
+	bench/hostile.sh
 
 crash: ## the AOF crash harness: SIGKILL under load CYCLES times (default 100), FSYNC=always|everysec
 	$(GO) build -o bin/hotkv ./cmd/hotkv && $(GO) run ./cmd/hotkv-crash -bin bin/hotkv -fsync $${FSYNC:-always} -cycles $${CYCLES:-100}
