@@ -88,13 +88,7 @@ func (s *Selector) keyAllowed(key []byte, f KeyFlags) bool {
 	if s.flags&selAllKeys != 0 {
 		return true
 	}
-	need := uint8(0)
-	if f&KeyAccess != 0 {
-		need |= permRead
-	}
-	if f&(KeyInsert|KeyDelete|KeyUpdate) != 0 {
-		need |= permWrite
-	}
+	need := permsFor(f)
 	for _, p := range s.keys {
 		if p.perm&need != need {
 			continue
@@ -104,6 +98,19 @@ func (s *Selector) keyAllowed(key []byte, f KeyFlags) bool {
 		}
 	}
 	return false
+}
+
+// permsFor is the key permissions an access with key-spec flags f needs:
+// read for access, write for insert, delete and update.
+func permsFor(f KeyFlags) uint8 {
+	need := uint8(0)
+	if f&KeyAccess != 0 {
+		need |= permRead
+	}
+	if f&(KeyInsert|KeyDelete|KeyUpdate) != 0 {
+		need |= permWrite
+	}
+	return need
 }
 
 // matchString matches a key against a pattern without converting the key.
@@ -172,13 +179,7 @@ func (s *Selector) unrestricted(f KeyFlags) bool {
 	if s.flags&selAllKeys != 0 {
 		return true
 	}
-	need := uint8(0)
-	if f&KeyAccess != 0 {
-		need |= permRead
-	}
-	if f&(KeyInsert|KeyDelete|KeyUpdate) != 0 {
-		need |= permWrite
-	}
+	need := permsFor(f)
 	for _, p := range s.keys {
 		if p.perm&need == need && p.pattern == "*" {
 			return true

@@ -158,6 +158,9 @@ func mergeSelectorArgs(args []string) (merged []string, bad int) {
 // them; otherwise nothing changes and the error is the reply's text
 // (ACLStringSetUser).
 func (a *ACL) SetUser(name string, rules []string) error {
+	if hasSpaces(name) {
+		return errors.New("Usernames can't contain spaces or null characters")
+	}
 	merged, bad := mergeSelectorArgs(rules)
 	if bad >= 0 {
 		return &ErrUnmatched{rules[bad]}

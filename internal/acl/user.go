@@ -113,6 +113,18 @@ func validHash(h string) bool {
 	return true
 }
 
+// ruleHash is the password hash a rule names: >pw and <pw hash their
+// password, #hash and !hash give it (it must be a valid one).
+func ruleHash(op string) (string, error) {
+	if op[0] == '>' || op[0] == '<' {
+		return HashPassword([]byte(op[1:])), nil
+	}
+	if !validHash(op[1:]) {
+		return "", errBadHash
+	}
+	return op[1:], nil
+}
+
 // CheckPassword reports whether pw authenticates u (enabled, and nopass or a
 // matching hash), comparing in constant time.
 func (u *User) CheckPassword(pw []byte) bool {
@@ -155,14 +167,9 @@ func (u *User) apply(a *ACL, op string) error {
 		u.flags &^= userNoPass
 		u.passwords = nil
 	case op[0] == '>' || op[0] == '#':
-		var h string
-		if op[0] == '>' {
-			h = HashPassword([]byte(op[1:]))
-		} else {
-			if !validHash(op[1:]) {
-				return errBadHash
-			}
-			h = op[1:]
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		found := false
 		for _, p := range u.passwords {
@@ -176,14 +183,9 @@ func (u *User) apply(a *ACL, op string) error {
 		}
 		u.flags &^= userNoPass
 	case op[0] == '<' || op[0] == '!':
-		var h string
-		if op[0] == '<' {
-			h = HashPassword([]byte(op[1:]))
-		} else {
-			if !validHash(op[1:]) {
-				return errBadHash
-			}
-			h = op[1:]
+		h, err := ruleHash(op)
+		if err != nil {
+			return err
 		}
 		for i, p := range u.passwords {
 			if p == h {

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"strings"
-
 	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -35,10 +33,6 @@ func aclSubcommands() []*Spec {
 
 func aclSetuser(c *Ctx) {
 	name := string(c.Argv[2])
-	if strings.ContainsAny(name, " \t\n\v\f\r\x00") {
-		c.Error("ERR Usernames can't contain spaces or null characters")
-		return
-	}
 	rules := make([]string, len(c.Argv)-3)
 	for i, a := range c.Argv[3:] {
 		rules[i] = string(a)

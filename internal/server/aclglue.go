@@ -82,8 +82,8 @@ func (s *Server) ACLFile() string {
 
 // ACLDenied implements command.Server.
 func (s *Server) ACLDenied(c *command.Client, r acl.Reason, ctx acl.Context, object, username string) {
-	info := ""
-	if s.cfg.Int("acllog-max-len") > 0 {
+	info, maxLen := "", int(s.cfg.Int("acllog-max-len"))
+	if maxLen > 0 {
 		// the client the network served: a script's caller, not its fake client
 		cl := s.cur
 		if cl == nil {
@@ -93,7 +93,7 @@ func (s *Server) ACLDenied(c *command.Client, r acl.Reason, ctx acl.Context, obj
 			info = string(s.appendClientLine(nil, cl))
 		}
 	}
-	s.acl.Add(r, ctx, object, username, info, s.clock.NowMs(), int(s.cfg.Int("acllog-max-len")))
+	s.acl.Add(r, ctx, object, username, info, s.clock.NowMs(), maxLen)
 }
 
 // RandomHex implements command.Server.
@@ -102,14 +102,28 @@ func (s *Server) RandomHex(n int) string { return randomHex((n + 1) / 2)[:n] }
 // aclCheck checks cl's command against its user: "" or the NOPERM error,
 // logged with ctx (processCommand's ACLCheckAllPerm).
 func (s *Server) aclCheck(cl *client, spec *command.Spec, argv [][]byte, ctx acl.Context) string {
+	if r, msg := s.aclDeny(cl, spec, argv, ctx); r != acl.OK {
+		return "NOPERM " + msg
+	}
+	return ""
+}
+
+// aclDeny checks a command of cl against cl's user (a nil user runs
+// anything); a denial is logged with ctx, and its reason and message
+// (getAclErrorMessage's) returned. Each caller words its own error: the
+// client's NOPERM, a script's "ACL failure in script", EXEC's.
+func (s *Server) aclDeny(cl *client, spec *command.Spec, argv [][]byte, ctx acl.Context) (acl.Reason, string) {
 	u := cl.User
+	if u == nil || u.AllPerms() {
+		return acl.OK, ""
+	}
 	cmd := s.acl.Commands().ByID(spec.ID)
 	r, pos := u.Check(cmd, argv, &s.aclSc)
 	if r == acl.OK {
-		return ""
+		return acl.OK, ""
 	}
 	s.ACLDenied(&cl.Client, r, ctx, aclObject(r, cmd, argv, pos), u.Name)
-	return "NOPERM " + acl.ErrorMessage(r, u, cmd, argv[pos], false)
+	return r, acl.ErrorMessage(r, u, cmd, argv[pos], false)
 }
 
 // aclObject is a log entry's object: the command, or the key or channel.

@@ -137,12 +137,8 @@ func (s *Server) admitScript(argv [][]byte) (*command.Spec, verdict, string) {
 	}
 	// scriptVerifyACL: the caller's user
 	if st != nil && st.caller != nil {
-		if u := st.caller.User; u != nil && !u.AllPerms() {
-			cmd := s.acl.Commands().ByID(spec.ID)
-			if r, pos := u.Check(cmd, argv, &s.aclSc); r != acl.OK {
-				s.ACLDenied(&st.caller.Client, r, acl.CtxLua, aclObject(r, cmd, argv, pos), u.Name)
-				return spec, refused, s.refuseScript(spec, "ACL failure in script: "+acl.ErrorMessage(r, u, cmd, argv[pos], false))
-			}
+		if r, msg := s.aclDeny(st.caller, spec, argv, acl.CtxLua); r != acl.OK {
+			return spec, refused, s.refuseScript(spec, "ACL failure in script: "+msg)
 		}
 	}
 	// scriptVerifyWriteCommandAllow: a read-only script runs no command that

@@ -34,7 +34,7 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 		o = fromBusy
 	}
 	spec, v, refusal := s.admitClient(o, cl, argv, busy) // admit, for a client
-	for v == held && (s.blockOnPause || cl.nc != nil && cl.nc.OnGoroutine()) {
+	for v == held && s.blockOnPause {
 		s.waitWhilePaused(cl, spec, argv) // goroutine mode: the connection sleeps
 		spec, v, refusal = s.admitClient(o, cl, argv, busy)
 	}

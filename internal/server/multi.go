@@ -322,7 +322,7 @@ func (s *Server) Exec(c *command.Ctx) {
 	c.Client.DenyBlocking = true // blocking commands answer at once inside EXEC
 	for _, q := range queue {
 		if u := cl.User; u != nil && !u.AllPerms() {
-			if e := s.aclExecDenied(cl, u, q.spec, q.argv); e != "" {
+			if e := s.aclExecDenied(cl, q.spec, q.argv); e != "" {
 				c.W.Error(e) // ACL rules changed since MULTI
 				s.countError("NOPERM")
 				continue
@@ -348,13 +348,11 @@ func (s *Server) Exec(c *command.Ctx) {
 // aclExecDenied checks a queued command again at EXEC, as Redis's
 // execCommand: the user's rules may have changed since it was queued. A
 // denied command is logged; the error answers in its place.
-func (s *Server) aclExecDenied(cl *client, u *acl.User, spec *command.Spec, argv [][]byte) string {
-	cmd := s.acl.Commands().ByID(spec.ID)
-	r, pos := u.Check(cmd, argv, &s.aclSc)
+func (s *Server) aclExecDenied(cl *client, spec *command.Spec, argv [][]byte) string {
+	r, _ := s.aclDeny(cl, spec, argv, acl.CtxMulti)
 	if r == acl.OK {
 		return ""
 	}
-	s.ACLDenied(&cl.Client, r, acl.CtxMulti, aclObject(r, cmd, argv, pos), u.Name)
 	return "NOPERM ACLs rules changed between the moment the transaction was accumulated and the EXEC call. " +
 		"This command is no longer allowed for the following reason: " + aclExecReason(r)
 }

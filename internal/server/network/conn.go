@@ -38,7 +38,6 @@ type Conn struct {
 	netOut       atomic.Int64 // bytes written (tot-net-out)
 	raw          net.Conn     // TLS on a goroutine: the socket under conn (Kill closes it without the close_notify a dead peer would hold up)
 	peerCN       string       // TLS: the Common Name of the client's verified certificate
-	tls          bool         // came in on a TLS port
 	tlsc         *tls.Conn    // TLS on an event loop (tls_loop_linux.go): the record layer over the socket
 	tlsOut       []byte       // TLS on an event loop: ciphertext not yet written
 	tlsMore      bool         // TLS on an event loop: the last read returned data, crypto/tls may hold more

@@ -512,6 +512,13 @@ func (n *Net) stop() {
 
 // acceptLoop accepts connections on ln for goroutine mode.
 func (n *Net) acceptLoop(ln net.Listener) {
+	n.acceptEach(ln, func(conn net.Conn) bool { return n.serveAccepted(n.NewConn(conn), conn) })
+}
+
+// acceptEach accepts on ln until it is closed (or handle returns false),
+// counting each connection and handing it to handle; a timeout (too many
+// open files) is waited out.
+func (n *Net) acceptEach(ln net.Listener, handle func(net.Conn) bool) {
 	for {
 		conn, err := ln.Accept()
 		if err != nil {
@@ -523,7 +530,7 @@ func (n *Net) acceptLoop(ln net.Listener) {
 			return
 		}
 		n.Stats.ConnectionsReceived.Add(1)
-		if !n.serveAccepted(n.NewConn(conn), conn) {
+		if !handle(conn) {
 			return
 		}
 	}

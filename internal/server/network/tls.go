@@ -381,19 +381,10 @@ func (n *Net) startTLSListeners(lns []net.Listener) {
 // acceptTLS accepts TLS connections on ln: each one's handshake runs on its
 // own goroutine, which then serves it.
 func (n *Net) acceptTLS(ln net.Listener) {
-	for {
-		conn, err := ln.Accept()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				time.Sleep(5 * time.Millisecond)
-				continue
-			}
-			return
-		}
-		n.Stats.ConnectionsReceived.Add(1)
+	n.acceptEach(ln, func(conn net.Conn) bool {
 		go n.handshake(conn)
-	}
+		return true
+	})
 }
 
 // tlsHandshakeTimeout bounds a handshake: a client that opens the socket and
@@ -421,7 +412,7 @@ func (n *Net) handshake(raw net.Conn) {
 		return
 	}
 	c := n.NewConn(conn)
-	c.raw, c.tls = raw, true
+	c.raw = raw
 	if st := conn.ConnectionState(); len(st.PeerCertificates) > 0 && len(st.VerifiedChains) > 0 {
 		c.peerCN = st.PeerCertificates[0].Subject.CommonName
 	}
@@ -445,11 +436,3 @@ func (n *Net) runHandshake(conn *tls.Conn, raw net.Conn) bool {
 // PeerCN is the Common Name of a TLS client's verified certificate ("" for
 // none, or a plain connection).
 func (c *Conn) PeerCN() string { return c.peerCN }
-
-// TLS reports whether the connection came in on a TLS port.
-func (c *Conn) TLS() bool { return c.tls }
-
-// OnGoroutine reports whether the connection is served on a goroutine of
-// its own (goroutine mode) rather than an event
-// loop.
-func (c *Conn) OnGoroutine() bool { return c.conn != nil }

@@ -117,7 +117,7 @@ func (n *Net) handshakeForLoop(raw net.Conn, tc *tls.Config) bool {
 	_ = unix.SetNonblock(fd, true)
 	c := n.newConn(raw.RemoteAddr(), raw.LocalAddr(), func(c *Conn) io.Reader { return tlsSource{c} })
 	a.in = countIn{st: &n.Stats, conn: &c.netIn}
-	c.fd, c.tlsc, c.tls = fd, conn, true
+	c.fd, c.tlsc = fd, conn
 	a.c = c
 	if st := conn.ConnectionState(); len(st.PeerCertificates) > 0 && len(st.VerifiedChains) > 0 {
 		c.peerCN = st.PeerCertificates[0].Subject.CommonName
