@@ -22,6 +22,8 @@ type Writer struct {
 	Refs     []Ref
 	refsOK   *atomic.Bool
 	refBytes int
+	// sealed is the reply's head that Seal moved out of Buf (writerref.go)
+	sealed sealedHead
 }
 
 func (w *Writer) resp3() bool { return w.Proto == 3 }

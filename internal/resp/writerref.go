@@ -43,15 +43,94 @@ func (w *Writer) BulkRef(b []byte) bool {
 	return true
 }
 
-// Len is the length of the whole reply: Buf and the referenced bytes.
-func (w *Writer) Len() int { return len(w.Buf) + w.refBytes }
+// Len is the length of the whole reply: the sealed head, Buf and the
+// referenced bytes.
+func (w *Writer) Len() int { return w.sealed.bytes + len(w.Buf) + w.refBytes }
 
 // Referenced is how many bytes of the reply are references.
-func (w *Writer) Referenced() int { return w.refBytes }
+func (w *Writer) Referenced() int { return w.sealed.refBytes + w.refBytes }
+
+// Held is how many bytes of the reply the writer holds itself (Len without
+// the references).
+func (w *Writer) Held() int { return w.sealed.bytes - w.sealed.refBytes + len(w.Buf) }
+
+// Cap is the memory the writer's buffers take: Buf's capacity and the
+// sealed head's.
+func (w *Writer) Cap() int { return w.sealed.capBytes + cap(w.Buf) }
+
+// sealedHead is the reply's head moved out of Buf by Seal: its pieces in
+// order, each a piece of an earlier Buf or a referenced value.
+type sealedHead struct {
+	pieces   [][]byte
+	bytes    int // their total length
+	refBytes int // how many of them are references
+	capBytes int // the capacity of the earlier Bufs they keep
+	// the piece the last Segment call found, and its offset: the writers
+	// call Segment at increasing offsets
+	at, atOff int
+}
+
+// SealMin is the Buf length from which Seal moves it out.
+const SealMin = 256 << 10
+
+// Seal moves a Buf of at least SealMin bytes, and its references, out into
+// the reply's sealed head, so the reply that follows starts a new Buf: a
+// reply buffer that grows to megabytes (a client that pipelines big replies
+// and reads slowly) grows as a list of pieces and is never copied whole
+// into a bigger one, as Redis's reply list of blocks. The whole reply is
+// unchanged (Len, Segment); only the marks (Buf offsets) taken before Seal
+// are void, so it is called between two commands' replies.
+func (w *Writer) Seal() {
+	if len(w.Buf) < SealMin {
+		return
+	}
+	h := &w.sealed
+	prev := 0
+	for i, r := range w.Refs {
+		if r.Off > prev {
+			h.pieces = append(h.pieces, w.Buf[prev:r.Off:r.Off])
+		}
+		h.pieces = append(h.pieces, r.B)
+		w.Refs[i] = Ref{}
+		prev = r.Off
+	}
+	if prev < len(w.Buf) {
+		h.pieces = append(h.pieces, w.Buf[prev:len(w.Buf):len(w.Buf)])
+	}
+	h.bytes += len(w.Buf) + w.refBytes
+	h.refBytes += w.refBytes
+	h.capBytes += cap(w.Buf)
+	w.Buf, w.Refs, w.refBytes = nil, w.Refs[:0], 0
+}
+
+// segment is Segment within the sealed head (off < h.bytes).
+func (h *sealedHead) segment(off int) []byte {
+	if off < h.atOff {
+		h.at, h.atOff = 0, 0
+	}
+	for h.atOff+len(h.pieces[h.at]) <= off {
+		h.atOff += len(h.pieces[h.at])
+		h.at++
+	}
+	return h.pieces[h.at][off-h.atOff:]
+}
+
+// reset empties the sealed head, keeping no piece alive.
+func (h *sealedHead) reset() {
+	if h.pieces == nil {
+		return
+	}
+	clear(h.pieces)
+	*h = sealedHead{pieces: h.pieces[:0]}
+}
 
 // Segment returns the contiguous bytes of the whole reply that start at
 // offset off (0 <= off < Len): a piece of Buf or of a reference.
 func (w *Writer) Segment(off int) []byte {
+	if off < w.sealed.bytes {
+		return w.sealed.segment(off)
+	}
+	off -= w.sealed.bytes
 	if len(w.Refs) == 0 {
 		return w.Buf[off:]
 	}
@@ -75,10 +154,11 @@ func (w *Writer) Segment(off int) []byte {
 func (w *Writer) Reset() {
 	w.Buf = w.Buf[:0]
 	w.dropRefs(0)
+	w.sealed.reset()
 }
 
 // Truncate drops the reply from Buf offset mark on (a mark is len(Buf)
-// taken between two replies), references included.
+// taken between two replies, after the last Seal), references included.
 func (w *Writer) Truncate(mark int) {
 	w.Buf = w.Buf[:mark]
 	w.dropRefs(mark)

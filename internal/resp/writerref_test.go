@@ -89,3 +89,66 @@ func cpMark(cp, ref *Writer, mark int) int {
 	}
 	return n
 }
+
+// Seal moves Buf and its references into the sealed head without changing
+// the reply: through Segment (from any offset, stepping forward and going
+// back), Len, Referenced and Held; replies after a Seal follow it, Truncate
+// at a later mark drops only later replies, and Reset empties it all.
+func TestWriterSealSameBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for round := range 100 {
+		var w, cp Writer
+		var on atomic.Bool
+		on.Store(true)
+		w.TakeRefs(&on)
+		seals := 0
+		for range 1 + rng.IntN(40) {
+			switch rng.IntN(3) {
+			case 0:
+				b := bytes.Repeat([]byte{byte('a' + rng.IntN(26))}, RefMin+rng.IntN(2*RefMin))
+				w.BulkRef(b)
+				cp.Bulk(b)
+			case 1:
+				b := bytes.Repeat([]byte{byte('A' + rng.IntN(26))}, rng.IntN(SealMin/2))
+				w.Bulk(b)
+				cp.Bulk(b)
+			default:
+				w.SimpleString("OK")
+				cp.SimpleString("OK")
+			}
+			before := len(w.Buf)
+			w.Seal()
+			if len(w.Buf) == 0 && before > 0 {
+				seals++
+				if before < SealMin {
+					t.Fatalf("sealed a Buf of %d bytes", before)
+				}
+			}
+		}
+		mark := len(w.Buf)
+		cpMark := len(cp.Buf)
+		w.SimpleString("dropped")
+		w.Truncate(mark)
+		if len(cp.Buf) != cpMark {
+			t.Fatal("copy changed")
+		}
+		refs := w.Referenced()
+		if w.Held()+refs != w.Len() || w.Len() != len(cp.Buf) {
+			t.Fatalf("round %d: Len %d (held %d + refs %d), want %d", round, w.Len(), w.Held(), refs, len(cp.Buf))
+		}
+		step := 1 + rng.IntN(3*RefMin)
+		if got := whole(t, &w, step); !bytes.Equal(got, cp.Buf) {
+			t.Fatalf("round %d (%d seals): the bytes differ", round, seals)
+		}
+		if off := rng.IntN(w.Len()); !bytes.Equal(w.Segment(off), cp.Buf[off:off+len(w.Segment(off))]) {
+			t.Fatalf("round %d: Segment(%d) after a full read differs", round, off)
+		}
+		w.Reset()
+		if w.Len() != 0 || w.Referenced() != 0 || w.Held() != 0 || w.Cap() != cap(w.Buf) {
+			t.Fatalf("after Reset: Len %d Referenced %d Held %d Cap %d", w.Len(), w.Referenced(), w.Held(), w.Cap())
+		}
+		if round == 0 && seals == 0 {
+			t.Fatal("the first round never sealed")
+		}
+	}
+}

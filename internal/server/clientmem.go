@@ -48,13 +48,13 @@ var clientStructBytes = int64(unsafe.Sizeof(client{}))
 // serves cl calls it.
 func (s *Server) publishMem(cl *client) {
 	var qbuf, qmem int64
-	obl := int64(len(cl.w.Buf))
+	obl := int64(cl.w.Held())
 	if cl.nc != nil {
 		rd := cl.nc.Reader()
 		qbuf, qmem = int64(rd.Buffered()), rd.Mem()
 		obl -= int64(cl.nc.Sent())
 	}
-	out := int64(cap(cl.w.Buf))
+	out := int64(cl.w.Cap())
 	var push int64
 	if cl.push.pending.Load() || cap(cl.push.self) > 0 || cl.push.counts[0].Load()+cl.push.counts[1].Load()+cl.push.counts[2].Load() > 0 {
 		cl.push.mu.Lock()

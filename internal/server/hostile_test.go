@@ -95,3 +95,61 @@ func TestBigRepliesYieldTheLoop(t *testing.T) {
 		t.Fatalf("%d commands in one turn of the loop: the pipeline did not yield", n)
 	}
 }
+
+// A client that reads its pipeline of big replies slowly gets them whole and
+// in order: its reply buffer, past resp.SealMin, grows as a list of pieces
+// with the referenced values between them (never copied whole into a bigger
+// one), and CLIENT LIST's omem counts the pieces while they wait.
+func TestSlowReaderGetsSealedRepliesWhole(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	admin := hotkvtest.Dial(t, srv.Addr)
+	args := []string{"RPUSH", "l"}
+	for i := 0; i < 10000; i++ {
+		args = append(args, strconv.Itoa(i)+strings.Repeat("x", 90))
+	}
+	admin.Do(args...)
+	admin.Do("SET", "s", strings.Repeat("0123456789abcdef", 1<<16)) // 1 MB: a reference
+	wantL, wantS := admin.Do("LRANGE", "l", "0", "-1"), admin.Do("GET", "s")
+	c := hotkvtest.Dial(t, srv.Addr)
+	c.Do("CLIENT", "SETNAME", "slow")
+	var pipe []byte
+	const rounds = 24
+	for i := 0; i < rounds; i++ {
+		pipe = append(pipe, hotkvtest.EncodeCommand("LRANGE", "l", "0", "-1")...)
+		pipe = append(pipe, hotkvtest.EncodeCommand("GET", "s")...)
+		pipe = append(pipe, hotkvtest.EncodeCommand("PING")...)
+	}
+	c.Write(pipe)
+	omem := func() int {
+		for _, line := range strings.Split(admin.Do("CLIENT", "LIST"), "\n") {
+			if !strings.Contains(line, " name=slow ") {
+				continue
+			}
+			for _, f := range strings.Fields(line) {
+				if v, ok := strings.CutPrefix(f, "omem="); ok {
+					n, _ := strconv.Atoi(v)
+					return n
+				}
+			}
+		}
+		return -1
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for omem() < 4<<20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("omem %d: the waiting replies are not counted", omem())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := 0; i < rounds; i++ {
+		for _, want := range []string{wantL, wantS, "+PONG\r\n"} {
+			got, err := c.ReadReply()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("round %d: a %d-byte reply, want %d bytes (%.40q)", i, len(got), len(want), want)
+			}
+		}
+	}
+}

@@ -144,7 +144,7 @@ func (s *Server) mayCollect() bool {
 func (s *Server) releaseClient(cl *client) {
 	s.uncount(cl)
 	s.evictedMem.Add(-cl.mem.evicted.Swap(0)) // from now on counted in released
-	n := int64(cap(cl.w.Buf))
+	n := int64(cl.w.Cap())
 	if cl.nc != nil {
 		n += cl.nc.Reader().Mem()
 	}

@@ -73,6 +73,9 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 		if cl.CloseAfterReply || cl.killed() {
 			break
 		}
+		if len(cl.w.Buf) >= resp.SealMin {
+			cl.w.Seal() // a reply buffer this long grows by pieces from now on
+		}
 		if cl.w.Len() >= maxReplyBatch && s.overOutputLimit(cl, cl.w.Len()-cl.w.Referenced()) {
 			// over client-output-buffer-limit: nothing more runs, and the
 			// write that follows drops the client (Redis's CLOSE_ASAP, set as

@@ -29,6 +29,7 @@ type Conn struct {
 	writeQueued  bool       // event-loop mode: in its loop's writes, flushed at the end of the cycle
 	held         [][]byte   // a command held back by CLIENT PAUSE (event-loop mode)
 	parked       bool       // event-loop mode: input not read while blocked
+	turnIn       int        // event-loop mode: bytes read in this turn (maxTurnRead)
 	pending      [][][]byte // goroutine mode: commands read while blocked
 	closing      bool       // close once the replies are written
 	killed       atomic.Bool
@@ -228,7 +229,7 @@ func (n *Net) dropIdleBuffers(c *Conn) {
 // dropIdleReply drops c's reply buffer if c has been idle for IdleReplyMs
 // with nothing left to write, and returns the bytes it gave back. Owner only.
 func (c *Conn) dropIdleReply(nowMs int64) int64 {
-	if cap(c.w.Buf) == 0 || len(c.w.Buf) > 0 || c.writeQueued || nowMs-c.lastActive.Load() < IdleReplyMs {
+	if cap(c.w.Buf) == 0 || c.w.Len() > 0 || c.writeQueued || nowMs-c.lastActive.Load() < IdleReplyMs {
 		return 0
 	}
 	freed := int64(cap(c.w.Buf))

@@ -57,7 +57,8 @@ type eventLoop struct {
 	// while a timed-out script runs on this loop (PollWhileBusy)
 	blocked    bool
 	busyEvents []unix.EpollEvent
-	closeLater []*Conn // closes that wait for the engine lock
+	closeLater []*Conn    // closes that wait for the engine lock
+	closer     chan<- int // sockets to close off the loop (closeFD)
 
 	adopted  adoptQ  // TLS connections handed over after their handshake
 	tlsAgain []*Conn // TLS connections whose crypto/tls may hold more input (Conn.tlsMore)
@@ -70,15 +71,33 @@ func shutdownFD(fd int) {
 }
 
 // fdReader reads a non-blocking socket: EAGAIN comes back as an error, which
-// leaves the resp.Reader's state intact for the next readiness event.
+// leaves the resp.Reader's state intact for the next readiness event. It
+// reads at most maxTurnRead bytes in a turn of the loop (*turn, which the
+// loop zeroes as it serves the connection), then answers EAGAIN too.
 type fdReader struct {
-	fd int
-	in countIn
+	fd   int
+	in   countIn
+	turn *int
 }
 
+// maxTurnRead bounds the bytes one connection's reads take in a turn of its
+// loop: a client streaming a big argument (a 512 MB bulk) reads what its
+// socket holds a quarter megabyte at a time, the loop's other clients served
+// in between, instead of until the socket runs dry. Epoll is
+// level-triggered: the rest is announced again at once.
+const maxTurnRead = 256 << 10
+
 func (r fdReader) Read(p []byte) (int, error) {
+	room := maxTurnRead - *r.turn
+	if room <= 0 {
+		return 0, unix.EAGAIN
+	}
+	if len(p) > room {
+		p = p[:room]
+	}
 	for {
 		n, err := rawRead(r.fd, p)
+		*r.turn += max(n, 0)
 		r.in.add(n)
 		if err == unix.EINTR {
 			continue
@@ -138,7 +157,16 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		}
 	}
 	var wg sync.WaitGroup
+	closer := make(chan int, closeQueue)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		for fd := range closer {
+			_ = unix.Close(fd)
+		}
+	}()
 	for _, l := range loops {
+		l.closer = closer
 		wg.Add(1)
 		go func(l *eventLoop) {
 			defer wg.Done()
@@ -152,6 +180,8 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 			_, _ = unix.Write(l.wakefd, one[:])
 		}
 		wg.Wait()
+		close(closer)
+		<-closed // every connection's socket is closed when stop returns
 		for _, l := range loops {
 			l.stopAdopting()
 			_ = unix.Close(l.epfd)
@@ -347,7 +377,7 @@ func (l *eventLoop) accept(lfd int) {
 		}
 		lsa, _ := unix.Getsockname(fd)
 		c := n.newConn(sockaddrToAddr(sa), sockaddrToAddr(lsa), func(c *Conn) io.Reader {
-			return fdReader{fd: fd, in: countIn{st: &n.Stats, conn: &c.netIn}}
+			return fdReader{fd: fd, in: countIn{st: &n.Stats, conn: &c.netIn}, turn: &c.turnIn}
 		})
 		c.fd = fd
 		c.loop = l
@@ -403,6 +433,7 @@ func (l *eventLoop) serveConn(c *Conn, readable bool) {
 	var ok bool
 	var err error
 	var ran int64 // commands run in this batch
+	c.turnIn = 0
 	if readable {
 		argv, err = c.rd.ReadCommand()
 		ok = err == nil
@@ -688,7 +719,25 @@ func (l *eventLoop) close(c *Conn) {
 	// lock, so they can never hit this fd after it is closed and reused by a
 	// new connection
 	c.sess.Closed()
-	_ = unix.Close(c.fd)
+	l.closeFD(c.fd)
+}
+
+// closeQueue is how many sockets may wait for the closer goroutine.
+const closeQueue = 1024
+
+// closeFD closes a connection's socket off the loop: the loop stops watching
+// it at once, and the closer goroutine closes it. Closing a socket whose
+// peer was still sending frees everything the kernel had queued for it
+// (a client streaming a big argument: megabytes, milliseconds), which the
+// loop's other clients would otherwise wait for. The fd's number cannot be
+// reused before the close, and nothing on the loop refers to it any more.
+func (l *eventLoop) closeFD(fd int) {
+	_ = unix.EpollCtl(l.epfd, unix.EPOLL_CTL_DEL, fd, nil)
+	select {
+	case l.closer <- fd:
+	default: // the closer is behind: close here
+		_ = unix.Close(fd)
+	}
 }
 
 // PollWhileBusy serves the other connections of the loop c runs on while
