@@ -23,7 +23,8 @@ var allowed = map[string][]string{
 	"internal/keyspace":      {},
 	"internal/acl":           {"internal/glob", "internal/resp"},
 	"internal/config":        {"internal/glob", "internal/resp", "internal/acl"},
-	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob", "internal/rdb", "internal/acl"},
+	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob", "internal/rdb", "internal/acl", "internal/introspect"},
+	"internal/introspect":    {"internal/resp"},
 	"internal/rdb":           {"internal/keyspace", "internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/rdb/lzf":       {},
 	"internal/rdb/crc64":     {},
@@ -31,7 +32,7 @@ var allowed = map[string][]string{
 	"internal/pubsub":        {"internal/glob"},
 	"internal/script":        {"internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/script/lualib": {},
-	"internal/server":        {"internal/acl", "internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/aof", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network"},
+	"internal/server":        {"internal/acl", "internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/aof", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network", "internal/introspect"},
 	// the network side (decision 0037): listeners, event loops, connections.
 	// It hands a connection's commands to the server's Session and cannot
 	// run one itself: it imports neither the command table nor the keyspace
@@ -52,14 +53,14 @@ var allowed = map[string][]string{
 	"internal/logging":                  {},
 	// the child process that writes a snapshot's file (decision 0045)
 	"internal/childwrite": {},
-	"internal/cli":        {},
+	"internal/cli":        {"internal/resp"},
 	"cmd/hotkv-cli":       {"internal/cli"},
 	"internal/crashtest":  {},
 	"cmd/hotkv-crash":     {"internal/crashtest"},
 }
 
 // core packages: deterministic, no clock reads (time is an input).
-var core = []string{"internal/acl", "internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script", "internal/rdb"}
+var core = []string{"internal/introspect", "internal/acl", "internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script", "internal/rdb"}
 
 func root(t *testing.T) string {
 	t.Helper()

@@ -32,6 +32,7 @@ func aclSubcommands() []*Spec {
 }
 
 func aclSetuser(c *Ctx) {
+	redactFrom(c, 2) // nothing about the user reaches the slow log or MONITOR
 	name := string(c.Argv[2])
 	rules := make([]string, len(c.Argv)-3)
 	for i, a := range c.Argv[3:] {
@@ -45,6 +46,7 @@ func aclSetuser(c *Ctx) {
 }
 
 func aclDeluser(c *Ctx) {
+	redactFrom(c, 2)
 	names := make([]string, len(c.Argv)-2)
 	for i, a := range c.Argv[2:] {
 		if string(a) == "default" {
@@ -57,6 +59,7 @@ func aclDeluser(c *Ctx) {
 }
 
 func aclGetuser(c *Ctx) {
+	c.Redact(2)
 	u := c.Srv.ACL().User(string(c.Argv[2]))
 	if u == nil {
 		c.W.Null()
@@ -312,4 +315,11 @@ func aclHelp(c *Ctx) {
 // subSyntaxErr is addReplySubcommandSyntaxError's text.
 func subSyntaxErr(c *Ctx) string {
 	return "ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try ACL HELP."
+}
+
+// redactFrom hides the arguments from i on (Ctx.Redact).
+func redactFrom(c *Ctx, i int) {
+	for ; i < len(c.Argv); i++ {
+		c.Redact(i)
+	}
 }

@@ -82,6 +82,7 @@ func resetCmd(c *Ctx) {
 	c.Srv.Unwatch(cl)
 	c.Srv.PubSub().UnsubscribeAll(c)
 	c.Srv.Tracking().Disable(cl)
+	c.Srv.Monitor(cl, false)
 	cl.DB = 0
 	c.DB = c.KS.DBs[0]
 	cl.Proto = 2
@@ -119,9 +120,11 @@ func authCmd(c *Ctx) {
 		c.Err(ErrSyntax)
 		return
 	}
+	c.Redact(1) // the slow log and MONITOR never show a password
 	user, pass := "default", c.Argv[1]
 	if len(c.Argv) == 3 {
 		user, pass = string(c.Argv[1]), c.Argv[2]
+		c.Redact(2)
 	} else if c.Srv.ACL().Default.NoPass() {
 		c.Err(ErrAuthNoPass)
 		return
@@ -155,6 +158,8 @@ func helloCmd(c *Ctx) {
 		more := len(c.Argv) - 1 - j
 		switch {
 		case eqFold(c.Argv[j], "auth") && more >= 2:
+			c.Redact(j + 1)
+			c.Redact(j + 2)
 			hasAuth = true
 			user, pass = string(c.Argv[j+1]), c.Argv[j+2]
 			j += 2

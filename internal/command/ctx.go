@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/hotkv/hotkv/internal/acl"
+	"github.com/hotkv/hotkv/internal/introspect"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 )
@@ -48,7 +49,14 @@ type Ctx struct {
 	// Prop collects the unit's propagated commands; nil when nothing listens
 	// (see propagate.go). Set by the server before each command.
 	Prop *Propagation
+	// Redacted lists the arguments the slow log and MONITOR show as
+	// "(redacted)" (Redact); the server clears it before each command.
+	Redacted []int
 }
+
+// Redact hides argument i from the slow log and MONITOR (passwords: Redis's
+// redactClientCommandArgument).
+func (c *Ctx) Redact(i int) { c.Redacted = append(c.Redacted, i) }
 
 // Error appends an error reply: msg is the full text after '-', e.g. "ERR syntax error".
 func (c *Ctx) Error(msg string) {
@@ -152,6 +160,8 @@ type Server interface {
 	ConfigGet(patterns []string) [][2]string
 	ConfigSet(c *Client, pairs [][2]string) error
 	ConfigRewrite() error
+	// ConfigSensitive reports whether a parameter's value is to be redacted.
+	ConfigSensitive(name string) bool
 	ResetStats()
 	// Table is the command table (COMMAND).
 	Table() *Table
@@ -212,6 +222,18 @@ type Server interface {
 	// SignalKeyReady wakes the clients blocked on key without touching it for
 	// WATCH (Redis's signalKeyAsReady: XGROUP DESTROY).
 	SignalKeyReady(db int, key []byte)
+	// Slowlog is the slow log (SLOWLOG), Latency the latency monitor's
+	// events (LATENCY), LatencyDoctor LATENCY DOCTOR's report.
+	Slowlog() *introspect.Slowlog
+	Latency() *introspect.Latency
+	LatencyDoctor() string
+	// LatencyHistogram is a command's latency distribution for LATENCY
+	// HISTOGRAM: its calls and [upper bound in µs, cumulative count] pairs;
+	// false when it has none.
+	LatencyHistogram(s *Spec) (calls int64, cdf [][2]int64, ok bool)
+	// Monitor makes c a MONITOR client (on), or an ordinary one again
+	// (RESET); false when nothing changed.
+	Monitor(c *Client, on bool) bool
 }
 
 // BlockOn is what a blocked client waits for (Redis's blockForKeys arguments).

@@ -2524,6 +2524,74 @@ var docsTable = map[string]*CommandDoc{
 		Complexity: "O(1)",
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"latency": {
+		Summary:    "A container for latency diagnostics commands.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|doctor": {
+		Summary:    "Returns a human-readable latency analysis report.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|graph": {
+		Summary:    "Returns a latency graph for an event.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "event", Type: "string", KeySpecIndex: -1, DisplayText: "event"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|histogram": {
+		Summary:    "Returns the cumulative distribution of latencies of a subset or all commands.",
+		Since:      "7.0.0",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of commands with latency information being retrieved.",
+		Args: []ArgDoc{
+			{Name: "command", Type: "string", KeySpecIndex: -1, DisplayText: "command", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|history": {
+		Summary:    "Returns timestamp-latency samples for an event.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "event", Type: "string", KeySpecIndex: -1, DisplayText: "event"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|latest": {
+		Summary:    "Returns the latest latency samples for all events.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"latency|reset": {
+		Summary:    "Resets the latency data for one or more events.",
+		Since:      "2.8.13",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "event", Type: "string", KeySpecIndex: -1, DisplayText: "event", Flags: ArgOptional | ArgMultiple},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"lcs": {
 		Summary:    "Finds the longest common substring.",
 		Since:      "7.0.0",
@@ -2875,6 +2943,12 @@ var docsTable = map[string]*CommandDoc{
 		Args: []ArgDoc{
 			{Name: "name", Type: "string", KeySpecIndex: -1, DisplayText: "name"},
 		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"monitor": {
+		Summary: "Listens for all requests received by the server in real-time.",
+		Since:   "1.0.0",
+		Group:   "server",
 	},
 	// source: 8.6.3 COMMAND DOCS
 	"move": {
@@ -3726,6 +3800,47 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
 		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slowlog": {
+		Summary:    "A container for slow log commands.",
+		Since:      "2.2.12",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slowlog|get": {
+		Summary:    "Returns the slow log's entries.",
+		Since:      "2.2.12",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of entries returned",
+		History: [][2]string{
+			{"4.0.0", "Added client IP address, port and name to the reply."},
+		},
+		Args: []ArgDoc{
+			{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slowlog|help": {
+		Summary:    "Show helpful text about the different subcommands",
+		Since:      "6.2.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slowlog|len": {
+		Summary:    "Returns the number of entries in the slow log.",
+		Since:      "2.2.12",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slowlog|reset": {
+		Summary:    "Clears all entries from the slow log.",
+		Since:      "2.2.12",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of entries in the slowlog",
 	},
 	// source: 8.6.3 COMMAND DOCS
 	"smembers": {

@@ -57,12 +57,15 @@ func migrateCmd(c *Ctx) {
 			}
 			j++
 			pass = argv[j]
+			c.Redact(j)
 		case eqFold(a, "auth2"):
 			if more < 2 {
 				c.Err(ErrSyntax)
 				return
 			}
 			user, pass = argv[j+1], argv[j+2]
+			c.Redact(j + 1)
+			c.Redact(j + 2)
 			j += 2
 		case eqFold(a, "keys"):
 			if len(argv[3]) != 0 {

@@ -247,6 +247,9 @@ func configSet(c *Ctx) {
 	pairs := make([][2]string, 0, len(args)/2)
 	for i := 0; i < len(args); i += 2 {
 		pairs = append(pairs, [2]string{string(args[i]), string(args[i+1])})
+		if c.Srv.ConfigSensitive(string(args[i])) {
+			c.Redact(2 + i + 1) // a password never reaches the slow log or MONITOR
+		}
 	}
 	if err := c.Srv.ConfigSet(c.Client, pairs); err != nil {
 		c.Error(err.Error())

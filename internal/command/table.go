@@ -231,6 +231,7 @@ func NewTable() *Table {
 		family{"server", serverCommands()},
 		family{"server", aclCommands()},
 		family{"server", memoryCommands()},
+		family{"server", introspectCommands()},
 		family{"server", replicationCommands()},
 		family{"server", persistCommands()},
 		family{"generic", blessCommands()},

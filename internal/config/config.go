@@ -168,6 +168,14 @@ func (c *Config) Get(name string) (val string, ok bool) {
 	return c.vals[e.idx].Load().s, true
 }
 
+// Sensitive reports whether name (any case, or an alias) is a parameter
+// whose value logs, the slow log and MONITOR must not show (Redis's
+// SENSITIVE_CONFIG).
+func (c *Config) Sensitive(name string) bool {
+	e, ok := reg.lookup(name)
+	return ok && reg.defs[e.idx].flags&fSensitive != 0
+}
+
 // Match answers CONFIG GET pattern [pattern ...]: name/value pairs, each name
 // at most once. As in Redis 7+, a pattern without glob characters (*, ? or
 // [) is looked up directly, any case, and answered under the name as given; a

@@ -54,11 +54,17 @@ const (
 // served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
 func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
 	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked, c.ReplyLast = spec, "", 0, false, false, false
+	c.Redacted = c.Redacted[:0]
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
 	}
 	unitEnd, seq := s.repl.UnitEnd(), s.barrier.seq.Load()
+	if len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
+		// a script shows before the commands it runs (evalCommand,
+		// fcallCommandGeneric)
+		s.feedMonitors(o, c)
+	}
 	s.propBegin(c, spec)
 	s.run(c, spec)
 	s.propEnd(c, spec)
@@ -73,6 +79,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
 	s.stats.dirty += int64(c.Dirty)
+	if (s.obs.thresholdMs != 0 || len(s.obs.monitors) > 0) && o != fromApply {
+		s.observeCall(o, c, spec, endUs-startUs)
+	}
 	if c.Parked {
 		return endUs
 	}
@@ -83,6 +92,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	st.calls++
 	st.usec += endUs - startUs
 	s.recordLatency(spec.ID, endUs-startUs)
+	if endUs-startUs >= s.obs.slowUs && o != fromApply {
+		s.logSlow(o, c, spec, endUs-startUs)
+	}
 	s.stats.commands++
 	if c.ErrCode != "" {
 		st.failed++

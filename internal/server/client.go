@@ -37,6 +37,7 @@ type client struct {
 	lastCmd       atomic.Pointer[command.Spec] // read by CLIENT LIST
 	mem           clientMem                    // published memory figures (clientmem.go)
 	pushed        bool                         // the reply buffer holds out-of-band messages (resetReplyBuf)
+	monitor       bool                         // a MONITOR client (introspect.go); engine lock
 	cmds          int64                        // commands received (those refused and queued too)
 	cmdsDone      int64                        // commands run on its behalf (CLIENT LIST tot-cmds); engine lock
 	// replication (repl.go): set once the connection sent SYNC/PSYNC

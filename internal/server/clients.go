@@ -211,7 +211,9 @@ func normClientType(t string) string {
 // BCAST), d a watched key changed, U a Unix socket client, e no-evict, T no-touch; N for none.
 func appendClientFlags(b []byte, cl *client) []byte {
 	n := len(b)
-	if cl.replica != nil {
+	if cl.monitor {
+		b = append(b, 'O')
+	} else if cl.replica != nil {
 		b = append(b, 'S')
 	}
 	if cl.subscriptions() > 0 {

@@ -64,6 +64,9 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 				c.Error("EXECABORT Transaction discarded because of: " + msg)
 				discardQueue(cl)
 				s.unwatchAll(cl)
+				if len(s.obs.monitors) > 0 {
+					s.feedMonitors(fromClient, c) // the transaction's end (execCommandAbort)
+				}
 			}
 		}
 		s.finishReply(cl, mark)

@@ -126,3 +126,33 @@ func (s *Server) infoLatencystats(b []byte) []byte {
 	}
 	return b
 }
+
+// cdfCountsLen is the length of the counts array of Redis's histogram (1 ns
+// to 1 s, 2 significant figures: 23 buckets), which bounds its iteration.
+const cdfCountsLen = 24 * histHalf
+
+// cdf is LATENCY HISTOGRAM's histogram_usec (Redis's fillCommandCDF over
+// hdr_iter_log_init(h, 1024, 2)): for each reporting level L = 1024 ns·2^k
+// the iterator stops at L's bucket, so each pair is the highest value
+// equivalent to L in µs and the calls counted up to that bucket, listed when
+// the count grew since the previous level. Calls slower than the last level
+// Redis's counts reach (2^29 ns and its bucket) are in no pair, as there.
+func (h *latencyHist) cdf() [][2]int64 {
+	var out [][2]int64
+	var prev uint64
+	cum := h.subUs
+	next := 0 // the next counts index not yet summed
+	for level := uint64(1024); hdrIndex(level) < cdfCountsLen; level *= 2 {
+		for upto := hdrIndex(level) - histFirst; next <= upto && next < len(h.counts); next++ {
+			cum += h.counts[next]
+		}
+		if cum > prev {
+			out = append(out, [2]int64{int64(hdrHighest(level) / 1000), int64(cum)})
+			prev = cum
+		}
+		if cum >= h.total {
+			break
+		}
+	}
+	return out
+}

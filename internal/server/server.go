@@ -74,6 +74,7 @@ type Server struct {
 	preCommandOOM bool
 	cfg           *config.Config
 	hot           hotParams // the parameters admission reads for every command (admit.go)
+	obs           observe   // SLOWLOG, LATENCY, MONITOR (introspect.go); engine lock
 	log           *slog.Logger
 	clock         clock.Clock
 	eng           *engine.Engine
@@ -225,6 +226,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	ks.ExpiryPaused = s.pauseActive // CLIENT PAUSE (WRITE or ALL) suspends expiry, as Redis's PAUSE_ACTION_EXPIRE
 	s.wireHotParams()
 	s.wireMaxmemory()
+	s.wireObserve()
 	s.notifier = notify.New(cfg, s.hub)
 	s.notifier.Evicted = s.keyEvicted
 	ks.Events = s.notifier

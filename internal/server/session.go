@@ -209,6 +209,7 @@ func (cl *client) Closed() {
 	s.trk.Disable(cl)
 	s.dropReplica(cl)
 	s.dropWaiter(cl)
+	s.dropMonitor(cl)
 	s.eng.Unlock()
 	s.mu.Lock()
 	delete(s.clients, cl.ID)

@@ -32,6 +32,9 @@ func (s *Server) ConfigSet(c *command.Client, pairs [][2]string) error {
 	return s.cfg.SetFrom(local, pairs...)
 }
 
+// ConfigSensitive implements command.Server.
+func (s *Server) ConfigSensitive(name string) bool { return s.cfg.Sensitive(name) }
+
 // ConfigRewrite implements CONFIG REWRITE.
 func (s *Server) ConfigRewrite() error { return s.cfg.Rewrite() }
 
