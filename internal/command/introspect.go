@@ -100,8 +100,8 @@ func latencyLatest(c *Ctx) {
 // latencyHistory is LATENCY HISTORY event: its [time, ms] samples, oldest
 // first (none for an unknown event).
 func latencyHistory(c *Ctx) {
-	s := c.Srv.Latency().Get(string(c.Argv[2]))
-	if s == nil {
+	s, ok := c.Srv.Latency().Get(string(c.Argv[2]))
+	if !ok {
 		c.W.ArrayLen(0)
 		return
 	}
@@ -117,8 +117,8 @@ func latencyHistory(c *Ctx) {
 // latencyGraph is LATENCY GRAPH event: the event's samples as an ASCII
 // sparkline (verbatim text).
 func latencyGraph(c *Ctx) {
-	s := c.Srv.Latency().Get(string(c.Argv[2]))
-	if s == nil {
+	s, ok := c.Srv.Latency().Get(string(c.Argv[2]))
+	if !ok {
 		c.Error("ERR No samples available for event '" + string(c.Argv[2]) + "'")
 		return
 	}

@@ -33,6 +33,9 @@ type Engine struct {
 	ExpiredStalePercent float64
 	nextDB              int
 	lastIdmpUs          int64 // when ExpireIdmp last ran (Unix µs)
+	// LatencyEvent, when set, is told each expiry cycle's duration in ms
+	// (the latency monitor's expire-cycle event). Lock held.
+	LatencyEvent func(event string, ms int64)
 }
 
 // New returns an engine over ks that reads time from clk and draws random numbers
@@ -197,7 +200,11 @@ func (e *Engine) rehashStep() {
 }
 
 func (e *Engine) finishCycle(startUs int64, sampled, expired int) {
-	e.ExpireCycleTimeUs += e.clock.NowUs() - startUs
+	dur := e.clock.NowUs() - startUs
+	e.ExpireCycleTimeUs += dur
+	if e.LatencyEvent != nil {
+		e.LatencyEvent("expire-cycle", dur/1000)
+	}
 	if sampled > 0 {
 		cur := float64(expired) / float64(sampled)
 		e.ExpiredStalePercent = e.ExpiredStalePercent*0.95 + cur*0.05

@@ -20,8 +20,9 @@ type DoctorInput struct {
 // Doctor is LATENCY DOCTOR's report (Redis's createLatencyReport), word for
 // word.
 func (l *Latency) Doctor(in DoctorInput) string {
+	series := l.All()
 	var r strings.Builder
-	if len(l.series) == 0 && in.ThresholdMs == 0 {
+	if len(series) == 0 && in.ThresholdMs == 0 {
 		r.WriteString("I'm sorry, Dave, I can't do that. Latency monitoring is disabled in this Redis instance. You may use \"CONFIG SET latency-monitor-threshold <milliseconds>.\" in order to enable it. If we weren't in a deep space mission I'd suggest to take a look at https://redis.io/docs/latest/operate/oss_and_stack/management/optimization/latency-monitor.\n")
 		return r.String()
 	}
@@ -29,7 +30,7 @@ func (l *Latency) Doctor(in DoctorInput) string {
 		dataWriteback, noAppendfsync, localDisk, ssd, writeLoadInfo, hz, largeObjects,
 		massEviction, relaxFsync, disableTHP bool
 	advices := 0
-	for i, s := range l.series {
+	for i, s := range series {
 		if i == 0 {
 			r.WriteString("Dave, I have observed latency spikes in this Redis instance. You don't mind talking about it, do you Dave?\n\n")
 		}
@@ -103,10 +104,10 @@ func (l *Latency) Doctor(in DoctorInput) string {
 		advices++
 	}
 	switch {
-	case len(l.series) == 0 && advices == 0:
+	case len(series) == 0 && advices == 0:
 		r.WriteString("Dave, no latency spike was observed during the lifetime of this Redis instance, not in the slightest bit. I honestly think you ought to sit down calmly, take a stress pill, and think things over.\n")
 		return r.String()
-	case len(l.series) > 0 && advices == 0:
+	case len(series) > 0 && advices == 0:
 		r.WriteString("\nWhile there are latency events logged, I'm not able to suggest any easy fix. Please use the Redis community to get some help, providing this report in your help request.\n")
 		return r.String()
 	}

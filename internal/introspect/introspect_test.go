@@ -90,18 +90,19 @@ func TestLatencySeries(t *testing.T) {
 	l.Add("command", 300, 1000)
 	l.Add("command", 200, 1000)
 	l.Add("expire-cycle", 30, 1001)
-	s := l.Get("command")
+	s, _ := l.Get("command")
 	if got := s.Samples(); len(got) != 1 || got[0] != (Sample{1000, 300}) || s.Max != 300 {
 		t.Fatalf("%+v max %d", got, s.Max)
 	}
 	for i := int64(1); i <= SeriesLen+5; i++ {
 		l.Add("command", 100+i, 1000+i)
 	}
+	s, _ = l.Get("command")
 	got := s.Samples()
 	if len(got) != SeriesLen || got[0].Time != 1006 || got[len(got)-1] != (Sample{1165, 265}) || s.Latest() != got[len(got)-1] || s.Max != 300 {
 		t.Fatalf("%d samples, first %+v, last %+v, max %d", len(got), got[0], got[len(got)-1], s.Max)
 	}
-	if l.Get("COMMAND") != nil {
+	if _, ok := l.Get("COMMAND"); ok {
 		t.Fatal("lookups are exact, as Redis's dict")
 	}
 	if n := l.Reset("EXPIRE-CYCLE", false); n != 1 || len(l.All()) != 1 {
@@ -129,7 +130,8 @@ func TestLatencyGraphAsRedis(t *testing.T) {
 		"    \n" +
 		"5432\n" +
 		"ssss\n"
-	if got := l.Get("command").Graph(1796319460); got != want {
+	s, _ := l.Get("command")
+	if got := s.Graph(1796319460); got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -142,7 +144,8 @@ func TestLatencyGraphLabelsAndWrap(t *testing.T) {
 	for i := int64(0); i < 90; i++ {
 		l.Add("e", 10+i, now-200_000+i*2000)
 	}
-	g := l.Get("e").Graph(now)
+	s, _ := l.Get("e")
+	g := s.Graph(now)
 	if !strings.Contains(g, "e - high 99 ms, low 10 ms (all time high 99 ms)\n") {
 		t.Fatal(g[:80])
 	}

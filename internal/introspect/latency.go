@@ -3,6 +3,7 @@ package introspect
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // SeriesLen is how many samples an event keeps (Redis's LATENCY_TS_LEN).
@@ -38,8 +39,10 @@ func (s *Series) Samples() []Sample {
 }
 
 // Latency is the latency monitor's events, in the order they first
-// happened. Not safe for concurrent use (the engine lock guards it).
+// happened. It is safe for concurrent use: events come from the command
+// path and from the AOF's writers alike.
 type Latency struct {
+	mu     sync.Mutex
 	series []*Series
 }
 
@@ -47,7 +50,9 @@ type Latency struct {
 // the caller has compared ms with latency-monitor-threshold. Within one
 // second an event keeps its worst sample.
 func (l *Latency) Add(event string, ms, nowSec int64) {
-	s := l.Get(event)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s := l.get(event)
 	if s == nil {
 		s = &Series{Event: event}
 		l.series = append(l.series, s)
@@ -62,9 +67,18 @@ func (l *Latency) Add(event string, ms, nowSec int64) {
 	s.idx = (s.idx + 1) % SeriesLen
 }
 
-// Get returns an event's series (nil when it never happened since the last
-// reset). Event names match exactly, as Redis's dict lookup.
-func (l *Latency) Get(event string) *Series {
+// Get returns a copy of an event's series (false when it never happened
+// since the last reset). Event names match exactly, as Redis's dict lookup.
+func (l *Latency) Get(event string) (Series, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if s := l.get(event); s != nil {
+		return *s, true
+	}
+	return Series{}, false
+}
+
+func (l *Latency) get(event string) *Series {
 	for _, s := range l.series {
 		if s.Event == event {
 			return s
@@ -73,13 +87,23 @@ func (l *Latency) Get(event string) *Series {
 	return nil
 }
 
-// All returns every event's series.
-func (l *Latency) All() []*Series { return l.series }
+// All returns a copy of every event's series.
+func (l *Latency) All() []Series {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]Series, len(l.series))
+	for i, s := range l.series {
+		out[i] = *s
+	}
+	return out
+}
 
 // Reset drops the series of event (matched case-insensitively, as Redis's
 // latencyResetEvent), or all of them when event is "", and says how many
 // went.
 func (l *Latency) Reset(event string, all bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	kept := l.series[:0]
 	n := 0
 	for _, s := range l.series {

@@ -32,6 +32,7 @@ func (s *Server) newAOF() *aof.AOF {
 		BaseStream:  s.rdb.AOFBaseStream,
 		RunSnapshot: s.runSnapshot,
 		Forked:      s.forked,
+		Latency:     s.latencyEvent,
 		ReplOffset:  s.repl.Offset,
 		SetReplOffset: func(off int64) {
 			s.repl.SetOffset(off)

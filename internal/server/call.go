@@ -79,7 +79,7 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
 	s.stats.dirty += int64(c.Dirty)
-	if (s.obs.thresholdMs != 0 || len(s.obs.monitors) > 0) && o != fromApply {
+	if (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
 		s.observeCall(o, c, spec, endUs-startUs)
 	}
 	if c.Parked {

@@ -3,6 +3,7 @@ package server
 import (
 	"math"
 	"slices"
+	"sync/atomic"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/introspect"
@@ -22,7 +23,7 @@ type observe struct {
 	latency     introspect.Latency
 	slowUs      int64 // slowlog-log-slower-than; MaxInt64: off (negative, or slowlog-max-len 0)
 	slowMax     int64 // slowlog-max-len
-	thresholdMs int64 // latency-monitor-threshold; 0: off
+	thresholdMs atomic.Int64 // latency-monitor-threshold; 0: off (read by the AOF's writers too)
 	monitors    []*client
 }
 
@@ -35,19 +36,21 @@ func (s *Server) wireObserve() {
 		if o.slowUs < 0 || o.slowMax == 0 {
 			o.slowUs = math.MaxInt64
 		}
-		o.thresholdMs = s.cfg.Int("latency-monitor-threshold")
+		o.thresholdMs.Store(s.cfg.Int("latency-monitor-threshold"))
 		return nil
 	}
 	_ = load("")
+	s.eng.LatencyEvent = s.latencyEvent
 	for _, name := range []string{"slowlog-max-len", "slowlog-log-slower-than", "latency-monitor-threshold"} {
 		s.cfg.OnChange(name, load)
 	}
 }
 
 // latencyEvent records an event's duration (ms) when it reaches
-// latency-monitor-threshold (Redis's latencyAddSampleIfNeeded). Engine lock.
+// latency-monitor-threshold (Redis's latencyAddSampleIfNeeded). Any
+// goroutine.
 func (s *Server) latencyEvent(event string, ms int64) {
-	if t := s.obs.thresholdMs; t != 0 && ms >= t {
+	if t := s.obs.thresholdMs.Load(); t != 0 && ms >= t {
 		s.obs.latency.Add(event, ms, s.clock.NowUs()/1e6)
 	}
 }
@@ -56,7 +59,7 @@ func (s *Server) latencyEvent(event string, ms int64) {
 // included: MONITOR shows a blocking command when it first runs, and the
 // latency monitor times every run).
 func (s *Server) observeCall(o origin, c *command.Ctx, spec *command.Spec, durUs int64) {
-	if s.obs.thresholdMs != 0 {
+	if s.obs.thresholdMs.Load() != 0 {
 		ev := "command"
 		if spec.Flags&command.Fast != 0 {
 			ev = "fast-command"
@@ -170,13 +173,23 @@ func (s *Server) Latency() *introspect.Latency { return &s.obs.latency }
 func (s *Server) LatencyDoctor() string {
 	return s.obs.latency.Doctor(introspect.DoctorInput{
 		NowSec:        s.clock.NowUs() / 1e6,
-		ThresholdMs:   s.obs.thresholdMs,
+		ThresholdMs:   s.obs.thresholdMs.Load(),
 		SlowerThanUs:  s.cfg.Int("slowlog-log-slower-than"),
 		SlowlogMaxLen: s.obs.slowMax,
+		ForkRateGBs:   s.forkRate(),
 		FsyncAlways:   s.cfg.String("appendfsync") == "always",
 		Hz:            s.cfg.Int("hz"),
 		AnonHugePages: anonHugePages(),
 	})
+}
+
+// forkRate is Redis's stat_fork_rate: used memory over the last child
+// process's start time, in GB/s (0 before any).
+func (s *Server) forkRate() float64 {
+	if s.stats.latestForkUs <= 0 {
+		return 0
+	}
+	return float64(s.usedMemory()) * 1e6 / float64(s.stats.latestForkUs) / (1 << 30)
 }
 
 // LatencyHistogram implements command.Server.

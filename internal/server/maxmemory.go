@@ -356,17 +356,28 @@ func (s *Server) evict() int {
 	samples := int(s.cfg.Int("maxmemory-samples"))
 	s.eng.BeginAt(s.clock.NowMs()) // LRU clock and deadlines at the current time
 	start := monoUs()
+	// the latency monitor's eviction-cycle (the whole pass) and
+	// eviction-del (each key's deletion) events
+	defer func() { s.latencyEvent("eviction-cycle", (monoUs()-start)/1000) }()
+	timed := s.obs.thresholdMs.Load() != 0
 	var freed int64
 	for n := 1; freed < tofree; n++ {
 		db, key, ok := s.ks.EvictionCandidate(&s.mem.pool, policy, samples, s.eng.Rand)
 		if !ok {
 			return s.failUnlessGarbage(maxmem)
 		}
+		var delStart int64
+		if timed {
+			delStart = monoUs()
+		}
 		// key is the table's own string: a copy per evicted key was garbage
 		// counted as used until the next GC (a 1 KB key name, 1 KB more to
 		// evict), and the next command's eviction pass took keys for it
 		f, _ := db.Evict(unsafe.Slice(unsafe.StringData(key), len(key)))
 		freed += f
+		if timed {
+			s.latencyEvent("eviction-del", (monoUs()-delStart)/1000)
+		}
 		if n%16 == 0 && monoUs()-start > limitUs {
 			s.startEvictionProc()
 			return evictRunning

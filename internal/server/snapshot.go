@@ -36,6 +36,7 @@ func (s *Server) snapshot(w io.Writer) error {
 func (s *Server) forked(us int64) {
 	s.stats.forks++
 	s.stats.latestForkUs = us
+	s.latencyEvent("fork", us/1000)
 }
 
 // stepTarget is how long one snapshot step may hold the engine lock:

@@ -73,6 +73,12 @@ type Deps struct {
 	// Forked, when set, is told of each child process started (INFO's
 	// total_forks, latest_fork_usec: how long starting it took).
 	Forked func(us int64)
+	// Latency, when set, is told how long each write of the file and each
+	// fsync of appendfsync always took, in ms, under Redis's latency
+	// monitor event names (aof-write, aof-write-alone,
+	// aof-write-active-child, aof-write-pending-fsync, aof-fsync-always).
+	// Any goroutine.
+	Latency func(event string, ms int64)
 	// KS and Functions are the dataset and the function libraries' code,
 	// for a base file of commands (aof-use-rdb-preamble no). Engine lock.
 	KS        *keyspace.Keyspace
@@ -318,7 +324,9 @@ func (a *AOF) writeLocked() {
 		if d := a.flushSleep.Load(); d > 0 {
 			time.Sleep(time.Duration(d) * time.Microsecond) // DEBUG AOF-FLUSH-SLEEP
 		}
+		start := time.Now()
 		n, err := a.f.Write(buf)
+		a.writeLatency(time.Since(start))
 		if err != nil {
 			a.writeFailed(buf, n, err)
 			return
@@ -338,6 +346,25 @@ func (a *AOF) writeLocked() {
 	} else {
 		a.spare = nil
 	}
+}
+
+// writeLatency reports a write's duration as flushAppendOnlyFile does: by
+// what it may have waited for (an fsync in progress, a rewrite's child),
+// and as aof-write.
+func (a *AOF) writeLatency(d time.Duration) {
+	if a.d.Latency == nil {
+		return
+	}
+	ms := d.Milliseconds()
+	switch {
+	case a.fsyncing.Load():
+		a.d.Latency("aof-write-pending-fsync", ms)
+	case a.rewriting():
+		a.d.Latency("aof-write-active-child", ms)
+	default:
+		a.d.Latency("aof-write-alone", ms)
+	}
+	a.d.Latency("aof-write", ms)
 }
 
 // writeFailed is flushAppendOnlyFile's error path: the partial write is cut
@@ -380,8 +407,12 @@ func (a *AOF) fsyncAll() error {
 		_ = r.Close()
 	}
 	if f != nil {
+		start := time.Now()
 		if e := syncData(f); e != nil && err == nil {
 			err = e
+		}
+		if a.d.Latency != nil && a.policy.Load() == fsyncAlways {
+			a.d.Latency("aof-fsync-always", time.Since(start).Milliseconds())
 		}
 	}
 	if err != nil {
