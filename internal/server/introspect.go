@@ -21,8 +21,8 @@ import (
 type observe struct {
 	slowlog     introspect.Slowlog
 	latency     introspect.Latency
-	slowUs      int64 // slowlog-log-slower-than; MaxInt64: off (negative, or slowlog-max-len 0)
-	slowMax     int64 // slowlog-max-len
+	slowUs      int64        // slowlog-log-slower-than; MaxInt64: off (negative, or slowlog-max-len 0)
+	slowMax     int64        // slowlog-max-len
 	thresholdMs atomic.Int64 // latency-monitor-threshold; 0: off (read by the AOF's writers too)
 	monitors    []*client
 }
