@@ -38,6 +38,10 @@ func introspectCommands() []*Spec {
 // -1 all), each [id, time, microseconds, arguments, ip:port, name].
 func slowlogGet(c *Ctx) {
 	count := int64(10)
+	if len(c.Argv) > 3 { // the table's arity is -2; Redis's own check is 2 or 3
+		c.Error("ERR unknown subcommand or wrong number of arguments for '" + truncArg(c.Argv[1]) + "'. Try SLOWLOG HELP.")
+		return
+	}
 	if len(c.Argv) == 3 {
 		n, ok := resp.ParseInt(c.Argv[2])
 		if !ok || n < -1 {
