@@ -17,14 +17,17 @@ const module = "github.com/hotkv/hotkv/"
 
 // allowed lists, per package, the HotKV packages it may import (docs/ARCHITECTURE.md §2).
 var allowed = map[string][]string{
-	"internal/resp":          {},
-	"internal/glob":          {},
-	"internal/clock":         {},
-	"internal/keyspace":      {},
-	"internal/acl":           {"internal/glob", "internal/resp"},
-	"internal/config":        {"internal/glob", "internal/resp", "internal/acl"},
-	"internal/command":       {"internal/keyspace", "internal/resp", "internal/glob", "internal/rdb", "internal/acl", "internal/introspect"},
-	"internal/introspect":    {"internal/resp"},
+	"internal/resp":       {},
+	"internal/glob":       {},
+	"internal/clock":      {},
+	"internal/keyspace":   {},
+	"internal/acl":        {"internal/glob", "internal/resp"},
+	"internal/config":     {"internal/glob", "internal/resp", "internal/acl"},
+	"internal/command":    {"internal/keyspace", "internal/resp", "internal/glob", "internal/rdb", "internal/acl", "internal/introspect", "internal/locks"},
+	"internal/introspect": {"internal/resp"},
+	"internal/locks":      {},
+	// the metrics listener: it reads a Snapshot the server hands it
+	"internal/metrics":       {"internal/introspect", "internal/locks"},
 	"internal/rdb":           {"internal/keyspace", "internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/rdb/lzf":       {},
 	"internal/rdb/crc64":     {},
@@ -32,7 +35,7 @@ var allowed = map[string][]string{
 	"internal/pubsub":        {"internal/glob"},
 	"internal/script":        {"internal/resp", "internal/rdb/lzf", "internal/rdb/crc64"},
 	"internal/script/lualib": {},
-	"internal/server":        {"internal/acl", "internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/aof", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network", "internal/introspect"},
+	"internal/server":        {"internal/acl", "internal/command", "internal/engine", "internal/resp", "internal/keyspace", "internal/clock", "internal/config", "internal/glob", "internal/pubsub", "internal/script", "internal/script/lualib", "internal/rdb", "internal/server/persist", "internal/server/aof", "internal/server/notify", "internal/server/tracking", "internal/server/repl", "internal/server/infofmt", "internal/server/network", "internal/introspect", "internal/locks", "internal/metrics"},
 	// the network side (decision 0037): listeners, event loops, connections.
 	// It hands a connection's commands to the server's Session and cannot
 	// run one itself: it imports neither the command table nor the keyspace
@@ -60,7 +63,7 @@ var allowed = map[string][]string{
 }
 
 // core packages: deterministic, no clock reads (time is an input).
-var core = []string{"internal/introspect", "internal/acl", "internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script", "internal/rdb"}
+var core = []string{"internal/introspect", "internal/locks", "internal/acl", "internal/keyspace", "internal/command", "internal/resp", "internal/glob", "internal/pubsub", "internal/script", "internal/rdb"}
 
 func root(t *testing.T) string {
 	t.Helper()

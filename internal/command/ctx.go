@@ -1,9 +1,12 @@
 package command
 
 import (
+	"github.com/zeebo/xxh3"
+
 	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/introspect"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -52,6 +55,19 @@ type Ctx struct {
 	// Redacted lists the arguments the slow log and MONITOR show as
 	// "(redacted)" (Redact); the server clears it before each command.
 	Redacted []int
+	// Lock is what the command did to a distributed lock (NoteLock), for the
+	// server's lock view; the server clears it before each command.
+	Lock locks.Note
+}
+
+// NoteLock reports a lock event on key (locks.Kind); val is the value taken
+// or offered (its digest identifies the holder), at the expiry of a lock
+// taken (Unix ms).
+func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64) {
+	c.Lock = locks.Note{Kind: k, Key: key, Deadline: at}
+	if val != nil {
+		c.Lock.Token = xxh3.Hash(val)
+	}
 }
 
 // Redact hides argument i from the slow log and MONITOR (passwords: Redis's
@@ -224,6 +240,8 @@ type Server interface {
 	SignalKeyReady(db int, key []byte)
 	// Slowlog is the slow log (SLOWLOG), Latency the latency monitor's
 	// events (LATENCY), LatencyDoctor LATENCY DOCTOR's report.
+	// Locks is the lock view (HOTKV.LOCKS).
+	Locks() *locks.Table
 	Slowlog() *introspect.Slowlog
 	Latency() *introspect.Latency
 	LatencyDoctor() string

@@ -2257,6 +2257,55 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks": {
+		Summary:    "A container for the lock view's commands.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks|help": {
+		Summary:    "Returns helpful text about the different subcommands.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks|list": {
+		Summary:    "Lists the locks held now: key, database, token digest, age, TTL.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "O(N log N) where N is the number of locks held.",
+		Args: []ArgDoc{
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
+		},
+	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks|reset": {
+		Summary:    "Resets the lock view's counters.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "O(N) where N is the number of locks held.",
+	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks|stats": {
+		Summary:    "Returns the lock view's counters and hold and wait times.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	"hotkv.locks|top": {
+		Summary:    "Returns the most active lock keys with their counters.",
+		Since:      "0.1.0",
+		Group:      "server",
+		Complexity: "O(N log N) where N is the number of keys tracked (at most 1024).",
+		Args: []ArgDoc{
+			{Name: "count", Type: "integer", KeySpecIndex: -1, Token: "COUNT", Flags: ArgOptional},
+		},
+	},
 	// source: 8.6.3 COMMAND DOCS
 	"hpersist": {
 		Summary:    "Removes the expiration time for each specified field",

@@ -8,6 +8,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -117,6 +118,9 @@ func setCmd(c *Ctx) {
 	}
 	if (o.flags&optNX != 0 && e != nil) || (o.flags&optXX != 0 && e == nil) {
 		cond = false
+		if at != 0 && o.flags&optNX != 0 {
+			c.NoteLock(locks.Refused, key, val, 0) // a lock, held by someone else
+		}
 	}
 	if o.flags&optGet != 0 {
 		if e == nil {
@@ -135,6 +139,9 @@ func setCmd(c *Ctx) {
 	notifySetExpire(c, key, at)
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
+	}
+	if at != 0 && o.flags&optNX != 0 {
+		c.NoteLock(locks.Acquired, key, val, at)
 	}
 	if at != 0 && o.flags&optNX != 0 && c.KS.ProtectLocks {
 		protectLock(c, key, val, at)
@@ -804,6 +811,7 @@ func delifeqCmd(c *Ctx) {
 	key := c.Argv[1]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
+		c.NoteLock(locks.Stale, key, nil, 0)
 		c.W.Int(0)
 		return
 	}
@@ -812,6 +820,7 @@ func delifeqCmd(c *Ctx) {
 		return
 	}
 	if ok, _ := checkCond(optIFEQ, c.Argv[2], e); !ok {
+		c.NoteLock(locks.Stale, key, nil, 0)
 		c.W.Int(0)
 		return
 	}
@@ -819,6 +828,7 @@ func delifeqCmd(c *Ctx) {
 	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
+	c.NoteLock(locks.Released, key, nil, 0)
 	c.PropagateAs(wDel, key)
 }
 
@@ -831,8 +841,21 @@ func delexCmd(c *Ctx) {
 		return
 	}
 	key := c.Argv[1]
-	e := c.DB.LookupWrite(key)
+	// a token release (IFEQ, IFDEQ) is a lock's release; one that deletes
+	// nothing came from a holder that had lost the lock
+	release := len(c.Argv) == 4 && condFlag(c.Argv[2])&(optIFEQ|optIFDEQ) != 0
+	var e *keyspace.Entry
+	if len(c.Argv) == 4 {
+		// a condition reads the key as Redis's delexCommand does
+		// (lookupKeyRead): a keyspace hit or miss, and "keymiss"
+		e = c.DB.LookupRead(key, c.Client.NoTouch)
+	} else {
+		e = c.DB.LookupWrite(key)
+	}
 	if e == nil {
+		if release {
+			c.NoteLock(locks.Stale, key, nil, 0)
+		}
 		c.W.Int(0)
 		return
 	}
@@ -852,6 +875,9 @@ func delexCmd(c *Ctx) {
 			return
 		}
 		if !ok {
+			if release {
+				c.NoteLock(locks.Stale, key, nil, 0)
+			}
 			c.W.Int(0)
 			return
 		}
@@ -860,6 +886,9 @@ func delexCmd(c *Ctx) {
 	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
+	if release {
+		c.NoteLock(locks.Released, key, nil, 0)
+	}
 	if len(c.Argv) == 4 {
 		c.PropagateAs(wDel, key) // the condition held here: replay it as the deletion
 	}

@@ -36,7 +36,8 @@ const (
 //	loading-process-events-interval-bytes), and the AOF's (appendonly,
 //	appendfilename, appenddirname, appendfsync, no-appendfsync-on-rewrite,
 //	auto-aof-rewrite-percentage, auto-aof-rewrite-min-size, aof-load-truncated,
-//	aof-load-corrupt-tail-max-size, aof-use-rdb-preamble, aof-timestamp-enabled)
+//	aof-load-corrupt-tail-max-size, aof-use-rdb-preamble, aof-timestamp-enabled),
+//	and HotKV's metrics listener (metrics-port, metrics-bind)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
 // exactly as Redis 8 does, so that tools and client libraries that read or set
@@ -67,6 +68,9 @@ func paramTable() []paramDef {
 		intP("maxclients", "", H|fUnsigned, 1, uintMax, 10000, "Maximum number of connected clients."),
 		// TLS (decision 0047): crypto/tls on the tls-port listeners.
 		intP("tls-port", "", H, 0, 65535, 0, "TLS port to listen on (0: none)."),
+		// HotKV's metrics listener (decision 0048): /metrics, the status page.
+		intP("metrics-port", "", H|imm, 0, 65535, 0, "HotKV: HTTP port of /metrics (Prometheus) and the status page (0: off)."),
+		strP("metrics-bind", "", H|imm, "127.0.0.1", nil, "HotKV: address the metrics listener binds (no authentication: keep it private)."),
 		intP("tls-session-cache-size", "", 0, 0, intMax, 20*1024, "TLS session cache entries (HotKV resumes with stateless session tickets: nothing to size)."),
 		intP("tls-session-cache-timeout", "", H, 0, intMax, 300, "Seconds a TLS session may be resumed."),
 		boolP("tls-cluster", "", 0, false, "TLS on the cluster bus (HotKV has no cluster mode)."),

@@ -467,6 +467,8 @@ func TestParams(t *testing.T) {
 		"aof-load-corrupt-tail-max-size", "aof-use-rdb-preamble", "aof-timestamp-enabled", "aof-disable-auto-gc",
 		// eviction protection of locks (decision 0044)
 		"protect-locks-from-eviction",
+		// the metrics listener (decision 0048)
+		"metrics-port", "metrics-bind",
 		// snapshots written a step at a time (decision 0045)
 		"rdb-save-incremental-fsync", "aof-rewrite-incremental-fsync",
 		// ACL users (decision 0046)

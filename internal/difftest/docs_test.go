@@ -37,7 +37,9 @@ func tableCommands(p *pair) (cmds []string, containers map[string]bool) {
 // DELIFEQ, decision 0041; Redis 8.12's BLESS, decision 0044): nothing of
 // theirs can be compared.
 var notInRedis = map[string]bool{"delifeq": true, "bless": true,
-	"bless|set": true, "bless|clear": true, "bless|get": true, "bless|scan": true}
+	"bless|set": true, "bless|clear": true, "bless|get": true, "bless|scan": true,
+	"hotkv.locks": true, "hotkv.locks|help": true, "hotkv.locks|list": true, "hotkv.locks|reset": true,
+	"hotkv.locks|stats": true, "hotkv.locks|top": true}
 
 // rnode is a RESP value with its wire type kept.
 type rnode struct {

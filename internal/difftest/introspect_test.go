@@ -125,3 +125,35 @@ func TestDiffIntrospection(t *testing.T) {
 		}
 	}
 }
+
+// DELEX with a condition reads its key as Redis's delexCommand does
+// (lookupKeyRead): keyspace hits and misses, and the "keymiss" event; plain
+// DELEX and a token release's other forms count none. Found by
+// redis_exporter's figures (exporter_test.go).
+func TestDiffDelexCountsReads(t *testing.T) {
+	p := newPair(t)
+	p.same("CONFIG", "RESETSTAT")
+	p.same("SET", "lock", "tok")
+	p.same("DELEX", "lock", "IFEQ", "other")
+	p.same("DELEX", "lock", "IFDEQ", "0000000000000000")
+	p.same("DELEX", "lock", "IFEQ", "tok")
+	p.same("DELEX", "lock", "IFEQ", "tok")
+	p.same("DELEX", "nosuch")
+	p.same("SET", "h", "v")
+	p.same("DELEX", "h", "IFNE", "x")
+	p.same("DELEX", "lock", "BADCOND", "x")
+	hk, rd := p.do("INFO", "stats")
+	field := func(info, k string) string {
+		for _, l := range strings.Split(info, "\r\n") {
+			if v, ok := strings.CutPrefix(l, k+":"); ok {
+				return v
+			}
+		}
+		return "?"
+	}
+	for _, k := range []string{"keyspace_hits", "keyspace_misses"} {
+		if field(hk, k) != field(rd, k) {
+			t.Errorf("%s: hotkv %s, redis %s", k, field(hk, k), field(rd, k))
+		}
+	}
+}

@@ -76,3 +76,49 @@ func Redis70OrSkip(t testing.TB) string {
 	}
 	return p
 }
+
+// RedisExporterOrSkip returns the redis_exporter binary (oliver006's, the
+// exporter Redis dashboards are made for): $HOTKV_REDIS_EXPORTER, or the build
+// .ci/redis-exporter.sh leaves in
+// ${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis_exporter-v1.88.0. It skips the
+// test with how to get it when absent (fails it when HOTKV_REQUIRE_EXPORTER
+// is set, as CI does).
+func RedisExporterOrSkip(t testing.TB) string {
+	t.Helper()
+	p := os.Getenv("HOTKV_REDIS_EXPORTER")
+	if p == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			if home, err := os.UserHomeDir(); err == nil {
+				cache = filepath.Join(home, ".cache")
+			}
+		}
+		p = filepath.Join(cache, "hotkv", "redis_exporter-v1.88.0", "redis_exporter")
+	}
+	if st, err := os.Stat(p); err != nil || st.Mode()&0o111 == 0 {
+		msg := "redis_exporter is not built: run .ci/redis-exporter.sh or set HOTKV_REDIS_EXPORTER"
+		if os.Getenv("HOTKV_REQUIRE_EXPORTER") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return p
+}
+
+// ChromiumOrSkip returns a headless-capable Chromium on PATH (Debian's
+// chromium package), skipping the test when there is none (failing it when
+// HOTKV_REQUIRE_CHROMIUM is set, as CI does).
+func ChromiumOrSkip(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	msg := "no chromium on PATH (Debian: apt-get install chromium): the status page's browser test needs one"
+	if os.Getenv("HOTKV_REQUIRE_CHROMIUM") != "" {
+		t.Fatal(msg)
+	}
+	t.Skip(msg)
+	return ""
+}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/locks"
 )
 
 // Where a command runs. Every command, whoever issues it, is admitted by admit
@@ -54,7 +55,7 @@ const (
 // served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
 func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
 	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked, c.ReplyLast = spec, "", 0, false, false, false
-	c.Redacted = c.Redacted[:0]
+	c.Redacted, c.Lock.Kind = c.Redacted[:0], locks.None
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
@@ -78,6 +79,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
+	if c.Lock.Kind != locks.None || s.locks.HasPending() {
+		s.noteLocks(o, c, endUs)
+	}
 	s.stats.dirty += int64(c.Dirty)
 	if (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
 		s.observeCall(o, c, spec, endUs-startUs)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/server/infofmt"
 )
@@ -60,6 +61,7 @@ var infoSections = []infoSection{
 	{"cluster", "Cluster", true, func(_ *Server, b []byte) []byte { return kv(b, "cluster_enabled", "0") }},
 	{"keyspace", "Keyspace", true, (*Server).infoKeyspace},
 	{"keysizes", "Keysizes", true, (*Server).infoKeysizes},
+	{"locks", "Locks", false, (*Server).infoLocks}, // HotKV: the lock view (locks.go)
 	{"debug", "Debug", false, (*Server).infoDebug},
 }
 
@@ -566,4 +568,39 @@ func appendListeners(b []byte, lns, tlsLns []net.Listener, bind string) []byte {
 		b = kv(b, "listener2", line+",port="+strconv.Itoa(tlsLns[0].Addr().(*net.TCPAddr).Port))
 	}
 	return b
+}
+
+// infoLocks is INFO locks, HotKV's own section (not in the default set): the
+// lock view's counters (internal/locks) and its hold and wait times in µs.
+func (s *Server) infoLocks(b []byte) []byte {
+	t := s.locks
+	b = kvi(b, "locks_held", int64(t.Len()))
+	b = kvi(b, "locks_acquired", t.C.Acquired)
+	b = kvi(b, "locks_contended", t.C.Contended)
+	b = kvi(b, "locks_released", t.C.Released)
+	b = kvi(b, "locks_released_stale", t.C.Stale)
+	b = kvi(b, "locks_extended", t.C.Extended)
+	b = kvi(b, "locks_expired_while_held", t.C.ExpiredHeld)
+	b = kvi(b, "locks_removed", t.C.Removed)
+	b = kvi(b, "locks_keys_tracked", int64(t.Keys()))
+	b = appendLockHist(b, "lock_hold_usec", &t.Hold)
+	return appendLockHist(b, "lock_wait_usec", &t.Wait)
+}
+
+func appendLockHist(b []byte, name string, h *locks.Histogram) []byte {
+	b = append(b, name...)
+	b = append(b, ":count="...)
+	b = strconv.AppendInt(b, h.Count, 10)
+	b = append(b, ",sum="...)
+	b = strconv.AppendInt(b, h.SumUs, 10)
+	for _, q := range [...]struct {
+		name string
+		q    float64
+	}{{"p50", 0.5}, {"p99", 0.99}, {"p99.9", 0.999}} {
+		b = append(b, ',')
+		b = append(b, q.name...)
+		b = append(b, '=')
+		b = strconv.AppendInt(b, int64(h.Quantile(q.q)), 10)
+	}
+	return append(b, "\r\n"...)
 }

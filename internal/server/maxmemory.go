@@ -358,7 +358,12 @@ func (s *Server) evict() int {
 	start := monoUs()
 	// the latency monitor's eviction-cycle (the whole pass) and
 	// eviction-del (each key's deletion) events
-	defer func() { s.latencyEvent("eviction-cycle", (monoUs()-start)/1000) }()
+	defer func() {
+		s.latencyEvent("eviction-cycle", (monoUs()-start)/1000)
+		if s.locks.HasPending() { // evicted locks: counted as removed
+			s.checkLocks(s.clock.NowUs(), false)
+		}
+	}()
 	timed := s.obs.thresholdMs.Load() != 0
 	var freed int64
 	for n := 1; freed < tofree; n++ {

@@ -44,6 +44,7 @@ var _ keyspace.Observer = (*Server)(nil)
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	s.keyChanged(db, key)
+	s.locks.Touch(db, key)
 	s.trk.Modified(db, key)
 	if len(s.watchers) == 0 {
 		return
@@ -66,6 +67,9 @@ func (s *Server) Modified(db int, key []byte) {
 // Tracking sees the deletion here, as one no client caused.
 func (s *Server) Expired(db int, key []byte) {
 	s.Notify(db, 'x', "expired", key)
+	if s.locks.Len() > 0 {
+		s.locks.Expired(db, key, s.clock.NowUs())
+	}
 	s.trk.Expired(db, key)
 	s.propDeletion(db, key, "lazyfree-lazy-expire")
 }
@@ -76,6 +80,7 @@ func (s *Server) Flushing(db int) {
 		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
 	}
 	s.releaseAfterFlush(s.ks.DBs[db].Len())
+	s.locks.Flush(db)
 	s.trk.Flushing()
 	s.touchAllInDB(db, -1)
 	s.readyDeletedKeys(db)
@@ -87,6 +92,7 @@ func (s *Server) Flushing(db int) {
 // the command, serves those whose key exists after the swap with the type
 // they wait for.
 func (s *Server) Swapping(a, b int) {
+	s.locks.Swap(a, b)
 	s.touchAllInDB(a, b)
 	s.touchAllInDB(b, a)
 	if s.blocked.count > 0 {

@@ -28,6 +28,7 @@ import (
 	"github.com/hotkv/hotkv/internal/config"
 	"github.com/hotkv/hotkv/internal/engine"
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/pubsub"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/aof"
@@ -73,8 +74,9 @@ type Server struct {
 	mem           memAcct
 	preCommandOOM bool
 	cfg           *config.Config
-	hot           hotParams // the parameters admission reads for every command (admit.go)
-	obs           observe   // SLOWLOG, LATENCY, MONITOR (introspect.go); engine lock
+	hot           hotParams    // the parameters admission reads for every command (admit.go)
+	obs           observe      // SLOWLOG, LATENCY, MONITOR (introspect.go); engine lock
+	locks         *locks.Table // the lock view (locks.go); engine lock
 	log           *slog.Logger
 	clock         clock.Clock
 	eng           *engine.Engine
@@ -143,9 +145,10 @@ type Server struct {
 	acl *acl.ACL
 	// startErr is a configuration error New found (a rename-command of an
 	// unknown command): Run stops at once with it
-	startErr error
-	aclSc    acl.Scratch  // the permission check's buffers (engine lock)
-	barrier  barrierState // the reply barrier (barrier.go)
+	startErr  error
+	metricsLn net.Listener // the metrics listener (metricsglue.go); nil when off
+	aclSc     acl.Scratch  // the permission check's buffers (engine lock)
+	barrier   barrierState // the reply barrier (barrier.go)
 
 	flushFree  atomic.Bool  // a goroutine gives a big flush's memory back (flushmem.go)
 	flushFrees atomic.Int64 // how many times it did (tests)
@@ -201,6 +204,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		log:      lg,
 		clock:    clk,
 		ks:       ks,
+		locks:    locks.New(int(cfg.Int("databases"))),
 		eng:      engine.New(ks, clk, seed),
 		table:    command.NewTable(),
 		limits:   resp.NewLimits(),
@@ -280,7 +284,12 @@ func (s *Server) Addr() net.Addr { return s.net.Addr() }
 
 // Listen opens the listeners for bind and port unless Options.Listener was
 // given, and follows CONFIG SET port / bind.
-func (s *Server) Listen() error { return s.net.Listen() }
+func (s *Server) Listen() error {
+	if err := s.net.Listen(); err != nil {
+		return err
+	}
+	return s.listenMetrics()
+}
 
 // Run serves until ctx is cancelled or SHUTDOWN; it then closes every connection
 // and returns. Listen must have succeeded.
@@ -308,6 +317,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Unlock()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)
+	s.serveMetrics(ctx)
 	s.net.LogReady()
 	select {
 	case <-ctx.Done():

@@ -46,6 +46,7 @@ func (s *Server) ResetStats() {
 	}
 	s.errStats = map[string]int64{}
 	s.errStatsOff = false
+	s.locks.Reset()
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
 	s.acl.Stats = acl.Stats{}

@@ -1,0 +1,99 @@
+package locks
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestHistogramQuantile(t *testing.T) {
+	var h Histogram
+	if h.Quantile(0.5) != 0 {
+		t.Fatal("empty histogram")
+	}
+	for i := 0; i < 100; i++ {
+		h.Add(int64(i) * 10_000) // 0 .. 990 ms
+	}
+	h.Add(-5) // counts as 0
+	h.Add(1e12)
+	if h.Count != 102 || h.Counts[0] != 2 || h.Counts[len(Bounds)] != 1 {
+		t.Fatalf("counts %v", h.Counts)
+	}
+	// p50: rank 51 in (250 ms, 500 ms], linear
+	if q := h.Quantile(0.5); q < 250e3 || q > 500e3 {
+		t.Fatalf("p50 %v", q)
+	}
+	if q := h.Quantile(1); q != float64(Bounds[len(Bounds)-1]) {
+		t.Fatalf("p100 %v", q)
+	}
+}
+
+func TestTableLifecycle(t *testing.T) {
+	tb := New(2)
+	note := func(k Kind, key string, tok uint64) *Note {
+		return &Note{Kind: k, Key: []byte(key), Token: tok, Deadline: 5000}
+	}
+	tb.Apply(0, note(Acquired, "a", 1), 1000)
+	tb.Apply(1, note(Acquired, "a", 2), 1000)
+	tb.Apply(0, note(Refused, "a", 9), 2000)
+	tb.Apply(0, note(Refused, "a", 9), 3000) // same waiter: the first refusal counts
+	if tb.Len() != 2 || tb.C.Contended != 2 {
+		t.Fatalf("len %d %+v", tb.Len(), tb.C)
+	}
+	tb.Touch(0, []byte("a"))
+	tb.Touch(0, []byte("nope"))
+	if !tb.HasPending() {
+		t.Fatal("a held key touched")
+	}
+	n := 0
+	tb.Pending(func(db int, key string) {
+		n++
+		tb.Check(db, key, 3500, true, 1, 7000, false) // a new deadline: extended
+	})
+	if n != 1 || tb.C.Extended != 1 || tb.HasPending() {
+		t.Fatalf("pending %d %+v", n, tb.C)
+	}
+	tb.Apply(0, note(Released, "a", 0), 4000)
+	tb.Apply(0, note(Acquired, "a", 9), 4500)
+	if tb.Hold.Count != 1 || tb.Hold.SumUs != 3000 || tb.Wait.SumUs != 2500 || tb.Wait.Count != 3 {
+		t.Fatalf("hold %+v wait %+v", tb.Hold, tb.Wait)
+	}
+	tb.Swap(0, 1)
+	if l := tb.Locks(); len(l) != 2 || l[0].DB != 0 || l[0].Token != 2 || l[1].Token != 9 || l[1].DB != 1 {
+		t.Fatalf("after SWAPDB %+v", l)
+	}
+	tb.Expired(0, []byte("a"), 6000) // db 0 now holds token 2's lock
+	tb.Flush(1)
+	if tb.Len() != 0 || tb.C.ExpiredHeld != 1 || tb.C.Removed != 1 {
+		t.Fatalf("len %d %+v", tb.Len(), tb.C)
+	}
+	tb.Reset()
+	if tb.C != (Counters{}) || tb.Keys() != 0 || tb.Hold.Count != 0 {
+		t.Fatal("reset")
+	}
+}
+
+// The table's memory is bounded: per-key counters by MaxKeys (the busiest
+// stay), remembered waiters by MaxWaiters.
+func TestTableBounds(t *testing.T) {
+	tb := New(1)
+	hot := &Note{Kind: Acquired, Key: []byte("hot"), Deadline: 1}
+	for i := 0; i < 50; i++ {
+		tb.Apply(0, hot, int64(i))
+		tb.Apply(0, &Note{Kind: Released, Key: []byte("hot")}, int64(i))
+	}
+	for i := 0; i < 5*MaxKeys; i++ {
+		tb.Apply(0, &Note{Kind: Refused, Key: []byte(fmt.Sprint("k", i)), Token: uint64(i)}, int64(i))
+	}
+	if tb.Keys() > MaxKeys {
+		t.Fatalf("%d keys", tb.Keys())
+	}
+	if top := tb.Top(1); len(top) != 1 || top[0].Key != "hot" || top[0].Acquired != 50 {
+		t.Fatalf("top %+v", top)
+	}
+	for i := 0; i < 2*MaxWaiters; i++ {
+		tb.Apply(0, &Note{Kind: Refused, Key: []byte("w"), Token: uint64(i)}, 0)
+	}
+	if len(tb.waiters) > MaxWaiters {
+		t.Fatalf("%d waiters", len(tb.waiters))
+	}
+}

@@ -1,0 +1,52 @@
+package server
+
+import (
+	"unsafe"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/locks"
+)
+
+// The lock view (internal/locks, docs/ARCHITECTURE.md "The lock view"): call
+// hands the table what a command reported (Ctx.Lock) and has it judge the
+// held locks the command changed without saying so (Modified → Touch);
+// expiry, flushes and SWAPDB reach it through the keyspace's observer hooks
+// (multi.go). Nothing here runs for a command that touches no held lock.
+
+// noteLocks is call's step for the lock view, after the handler ran. Engine
+// lock held.
+func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
+	if c.Lock.Kind != locks.None {
+		s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
+		c.Lock.Kind = locks.None
+	}
+	s.checkLocks(nowUs, o == fromScript)
+}
+
+// checkLocks judges the held locks changed since the last check from what
+// their keys hold now.
+func (s *Server) checkLocks(nowUs int64, byScript bool) {
+	if !s.locks.HasPending() {
+		return
+	}
+	s.locks.Pending(func(db int, key string) {
+		d := s.ks.DBs[db]
+		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
+		if e == nil {
+			s.locks.Check(db, key, nowUs, false, 0, 0, byScript)
+			return
+		}
+		var token uint64
+		if e.Kind == keyspace.KindString {
+			token = xxh3.Hash(e.Bytes())
+		}
+		s.locks.Check(db, key, nowUs, true, token, d.ExpireAt(e), byScript)
+	})
+}
+
+// Locks is the lock view, for HOTKV.LOCKS and INFO locks (command.Server).
+// Engine lock held.
+func (s *Server) Locks() *locks.Table { return s.locks }
