@@ -20,6 +20,19 @@ type Locker struct {
 	fenceKey     func(string) string
 	enableNotify bool
 	nodeTimeout  time.Duration
+	observe      func(Wait)
+}
+
+// Wait is what an Obtain reports to WithWaitObserver when it ends: how long
+// it waited for the lock and how many attempts it made. Obtain keeps one token
+// across its attempts, so that a HotKV server times the same wait from its
+// side (HOTKV.LOCKS STATS wait-usec, hotkv_lock_wait_seconds).
+type Wait struct {
+	Key      string
+	Waited   time.Duration // from the first attempt to the end
+	Attempts int           // attempts made (1: obtained or refused at once)
+	Obtained bool
+	Err      error // why not obtained (ErrNotObtained, a context's, a server's)
 }
 
 // Options are the per-Obtain options; nil means the zero Options: one attempt,
@@ -63,6 +76,7 @@ type lockerConfig struct {
 	enable      bool
 	nodeTimeout time.Duration
 	luaOnly     bool
+	observe     func(Wait)
 }
 
 // WithDB names the database the client works in, for the keyspace channel
@@ -110,6 +124,13 @@ func WithLuaScripts() LockerOption {
 	return func(c *lockerConfig) { c.luaOnly = true }
 }
 
+// WithWaitObserver has every Obtain report its wait (Wait) when it ends,
+// obtained or not: a histogram of lock waits on the client's side. f runs
+// on the goroutine that called Obtain and must not block.
+func WithWaitObserver(f func(Wait)) LockerOption {
+	return func(c *lockerConfig) { c.observe = f }
+}
+
 // DefaultFenceKey is the fence counter of lock key: "<key>:fence" when key has a
 // Redis Cluster hash tag ({...}), else "{<key>}:fence", which hashes to the
 // same slot as a key without braces.
@@ -151,6 +172,7 @@ func newLocker(clients []Client, opts []LockerOption) (*Locker, error) {
 		fenceKey:     cfg.fenceKey,
 		enableNotify: cfg.enable,
 		nodeTimeout:  cfg.nodeTimeout,
+		observe:      cfg.observe,
 	}
 	for _, c := range clients {
 		n := newNode(c, cfg.db, cfg.dbSet)
@@ -192,7 +214,19 @@ func (l *Locker) roundTimeout(ttl time.Duration) time.Duration {
 // The lock is valid until Lock.Deadline: ttl minus the time the attempt took
 // and the drift allowance. Work done under the lock must finish by then, or
 // refresh it (Lock.Refresh, Options.AutoRefresh), or be fenced (Lock.Fence).
-func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (*Lock, error) {
+func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt *Options) (lk *Lock, err error) {
+	if l.observe != nil {
+		start, attempts := time.Now(), 0
+		defer func() {
+			l.observe(Wait{Key: key, Waited: time.Since(start), Attempts: attempts, Obtained: err == nil, Err: err})
+		}()
+		return l.obtain(ctx, key, ttl, opt, &attempts)
+	}
+	return l.obtain(ctx, key, ttl, opt, nil)
+}
+
+// obtain is Obtain; it counts its attempts in *attempts when not nil.
+func (l *Locker) obtain(ctx context.Context, key string, ttl time.Duration, opt *Options, attempts *int) (*Lock, error) {
 	if ttl < time.Millisecond {
 		return nil, ErrInvalidTTL
 	}
@@ -217,6 +251,9 @@ func (l *Locker) Obtain(ctx context.Context, key string, ttl time.Duration, opt 
 	for failures := 0; ; {
 		if ctx.Err() != nil {
 			return nil, notObtained(context.Cause(ctx))
+		}
+		if attempts != nil {
+			*attempts++
 		}
 		res, err := l.attempt(ctx, key, fk, token, ttl)
 		if err != nil {

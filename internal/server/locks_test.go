@@ -197,3 +197,44 @@ func asMap(t *testing.T, v any) map[string]any {
 	}
 	return out
 }
+
+// The lock package reports its waits (WithWaitObserver), and the server times
+// the same wait from its side: Obtain keeps one token across its attempts,
+// so the wait runs from its first refused attempt to the one that succeeds.
+func TestLockPackageWaitsSeenByBoth(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	var waits []lock.Wait
+	l := lock.New(c, lock.WithWaitObserver(func(w lock.Wait) { waits = append(waits, w) }))
+	holder, err := l.Obtain(ctx, "lock:w", 10*time.Second, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		_ = holder.Release(ctx)
+	}()
+	waiter, err := l.Obtain(ctx, "lock:w", 10*time.Second, &lock.Options{RetryStrategy: lock.LinearBackoff(10 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer waiter.Release(ctx)
+	if _, err := l.Obtain(ctx, "lock:w", time.Second, nil); err == nil {
+		t.Fatal("a third Obtain got a held lock")
+	}
+	if len(waits) != 3 || !waits[0].Obtained || waits[0].Attempts != 1 || !waits[1].Obtained || waits[1].Attempts < 5 ||
+		waits[1].Waited < 190*time.Millisecond || waits[2].Obtained || waits[2].Attempts != 1 {
+		t.Fatalf("the client's waits: %+v", waits)
+	}
+	st, err := c.Do(ctx, "HOTKV.LOCKS", "STATS").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := asMap(t, asMap(t, st)["wait-usec"])
+	serverWait := time.Duration(wait["sum-usec"].(int64)) * time.Microsecond
+	if wait["count"] != int64(2) || serverWait > waits[1].Waited || serverWait < waits[1].Waited-100*time.Millisecond {
+		t.Errorf("the server's wait %v (%v), the client's %v", serverWait, wait, waits[1].Waited)
+	}
+}
