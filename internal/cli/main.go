@@ -89,6 +89,16 @@ func (s *session) run() int {
 			return 1
 		}
 		return exitCode(s.latencyMode())
+	case cfg.Stat:
+		if s.connect(false, false) != nil {
+			return 1
+		}
+		return exitCode(s.statMode())
+	case cfg.Locks:
+		if s.connect(false, false) != nil {
+			return 1
+		}
+		return exitCode(s.locksMode())
 	case cfg.Pipe:
 		if s.connect(false, false) != nil {
 			return 1

@@ -65,6 +65,9 @@ type result struct {
 type runOpts struct {
 	stdin string
 	tty   bool // stdout is a pseudo-terminal (redis-cli's terminal rendering)
+	// stopAfter ends a program that runs until interrupted (--stat): it is
+	// killed after this long, and what it printed is the result
+	stopAfter time.Duration
 }
 
 // run runs p with args; stdout goes to a pseudo-terminal with tty (its output
@@ -104,9 +107,19 @@ func (p program) run(t *testing.T, o runOpts, args ...string) result {
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()
 	var err error
+	limit := 60 * time.Second
+	if o.stopAfter > 0 {
+		limit = o.stopAfter
+	}
 	select {
 	case err = <-done:
-	case <-time.After(60 * time.Second):
+	case <-time.After(limit):
+		if o.stopAfter > 0 {
+			_ = cmd.Process.Kill()
+			<-done
+			copyDone.Wait()
+			return result{stdout: stdout.String(), stderr: stderr.String(), code: -1}
+		}
 		_ = cmd.Process.Kill()
 		t.Fatalf("%s %q did not finish", p.name, args)
 	}

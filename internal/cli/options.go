@@ -38,6 +38,8 @@ type Config struct {
 	PushExplicit   bool
 
 	Latency, LatencyHistory bool
+	Stat                    bool // --stat: rolling statistics (redis-cli's statMode)
+	Locks                   bool // --locks: the lock view (HOTKV.LOCKS), HotKV's own
 	Scan                    bool
 	Pattern                 string
 	Count                   int
@@ -118,6 +120,10 @@ func parseOptions(args []string, stdoutTTY bool, stdout, stderr io.Writer, geten
 			c.Latency = true
 		case a == "--latency-history":
 			c.Latency, c.LatencyHistory = true, true
+		case a == "--stat":
+			c.Stat = true
+		case a == "--locks":
+			c.Locks = true
 		case a == "--scan":
 			c.Scan = true
 		case a == "--pattern" && !last:
@@ -322,6 +328,7 @@ Usage: hotkv-cli [OPTIONS] [cmd [arg [arg ...]]]
   --csv              Output in CSV format.
   --show-pushes <yn> Whether to print RESP3 PUSH messages.  Enabled by default when
                      STDOUT is a tty but can be overridden with --show-pushes no.
+  --stat             Print rolling stats about server: mem, clients, ...
   --latency          Enter a special mode continuously sampling latency.
                      If you use this mode in an interactive session it runs
                      forever displaying real-time stats. Otherwise if --raw or
@@ -335,6 +342,10 @@ Usage: hotkv-cli [OPTIONS] [cmd [arg [arg ...]]]
   --pipe-timeout <n> In --pipe mode, abort with error if after sending all data.
                      no reply is received within <n> seconds.
                      Default timeout: 30. Use 0 to wait forever.
+  --locks            HotKV: show the locks held (HOTKV.LOCKS): counters and the
+                     lock table with holder token digest, age and TTL; redrawn
+                     every second on a terminal (-i to change), printed once
+                     otherwise. --pattern and --count filter the table.
   --scan             List all keys using the SCAN command.
   --pattern <pat>    Keys pattern when using the --scan option (default: *).
   --count <count>    Count option when using the --scan option (default: 10).
