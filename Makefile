@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-suite redis-suite-spawned
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-exporter redis-suite redis-suite-spawned metrics
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -21,6 +21,12 @@ test: ## run every test (differential tests need the reference: make redis-ref)
 
 redis-ref: ## build the reference redis-server 8.6.3 into ~/.cache/hotkv (once)
 	bash .ci/redis-ref.sh
+
+redis-exporter: ## build redis_exporter v1.88.0 into ~/.cache/hotkv (the metrics diff test uses it)
+	bash .ci/redis-exporter.sh
+
+metrics: ## run the server with /metrics and the status page on 127.0.0.1:$(METRICS_PORT) (default 9121)
+	go run ./cmd/hotkv --port $(PORT) --metrics-port $${METRICS_PORT:-9121}
 
 race: ## run every test with the race detector, as CI does
 	$(GO) test -race -count=1 ./...

@@ -2257,21 +2257,21 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks": {
 		Summary:    "A container for the lock view's commands.",
 		Since:      "0.1.0",
 		Group:      "server",
 		Complexity: "Depends on subcommand.",
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks|help": {
 		Summary:    "Returns helpful text about the different subcommands.",
 		Since:      "0.1.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks|list": {
 		Summary:    "Lists the locks held now: key, database, token digest, age, TTL.",
 		Since:      "0.1.0",
@@ -2282,21 +2282,21 @@ var docsTable = map[string]*CommandDoc{
 			{Name: "pattern", Type: "pattern", KeySpecIndex: -1, Token: "MATCH", Flags: ArgOptional},
 		},
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks|reset": {
 		Summary:    "Resets the lock view's counters.",
 		Since:      "0.1.0",
 		Group:      "server",
 		Complexity: "O(N) where N is the number of locks held.",
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks|stats": {
 		Summary:    "Returns the lock view's counters and hold and wait times.",
 		Since:      "0.1.0",
 		Group:      "server",
 		Complexity: "O(1)",
 	},
-	// source: HotKV extension (docs/locks-view.md): no Redis has it
+	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks|top": {
 		Summary:    "Returns the most active lock keys with their counters.",
 		Since:      "0.1.0",

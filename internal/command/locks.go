@@ -8,7 +8,7 @@ import (
 
 // locksCommands is HOTKV.LOCKS, HotKV's own command (no Redis has one; the
 // prefix keeps it clear of any command Redis may add): the server's view of
-// the distributed locks taken with it (internal/locks; docs/locks-view.md).
+// the distributed locks taken with it (internal/locks; docs/observability.md).
 func locksCommands() []*Spec {
 	ro := Loading | Stale
 	nd := []string{"nondeterministic_output"}

@@ -18,9 +18,14 @@ import (
 
 // noteLocks is call's step for the lock view, after the handler ran. Engine
 // lock held.
+// A command applied without a connection (fromApply: the AOF at startup, a
+// master's stream) takes no lock in the view: the view counts what clients
+// do here, and a replayed SET ... PXAT is no acquisition.
 func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
 	if c.Lock.Kind != locks.None {
-		s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
+		if o != fromApply {
+			s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
+		}
 		c.Lock.Kind = locks.None
 	}
 	s.checkLocks(nowUs, o == fromScript)

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -257,5 +260,50 @@ func TestStatusJSON(t *testing.T) {
 	resp, err := http.Get(base + "/nosuch")
 	if err != nil || resp.StatusCode != 404 {
 		t.Errorf("unknown path: %v %v", resp.StatusCode, err)
+	}
+}
+
+// The Grafana dashboard in deploy/grafana asks only for series HotKV's
+// /metrics serves: every metric name in its queries is in a scrape (a
+// histogram's _bucket by its family).
+func TestGrafanaDashboardMetricsExist(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "grafana", "hotkv.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	srv, base := startWithMetrics(t, hotkvtest.WithConfig("enable-debug-command", "yes"))
+	ctx := context.Background()
+	c := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer c.Close()
+	c.ConfigSet(ctx, "latency-monitor-threshold", "1")
+	c.Do(ctx, "DEBUG", "SLEEP", "0.005")
+	c.SetNX(ctx, "lock:a", "t", time.Minute)
+	c.SetNX(ctx, "lock:a", "u", time.Minute)
+	c.Do(ctx, "NOSUCH")
+	mfs := scrape(t, base)
+	name := regexp.MustCompile(`\b(?:redis|hotkv)_[a-z0-9_]+`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				n++
+				fam := strings.TrimSuffix(m, "_bucket")
+				if mfs[m] == nil && mfs[fam] == nil {
+					t.Errorf("panel %q asks for %s, which /metrics does not serve", p.Title, m)
+				}
+			}
+		}
+	}
+	if n < 30 {
+		t.Errorf("only %d metric references found", n)
 	}
 }
