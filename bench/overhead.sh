@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# bench/overhead.sh - what observability costs: HotKV at HEAD with the slow
+# log (default threshold), the latency monitor (latency-monitor-threshold
+# 100) and the lock view on, side by side with HotKV built at BASE, before
+# SLOWLOG, LATENCY, MONITOR and the lock view existed (default 69498d5).
+#
+#   bench/overhead.sh              bench-vs.sh (A = HEAD, B = BASE) on SET,
+#                                  GET, their -P 16 forms, lock acquire and
+#                                  lock release by DELEX; lock cycles with
+#                                  bench/lockbench, the servers alternating;
+#                                  then instructions per command (callgrind)
+#   ROUNDS=5 bench/overhead.sh     more rounds (bench-vs.sh's knobs apply)
+#   PARTS="callgrind" bench/overhead.sh   only one part (vs, lockbench, callgrind)
+#
+# Callgrind counts instructions, which the machine's noise does not blur:
+# BenchmarkHotPath's SET, GET and DELEX_hit+SET_NX (a lock acquired and
+# released) at 200,001 iterations less a run of 1, under
+# GODEBUG=asyncpreemptoff=1 and -test.cpu 1. Output goes to stdout and
+# bench/results/<date>-overhead.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE=${BASE:-69498d5}
+PARTS=${PARTS:-vs lockbench callgrind}
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+TMP=$(mktemp -d -t hotkv-overhead.XXXXXX)
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true
+  git worktree remove --force "$TMP/base" >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT
+git worktree add --detach "$TMP/base" "$BASE" >/dev/null 2>&1
+go build -o "$TMP/hotkv-head" ./cmd/hotkv
+(cd "$TMP/base" && go build -o "$TMP/hotkv-base" ./cmd/hotkv)
+wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+start() { # binary port args...
+  local bin=$1 p=$2; shift 2
+  "$bin" --port "$p" --loglevel warning "$@" >"$TMP/$p.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+}
+stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
+HEAD_ARGS=(--latency-monitor-threshold 100)
+mkdir -p bench/results
+OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
+{
+  echo "# bench/overhead.sh: A = HEAD $(git rev-parse --short HEAD) (${HEAD_ARGS[*]}), B = BASE $BASE"
+  if [[ " $PARTS " == *" vs "* ]]; then
+    A=$(free_port); B=$(free_port)
+    start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}"
+    start "$TMP/hotkv-base" "$B"
+    echo; echo "## redis-benchmark: A = HEAD, B = BASE"
+    ONLY=${ONLY:-set_32B_c50,get_32B_c50,set_32B_c50_P16,get_32B_c50_P16,lock_acquire_c50,lock_release_delex} \
+      bash bench/bench-vs.sh "$A" "$B" full
+    stop_all
+  fi
+  if [[ " $PARTS " == *" lockbench "* ]]; then
+    go build -o "$TMP/lockbench" ./bench/lockbench
+    A=$(free_port); B=$(free_port)
+    start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}"
+    start "$TMP/hotkv-base" "$B"
+    echo; echo "## lock cycles per second (lockbench -release delex -pipeline 16 -duration 5s), order alternating"
+    for round in $(seq "${ROUNDS:-6}"); do
+      if (( round % 2 )); then order="$A $B"; else order="$B $A"; fi
+      for p in $order; do
+        name=BASE; [[ $p == "$A" ]] && name=HEAD
+        r=$("$TMP/lockbench" -addr "127.0.0.1:$p" -release delex -pipeline 16 -duration 5s 2>&1 | grep -o '[0-9.]* cycles/s' | head -1)
+        echo "round $round $name $r"
+        redis-cli -p "$p" FLUSHALL >/dev/null
+      done
+    done
+    stop_all
+  fi
+  if [[ " $PARTS " == *" callgrind "* ]] && command -v valgrind >/dev/null; then
+    echo; echo "## instructions per command (callgrind, BenchmarkHotPath)"
+    go test -c -o "$TMP/head.test" ./internal/server
+    (cd "$TMP/base" && go test -c -o "$TMP/base.test" ./internal/server)
+    ir() { # test-binary bench N -> instructions
+      GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$1" \
+        -test.run '^$' -test.bench "HotPath/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1
+      callgrind_annotate "$TMP/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1; exit}'
+    }
+    for bench in '^SET$' '^GET$' '^DELEX_hit\+SET_NX$'; do
+      line="$bench"
+      for side in base head; do
+        big=$(ir "$TMP/$side.test" "$bench" 200001); small=$(ir "$TMP/$side.test" "$bench" 1)
+        line="$line $side $(( (big - small) / 200000 ))"
+      done
+      echo "$line"
+    done
+  fi
+} 2>&1 | tee "$OUT"
