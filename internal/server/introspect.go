@@ -65,6 +65,9 @@ func (s *Server) observeCall(o origin, c *command.Ctx, spec *command.Spec, durUs
 			ev = "fast-command"
 		}
 		s.latencyEvent(ev, durUs/1000)
+		if o == fromBlocked { // the reply of a client unblocked (updateStatsOnUnblock)
+			s.latencyEvent("command-unblocking", durUs/1000)
+		}
 	}
 	if len(s.obs.monitors) > 0 && o != fromBlocked && spec.Flags&(command.SkipMonitor|command.Admin) == 0 {
 		s.feedMonitors(o, c)

@@ -591,7 +591,11 @@ func (a *AOF) openIncr(name string, truncate bool) (*os.File, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	start := time.Now()
 	st, err := f.Stat()
+	if a.d.Latency != nil {
+		a.d.Latency("aof-fstat", time.Since(start).Milliseconds())
+	}
 	if err != nil {
 		_ = f.Close()
 		return nil, 0, err

@@ -266,18 +266,22 @@ func (a *AOF) rewriteDone(job *rewriteJob, err error) {
 func (a *AOF) installBase(job *rewriteJob) error {
 	m := a.man.clone()
 	base := m.newBase(a, job.rdbFormat)
+	start := time.Now()
 	if err := os.Rename(job.tmp, a.path(base)); err != nil {
 		return fmt.Errorf("Error trying to rename the temporary AOF base file %s into %s: %v", job.tmp, base, err)
 	}
+	a.renameLatency(start)
 	var tempIncr, newIncr string
 	if a.state == WaitRewrite {
 		// the temporary incremental file becomes the first one listed
 		tempIncr = a.tempIncrName()
 		newIncr = m.newIncrAt(a, a.tempStart)
+		start := time.Now()
 		if err := os.Rename(a.path(tempIncr), a.path(newIncr)); err != nil {
 			_ = os.Remove(a.path(base))
 			return fmt.Errorf("Error trying to rename the temporary AOF incr file %s into %s: %v", tempIncr, newIncr, err)
 		}
+		a.renameLatency(start)
 	}
 	if a.state == Off {
 		// BGREWRITEAOF with the AOF off: the base is the whole AOF
@@ -411,3 +415,11 @@ func (a *AOF) RewriteInProgress() bool { return a.rw != nil }
 // SetRewriteDelay makes each later rewrite's writer wait d before writing
 // the base (tests: a rewrite that stays in progress).
 func (a *AOF) SetRewriteDelay(d time.Duration) { a.rwDelay = d }
+
+// renameLatency reports a rename of the rewrite's files that started at
+// start (Redis's aof-rename event).
+func (a *AOF) renameLatency(start time.Time) {
+	if a.d.Latency != nil {
+		a.d.Latency("aof-rename", time.Since(start).Milliseconds())
+	}
+}

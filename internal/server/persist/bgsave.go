@@ -120,7 +120,11 @@ func (r *RDB) writeBG(job *bgJob, tmp, path string, delay time.Duration, keyDela
 		r.d.Log.Warn("Write error saving DB on disk: " + err.Error())
 	}
 	if err != nil {
+		start := time.Now()
 		_ = os.Remove(tmp)
+		if r.d.Latency != nil {
+			r.d.Latency("rdb-unlink-temp-file", time.Since(start).Milliseconds())
+		}
 	}
 	job.done <- bgResult{err: err, endUnix: r.nowUnix()}
 }

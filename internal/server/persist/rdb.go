@@ -76,6 +76,9 @@ type Deps struct {
 	// Forked, when set, is told of each child process started (INFO's
 	// total_forks, latest_fork_usec: how long starting it took).
 	Forked func(us int64)
+	// Latency, when set, is told how long a step the latency monitor
+	// watches took (rdb-unlink-temp-file), from any goroutine.
+	Latency func(event string, ms int64)
 }
 
 // RDB is the snapshot state.
