@@ -40,17 +40,34 @@ start() { # binary port args...
 }
 stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
 HEAD_ARGS=(--latency-monitor-threshold 100)
+info_field() { redis-cli -p "$1" INFO everything | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
+metric() { curl -s "127.0.0.1:$1/metrics" | awk -v k="$2" '$1 == k {printf "%.0f", $2}'; }
+scrape_check() { # port metrics-port: one line a scrape, "ok" or what was outside
+  while sleep 2; do
+    lo=$(info_field "$1" total_commands_processed); llo=$(info_field "$1" locks_acquired)
+    m=$(metric "$2" redis_commands_processed_total); lm=$(metric "$2" hotkv_locks_acquired_total)
+    hi=$(info_field "$1" total_commands_processed); lhi=$(info_field "$1" locks_acquired)
+    if (( lo <= m && m <= hi && llo <= lm && lm <= lhi )); then echo ok; else echo "commands $lo<=$m<=$hi locks $llo<=$lm<=$lhi"; fi
+  done
+}
 mkdir -p bench/results
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
 {
   echo "# bench/overhead.sh: A = HEAD $(git rev-parse --short HEAD) (${HEAD_ARGS[*]}), B = BASE $BASE"
   if [[ " $PARTS " == *" vs "* ]]; then
-    A=$(free_port); B=$(free_port)
-    start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}"
+    A=$(free_port); B=$(free_port); M=$(free_port)
+    start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}" --metrics-port "$M"
     start "$TMP/hotkv-base" "$B"
     echo; echo "## redis-benchmark: A = HEAD, B = BASE"
+    # meanwhile, A's /metrics every 2 s against INFO before and after it:
+    # each counter must lie between the two
+    scrape_check "$A" "$M" >"$TMP/scrapes" & checker=$!
     ONLY=${ONLY:-set_32B_c50,get_32B_c50,set_32B_c50_P16,get_32B_c50_P16,lock_acquire_c50,lock_release_delex} \
       bash bench/bench-vs.sh "$A" "$B" full
+    kill $checker 2>/dev/null || true; wait $checker 2>/dev/null || true
+    echo; echo "## /metrics scraped during the run against INFO (total_commands_processed, locks_acquired)"
+    awk '{n++; if ($1 != "ok") bad++} END {printf "%d scrapes, %d outside INFO'"'"'s before..after\n", n, bad}' "$TMP/scrapes"
+    grep -v '^ok' "$TMP/scrapes" | head -5 || true
     stop_all
   fi
   if [[ " $PARTS " == *" lockbench "* ]]; then
@@ -77,7 +94,7 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
     ir() { # test-binary bench N -> instructions
       GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$1" \
         -test.run '^$' -test.bench "HotPath/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1
-      callgrind_annotate "$TMP/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/{gsub(",","",$1); print $1; exit}'
+      callgrind_annotate "$TMP/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",","",$1); print $1; done=1}'
     }
     for bench in '^SET$' '^GET$' '^DELEX_hit\+SET_NX$'; do
       line="$bench"

@@ -25,6 +25,16 @@ func TestHistogramQuantile(t *testing.T) {
 	if q := h.Quantile(1); q != float64(Bounds[len(Bounds)-1]) {
 		t.Fatalf("p100 %v", q)
 	}
+	// exact zeros (uncontended waits) are known: a rank among them is 0,
+	// the rest of the first bucket interpolates over (0, 100 µs]
+	var w Histogram
+	for i := 0; i < 9; i++ {
+		w.Add(0)
+	}
+	w.Add(50)
+	if w.Quantile(0.5) != 0 || w.Quantile(0.9) != 0 || w.Quantile(1) != 100 || w.Zeros != 9 {
+		t.Fatalf("zeros: p50 %v p90 %v p100 %v", w.Quantile(0.5), w.Quantile(0.9), w.Quantile(1))
+	}
 }
 
 func TestTableLifecycle(t *testing.T) {

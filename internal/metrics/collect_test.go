@@ -138,6 +138,22 @@ func FuzzSamples(f *testing.F) {
 	})
 }
 
+// A lock key that is not UTF-8 cannot be a label value: its series is
+// dropped, the scrape goes on.
+func TestCollectBinaryLockKey(t *testing.T) {
+	var lv LockView
+	lv.Top = []locks.KeyView{{Key: "lock:\xff\xfe"}, {Key: "lock:ok"}}
+	got := gather(t, &Snapshot{Info: sampleInfo, Config: map[string]string{}, Locks: lv})
+	if _, ok := got["hotkv_lock_key_acquired_total{db=0,key=lock:ok}"]; !ok || got["redis_up{}"] != 1 {
+		t.Errorf("%v", got)
+	}
+	for k := range got {
+		if strings.Contains(k, "\xff") {
+			t.Errorf("exported %q", k)
+		}
+	}
+}
+
 // A repeated INFO field does not fail the scrape.
 func TestCollectRepeatedFields(t *testing.T) {
 	got := gather(t, &Snapshot{Info: "# Keyspace\r\ndb0:keys=1,expires=0\r\ndb0:keys=2,expires=0\r\n# Server\r\nhz:1\r\nhz:2\r\n", Config: map[string]string{}})
