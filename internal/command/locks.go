@@ -1,6 +1,8 @@
 package command
 
 import (
+	"github.com/zeebo/xxh3"
+
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -98,7 +100,7 @@ func locksList(c *Ctx) {
 		c.W.Bulk([]byte("db"))
 		c.W.Int(int64(l.DB))
 		c.W.Bulk([]byte("token-digest"))
-		c.W.Bulk(hex16(d[:0], l.Token))
+		c.W.Bulk(hex16(d[:0], xxh3.Hash(l.Token))) // as DIGEST prints it
 		c.W.Bulk([]byte("age-ms"))
 		c.W.Int(max(c.Now-l.AcquiredUs/1000, 0))
 		c.W.Bulk([]byte("ttl-ms"))

@@ -843,7 +843,11 @@ func delexCmd(c *Ctx) {
 	key := c.Argv[1]
 	// a token release (IFEQ, IFDEQ) is a lock's release; one that deletes
 	// nothing came from a holder that had lost the lock
-	release := len(c.Argv) == 4 && condFlag(c.Argv[2])&(optIFEQ|optIFDEQ) != 0
+	var cond setFlags
+	if len(c.Argv) == 4 {
+		cond = condFlag(c.Argv[2])
+	}
+	release := cond&(optIFEQ|optIFDEQ) != 0
 	var e *keyspace.Entry
 	if len(c.Argv) == 4 {
 		// a condition reads the key as Redis's delexCommand does
@@ -864,7 +868,6 @@ func delexCmd(c *Ctx) {
 			c.Err(ErrDelexType)
 			return
 		}
-		cond := condFlag(c.Argv[2])
 		if cond == 0 {
 			c.Err(ErrDelexCond)
 			return

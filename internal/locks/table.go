@@ -18,7 +18,7 @@ const (
 type Note struct {
 	Kind     Kind
 	Key      []byte
-	Token    uint64 // the value's digest (Acquired, Refused)
+	Token    []byte // the value taken or offered (Acquired, Refused); aliases too
 	Deadline int64  // the expiry, Unix ms (Acquired)
 }
 
@@ -38,8 +38,7 @@ func (c *Counters) Activity() int64 { return c.Acquired + c.Contended }
 
 // Held is a lock held now.
 type Held struct {
-	Token      uint64 // digest of the holder's token (xxh3, as DIGEST)
-	AcquiredUs int64  // when it was taken (server clock, µs)
+	AcquiredUs int64 // when it was taken (server clock, µs)
 	Deadline   int64  // its expiry as last seen (Unix ms)
 	Refusals   int64  // attempts refused while this holder held it
 	Extends    int64  // times this holder extended it
@@ -59,6 +58,7 @@ type state struct {
 	key  string
 	db   int
 	held bool
+	tok  []byte // the holder's token while held (its buffer kept for the next)
 	Held
 	KeyStats
 }
@@ -85,6 +85,7 @@ type Table struct {
 	waiters map[string]int64 // first refusal time by waiterKey
 	scratch []byte           // waiterKey's buffer
 	touched []*state
+	last    *state // the state found last: a lock's release follows its acquisition
 }
 
 // New returns an empty Table for dbs databases.
@@ -99,10 +100,17 @@ func (t *Table) Len() int { return t.n }
 func (t *Table) Keys() int { return t.nKeys }
 
 func (t *Table) lookup(db int, key []byte) *state {
+	if l := t.last; l != nil && l.db == db && l.key == string(key) {
+		return l
+	}
 	if db < 0 || db >= len(t.keys) {
 		return nil
 	}
-	return t.keys[db][string(key)]
+	st := t.keys[db][string(key)]
+	if st != nil {
+		t.last = st
+	}
+	return st
 }
 
 // heldState is key's state when it is held.
@@ -141,10 +149,14 @@ func (t *Table) create(db int, key []byte) *state {
 	st := &state{key: string(key), db: db}
 	t.keys[db][st.key] = st
 	t.nKeys++
+	t.last = st
 	return st
 }
 
 func (t *Table) forget(st *state) {
+	if t.last == st {
+		t.last = nil
+	}
 	delete(t.keys[st.db], st.key)
 	if len(t.keys[st.db]) == 0 {
 		t.keys[st.db] = nil
@@ -156,17 +168,19 @@ func (t *Table) forget(st *state) {
 func (t *Table) release(st *state) {
 	st.held = false
 	st.Held = Held{}
+	if cap(st.tok) > 256 {
+		st.tok = nil // a big token's buffer is not kept for the next
+	}
+	st.tok = st.tok[:0]
 	t.n--
 }
 
 // waiterKey is the waiters map's key for token's attempts on db's key, in
 // the scratch buffer (a lookup with string(b) does not allocate).
-func (t *Table) waiterKey(db int, key []byte, token uint64) []byte {
-	b := append(t.scratch[:0], byte(db>>8), byte(db))
-	for i := 56; i >= 0; i -= 8 {
-		b = append(b, byte(token>>uint(i)))
-	}
-	t.scratch = append(b, key...)
+func (t *Table) waiterKey(db int, key, token []byte) []byte {
+	b := append(t.scratch[:0], byte(db>>8), byte(db), byte(len(key)>>24), byte(len(key)>>16), byte(len(key)>>8), byte(len(key)))
+	b = append(b, key...)
+	t.scratch = append(b, token...)
 	return t.scratch
 }
 
@@ -231,9 +245,14 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 		st.held = true
 		t.n++
 	}
-	st.Held = Held{Token: n.Token, AcquiredUs: nowUs, Deadline: n.Deadline}
+	st.Held = Held{AcquiredUs: nowUs, Deadline: n.Deadline}
+	st.tok = append(st.tok[:0], n.Token...)
 	st.Acquired++
 	st.LastUs = nowUs
+	if len(t.waiters) == 0 {
+		t.Wait.Add(0)
+		return
+	}
 	w := t.waiterKey(db, n.Key, n.Token)
 	if since, ok := t.waiters[string(w)]; ok {
 		t.Wait.Add(nowUs - since)
@@ -260,21 +279,36 @@ func (t *Table) Pending(check func(db int, key string)) {
 	for i := 0; i < len(t.touched); i++ {
 		st := t.touched[i]
 		t.touched[i] = nil
-		check(st.db, st.key)
+		if st.held { // not released by the command in the meantime
+			check(st.db, st.key)
+		}
 	}
 	t.touched = t.touched[:0]
 }
 
-// HasPending reports whether a held key was touched since the last Pending.
-func (t *Table) HasPending() bool { return len(t.touched) != 0 }
+// HasPending reports whether a key touched since the last Pending is still
+// held (the command's own report, a release, usually explains the touch).
+func (t *Table) HasPending() bool {
+	if len(t.touched) == 0 {
+		return false
+	}
+	for _, st := range t.touched {
+		if st.held {
+			return true
+		}
+	}
+	clear(t.touched)
+	t.touched = t.touched[:0]
+	return false
+}
 
 // Check judges a change to db's key that no command reported, from what the
-// key holds now: exists, the digest of its value (when a string) and its
-// expiry (Unix ms, 0 none). byScript says the change came from a script:
+// key holds now: exists, its value (str: it is a string) and its expiry
+// (Unix ms, 0 none). byScript says the change came from a script:
 // a script that deletes a lock is a release (the Lua pattern: GET, compare,
 // DEL). Gone otherwise, overwritten or made persistent, the lock is removed;
 // with a new expiry it was extended.
-func (t *Table) Check(db int, key string, nowUs int64, exists bool, token uint64, deadline int64, byScript bool) {
+func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value []byte, deadline int64, byScript bool) {
 	if t.n == 0 || db < 0 || db >= len(t.keys) {
 		return
 	}
@@ -288,7 +322,7 @@ func (t *Table) Check(db int, key string, nowUs int64, exists bool, token uint64
 		st.Released++
 		t.Hold.Add(nowUs - st.AcquiredUs)
 		t.release(st)
-	case !exists || token != st.Token || deadline == 0:
+	case !exists || !str || string(value) != string(st.tok) || deadline == 0:
 		t.C.Removed++
 		st.Removed++
 		t.release(st)
@@ -351,6 +385,7 @@ func (t *Table) Reset() {
 	t.C = Counters{}
 	t.Hold, t.Wait = Histogram{}, Histogram{}
 	t.waiters = map[string]int64{}
+	t.last = nil
 	for db, m := range t.keys {
 		for _, st := range m {
 			if !st.held {
@@ -369,8 +404,9 @@ func (t *Table) Reset() {
 
 // Lock is one held lock as listed.
 type Lock struct {
-	DB  int
-	Key string
+	DB    int
+	Key   string
+	Token []byte // the holder's token (a copy)
 	Held
 }
 
@@ -380,7 +416,7 @@ func (t *Table) Locks() []Lock {
 	for _, m := range t.keys {
 		for _, st := range m {
 			if st.held {
-				out = append(out, Lock{st.db, st.key, st.Held})
+				out = append(out, Lock{st.db, st.key, append([]byte(nil), st.tok...), st.Held})
 			}
 		}
 	}

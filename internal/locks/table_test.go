@@ -39,13 +39,13 @@ func TestHistogramQuantile(t *testing.T) {
 
 func TestTableLifecycle(t *testing.T) {
 	tb := New(2)
-	note := func(k Kind, key string, tok uint64) *Note {
-		return &Note{Kind: k, Key: []byte(key), Token: tok, Deadline: 5000}
+	note := func(k Kind, key string, tok string) *Note {
+		return &Note{Kind: k, Key: []byte(key), Token: []byte(tok), Deadline: 5000}
 	}
-	tb.Apply(0, note(Acquired, "a", 1), 1000)
-	tb.Apply(1, note(Acquired, "a", 2), 1000)
-	tb.Apply(0, note(Refused, "a", 9), 2000)
-	tb.Apply(0, note(Refused, "a", 9), 3000) // same waiter: the first refusal counts
+	tb.Apply(0, note(Acquired, "a", "t1"), 1000)
+	tb.Apply(1, note(Acquired, "a", "t2"), 1000)
+	tb.Apply(0, note(Refused, "a", "t9"), 2000)
+	tb.Apply(0, note(Refused, "a", "t9"), 3000) // same waiter: the first refusal counts
 	if tb.Len() != 2 || tb.C.Contended != 2 {
 		t.Fatalf("len %d %+v", tb.Len(), tb.C)
 	}
@@ -57,18 +57,18 @@ func TestTableLifecycle(t *testing.T) {
 	n := 0
 	tb.Pending(func(db int, key string) {
 		n++
-		tb.Check(db, key, 3500, true, 1, 7000, false) // a new deadline: extended
+		tb.Check(db, key, 3500, true, true, []byte("t1"), 7000, false) // a new deadline: extended
 	})
 	if n != 1 || tb.C.Extended != 1 || tb.HasPending() {
 		t.Fatalf("pending %d %+v", n, tb.C)
 	}
-	tb.Apply(0, note(Released, "a", 0), 4000)
-	tb.Apply(0, note(Acquired, "a", 9), 4500)
+	tb.Apply(0, note(Released, "a", ""), 4000)
+	tb.Apply(0, note(Acquired, "a", "t9"), 4500)
 	if tb.Hold.Count != 1 || tb.Hold.SumUs != 3000 || tb.Wait.SumUs != 2500 || tb.Wait.Count != 3 {
 		t.Fatalf("hold %+v wait %+v", tb.Hold, tb.Wait)
 	}
 	tb.Swap(0, 1)
-	if l := tb.Locks(); len(l) != 2 || l[0].DB != 0 || l[0].Token != 2 || l[1].Token != 9 || l[1].DB != 1 {
+	if l := tb.Locks(); len(l) != 2 || l[0].DB != 0 || string(l[0].Token) != "t2" || string(l[1].Token) != "t9" || l[1].DB != 1 {
 		t.Fatalf("after SWAPDB %+v", l)
 	}
 	tb.Expired(0, []byte("a"), 6000) // db 0 now holds token 2's lock
@@ -92,7 +92,7 @@ func TestTableBounds(t *testing.T) {
 		tb.Apply(0, &Note{Kind: Released, Key: []byte("hot")}, int64(i))
 	}
 	for i := 0; i < 5*MaxKeys; i++ {
-		tb.Apply(0, &Note{Kind: Refused, Key: []byte(fmt.Sprint("k", i)), Token: uint64(i)}, int64(i))
+		tb.Apply(0, &Note{Kind: Refused, Key: []byte(fmt.Sprint("k", i)), Token: []byte(fmt.Sprint(i))}, int64(i))
 	}
 	if tb.Keys() > MaxKeys {
 		t.Fatalf("%d keys", tb.Keys())
@@ -101,7 +101,7 @@ func TestTableBounds(t *testing.T) {
 		t.Fatalf("top %+v", top)
 	}
 	for i := 0; i < 2*MaxWaiters; i++ {
-		tb.Apply(0, &Note{Kind: Refused, Key: []byte("w"), Token: uint64(i)}, 0)
+		tb.Apply(0, &Note{Kind: Refused, Key: []byte("w"), Token: []byte(fmt.Sprint(i))}, 0)
 	}
 	if len(tb.waiters) > MaxWaiters {
 		t.Fatalf("%d waiters", len(tb.waiters))

@@ -3,8 +3,6 @@ package server
 import (
 	"unsafe"
 
-	"github.com/zeebo/xxh3"
-
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/locks"
@@ -41,14 +39,15 @@ func (s *Server) checkLocks(nowUs int64, byScript bool) {
 		d := s.ks.DBs[db]
 		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
 		if e == nil {
-			s.locks.Check(db, key, nowUs, false, 0, 0, byScript)
+			s.locks.Check(db, key, nowUs, false, false, nil, 0, byScript)
 			return
 		}
-		var token uint64
-		if e.Kind == keyspace.KindString {
-			token = xxh3.Hash(e.Bytes())
+		str := e.Kind == keyspace.KindString
+		var val []byte
+		if str {
+			val = e.Bytes()
 		}
-		s.locks.Check(db, key, nowUs, true, token, d.ExpireAt(e), byScript)
+		s.locks.Check(db, key, nowUs, true, str, val, d.ExpireAt(e), byScript)
 	})
 }
 
