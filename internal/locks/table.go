@@ -39,9 +39,9 @@ func (c *Counters) Activity() int64 { return c.Acquired + c.Contended }
 // Held is a lock held now.
 type Held struct {
 	AcquiredUs int64 // when it was taken (server clock, µs)
-	Deadline   int64  // its expiry as last seen (Unix ms)
-	Refusals   int64  // attempts refused while this holder held it
-	Extends    int64  // times this holder extended it
+	Deadline   int64 // its expiry as last seen (Unix ms)
+	Refusals   int64 // attempts refused while this holder held it
+	Extends    int64 // times this holder extended it
 }
 
 // KeyStats are one key's counters since it was first taken.
