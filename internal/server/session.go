@@ -99,6 +99,7 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 			break
 		}
 	}
+	r.Barrier = s.barrier.on && cl.replySeq.Load() != 0
 	s.eng.Unlock()
 	r.Close = cl.CloseAfterReply || cl.killed()
 	r.Cmds, r.Us = cl.cmds-cmdsBefore, cl.clockUs-batchStart

@@ -143,6 +143,7 @@ type AOF struct {
 	writeErr atomic.Pointer[string] // the last write's error (aof_last_write_status err)
 
 	curSize  atomic.Int64 // aof_current_size
+	writes   atomic.Int64 // write(2)s of the incremental file (Writes)
 	baseSize int64        // aof_rewrite_base_size; engine lock
 	policy   atomic.Int32
 
@@ -333,6 +334,7 @@ func (a *AOF) writeLocked() {
 		}
 		a.incrSize += int64(n)
 		a.curSize.Add(int64(n))
+		a.writes.Add(1)
 	}
 	if a.writeErr.Load() != nil {
 		a.d.Log.Warn("AOF write error looks solved, Redis can write again.")
@@ -731,3 +733,8 @@ func (a *AOF) logf(format string, args ...any) { a.d.Log.Info(fmt.Sprintf(format
 func (a *AOF) warnf(format string, args ...any) {
 	a.d.Log.Warn(fmt.Sprintf(format, args...))
 }
+
+// Writes is how many writes of the incremental file were made: under
+// everysec the event loops write it once per cycle, whatever the number of
+// clients served (tests).
+func (a *AOF) Writes() int64 { return a.writes.Load() }

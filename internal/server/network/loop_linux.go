@@ -432,7 +432,8 @@ func (l *eventLoop) serveConn(c *Conn, readable bool) {
 	var argv [][]byte
 	var ok bool
 	var err error
-	var ran int64 // commands run in this batch
+	var ran int64    // commands run in this batch
+	var barrier bool // its replies wait on the reply barrier (Ran.Barrier)
 	c.turnIn = 0
 	if readable {
 		argv, err = c.rd.ReadCommand()
@@ -446,6 +447,7 @@ func (l *eventLoop) serveConn(c *Conn, readable bool) {
 		l.running.Store(false)
 		l.cmdUs += r.Us
 		ran = r.Cmds
+		barrier = r.Barrier
 		l.cmds += ran
 		c.closing = c.closing || r.Close
 		err = r.Err
@@ -477,7 +479,7 @@ func (l *eventLoop) serveConn(c *Conn, readable bool) {
 	if c.held == nil && !c.parked {
 		c.rd.Release() // nothing left to parse: the buffer goes back to the loop
 	}
-	if ran > 1 || c.writeQueued {
+	if ran > 1 || c.writeQueued || barrier {
 		l.queueWrite(c)
 		// the batch's replies wait for the end of the cycle: the clients
 		// served until then must see them in the sum

@@ -97,6 +97,11 @@ type Ran struct {
 	// Err is the reader's error that ended the batch: a protocol error, the
 	// query buffer limit, the connection's end.
 	Err error
+	// Barrier: the replies wait on the reply barrier (the AOF is on). An
+	// event loop writes them at the end of its cycle, after the other
+	// connections' batches, so that one write of the AOF serves them all,
+	// as Redis's beforeSleep writes the AOF once before every reply.
+	Barrier bool
 }
 
 // Stop says why a batch ended.
