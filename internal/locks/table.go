@@ -1,6 +1,10 @@
 package locks
 
-import "sort"
+import (
+	"sort"
+	"strings"
+	"unsafe"
+)
 
 // Kind is what a command did to a lock, as the command reports it (Note).
 type Kind uint8
@@ -52,15 +56,26 @@ type KeyStats struct {
 
 // state is everything the Table knows about one key: its counters, and the
 // lock held on it now when held is set. A key keeps its state after its lock
-// goes (its counters, and no allocation when it is taken again); the states of
-// keys not held are bounded by MaxKeys.
+// goes (its counters, and no allocation when it is taken again) while fewer
+// than MaxKeys keys are not held; past that, a key whose counters say nothing
+// more than "taken once, released" gives its state back to a free list,
+// buffers and all, and another keeps it in place of the least active of a
+// sample: a workload of fresh lock keys allocates nothing for the view.
 type state struct {
-	key  string
-	db   int
-	held bool
-	tok  []byte // the holder's token while held (its buffer kept for the next)
+	key       string // aliases keyBuf: the map's key while the state is in it
+	keyBuf    []byte
+	db        int
+	held      bool
+	tok       []byte // the holder's token while held (its buffer kept for the next)
+	waitSince int64  // the first refused attempt since the lock was last taken (0: none)
 	Held
 	KeyStats
+}
+
+// worthKeeping reports whether a key's counters say more than "taken once,
+// released": such keys keep their state when their lock goes.
+func (st *state) worthKeeping() bool {
+	return st.Acquired > 1 || st.Contended > 0 || st.Stale > 0 || st.ExpiredHeld > 0 || st.waitSince != 0
 }
 
 // Limits on what the Table remembers beyond the held locks.
@@ -68,10 +83,8 @@ const (
 	// MaxKeys is how many keys not held keep their state (their counters):
 	// when there are more, a new key replaces the least active of a sample.
 	MaxKeys = 1024
-	// MaxWaiters is how many refused attempts are remembered to time the wait
-	// of a client that keeps its token across attempts; when full, a sixteenth
-	// of them is forgotten.
-	MaxWaiters = 65536
+	// maxFree is how many states the free list keeps for reuse.
+	maxFree = 4096
 )
 
 // Table is the lock view. Its zero value is not usable: use New.
@@ -80,17 +93,16 @@ type Table struct {
 	nKeys   int                 // states in keys
 	n       int                 // locks held
 	C       Counters
-	Hold    Histogram        // how long holders held: acquisition to release
-	Wait    Histogram        // how long acquisitions waited: first refused attempt (same token) to success; 0 uncontended
-	waiters map[string]int64 // first refusal time by waiterKey
-	scratch []byte           // waiterKey's buffer
+	Hold    Histogram // how long holders held: acquisition to release
+	Wait    Histogram // how long acquisitions waited: the first refused attempt since the lock was last taken to this acquisition; 0 uncontended
 	touched []*state
-	last    *state // the state found last: a lock's release follows its acquisition
+	last    *state   // the state found last: a lock's release follows its acquisition
+	free    []*state // states to reuse
 }
 
 // New returns an empty Table for dbs databases.
 func New(dbs int) *Table {
-	return &Table{keys: make([]map[string]*state, dbs), waiters: map[string]int64{}}
+	return &Table{keys: make([]map[string]*state, dbs)}
 }
 
 // Len is the number of locks held now.
@@ -124,35 +136,54 @@ func (t *Table) heldState(db int, key []byte) *state {
 	return nil
 }
 
-// create makes key's state, first making room when MaxKeys keys are not
-// held: the least active of up to 16 sampled keys of db that are not held
-// goes.
-func (t *Table) create(db int, key []byte) *state {
-	if t.nKeys-t.n >= MaxKeys {
-		var victim *state
-		seen := 0
-		for _, st := range t.keys[db] {
-			if !st.held && (victim == nil || st.Activity() < victim.Activity()) {
-				victim = st
-			}
-			if seen++; seen == 16 {
-				break
-			}
+// trim keeps the states of keys not held within MaxKeys: the least active
+// of up to 16 sampled keys of db that are not held goes.
+func (t *Table) trim(db int) {
+	if t.nKeys-t.n <= MaxKeys {
+		return
+	}
+	var victim *state
+	seen := 0
+	for _, st := range t.keys[db] {
+		if !st.held && (victim == nil || st.Activity() < victim.Activity()) {
+			victim = st
 		}
-		if victim != nil {
-			t.forget(victim)
+		if seen++; seen == 16 {
+			break
 		}
 	}
+	if victim != nil {
+		t.forget(victim)
+	}
+}
+
+// create makes key's state, from the free list when it can.
+func (t *Table) create(db int, key []byte) *state {
 	if t.keys[db] == nil {
 		t.keys[db] = map[string]*state{}
 	}
-	st := &state{key: string(key), db: db}
+	var st *state
+	if k := len(t.free); k > 0 {
+		st, t.free[k-1] = t.free[k-1], nil
+		t.free = t.free[:k-1]
+	} else {
+		st = &state{}
+	}
+	st.db = db
+	st.keyBuf = append(st.keyBuf[:0], key...)
+	st.key = ""
+	if len(st.keyBuf) > 0 {
+		// the map's key is the state's own buffer: no string allocated per
+		// lock; the buffer is not written again while the state is in the map
+		st.key = unsafe.String(unsafe.SliceData(st.keyBuf), len(st.keyBuf))
+	}
 	t.keys[db][st.key] = st
 	t.nKeys++
 	t.last = st
 	return st
 }
 
+// forget removes st from the table and keeps it for reuse.
 func (t *Table) forget(st *state) {
 	if t.last == st {
 		t.last = nil
@@ -162,9 +193,14 @@ func (t *Table) forget(st *state) {
 		t.keys[st.db] = nil
 	}
 	t.nKeys--
+	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 && cap(st.tok) <= 256 {
+		*st = state{keyBuf: st.keyBuf[:0], tok: st.tok[:0]}
+		t.free = append(t.free, st)
+	}
 }
 
-// release ends st's lock.
+// release ends st's lock. Past MaxKeys keys not held, st goes if it has
+// nothing worth keeping, else the least active of a sample.
 func (t *Table) release(st *state) {
 	st.held = false
 	st.Held = Held{}
@@ -173,15 +209,13 @@ func (t *Table) release(st *state) {
 	}
 	st.tok = st.tok[:0]
 	t.n--
-}
-
-// waiterKey is the waiters map's key for token's attempts on db's key, in
-// the scratch buffer (a lookup with string(b) does not allocate).
-func (t *Table) waiterKey(db int, key, token []byte) []byte {
-	b := append(t.scratch[:0], byte(db>>8), byte(db), byte(len(key)>>24), byte(len(key)>>16), byte(len(key)>>8), byte(len(key)))
-	b = append(b, key...)
-	t.scratch = append(b, token...)
-	return t.scratch
+	if t.nKeys-t.n > MaxKeys {
+		if st.worthKeeping() {
+			t.trim(st.db)
+		} else {
+			t.forget(st)
+		}
+	}
 }
 
 // Apply counts what a command reported about db's key at nowUs.
@@ -197,34 +231,25 @@ func (t *Table) Apply(db int, n *Note, nowUs int64) {
 		st := t.lookup(db, n.Key)
 		if st == nil {
 			st = t.create(db, n.Key)
+			defer t.trim(db)
 		}
 		st.Contended++
 		st.LastUs = nowUs
 		if st.held {
 			st.Refusals++
 		}
-		w := t.waiterKey(db, n.Key, n.Token)
-		if _, ok := t.waiters[string(w)]; !ok {
-			if len(t.waiters) >= MaxWaiters {
-				drop := MaxWaiters / 16
-				for w2 := range t.waiters {
-					delete(t.waiters, w2)
-					if drop--; drop == 0 {
-						break
-					}
-				}
-			}
-			t.waiters[string(w)] = nowUs
+		if st.waitSince == 0 {
+			st.waitSince = nowUs
 		}
 	case Released:
 		t.C.Released++
 		if st := t.lookup(db, n.Key); st != nil {
+			st.Released++
+			st.LastUs = nowUs
 			if st.held {
 				t.Hold.Add(nowUs - st.AcquiredUs)
 				t.release(st)
 			}
-			st.Released++
-			st.LastUs = nowUs
 		}
 	case Stale:
 		t.C.Stale++
@@ -249,14 +274,9 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 	st.tok = append(st.tok[:0], n.Token...)
 	st.Acquired++
 	st.LastUs = nowUs
-	if len(t.waiters) == 0 {
-		t.Wait.Add(0)
-		return
-	}
-	w := t.waiterKey(db, n.Key, n.Token)
-	if since, ok := t.waiters[string(w)]; ok {
-		t.Wait.Add(nowUs - since)
-		delete(t.waiters, string(w))
+	if st.waitSince != 0 {
+		t.Wait.Add(nowUs - st.waitSince)
+		st.waitSince = 0
 	} else {
 		t.Wait.Add(0)
 	}
@@ -265,9 +285,12 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 // Touch records that db's key changed (the keyspace's Modified): when it is a
 // held lock, the server checks it after the command (Pending, Check).
 func (t *Table) Touch(db int, key []byte) {
-	if t.n == 0 {
-		return
+	if t.n != 0 { // inlined: a write pays this test while no lock is held
+		t.touch(db, key)
 	}
+}
+
+func (t *Table) touch(db int, key []byte) {
 	if st := t.heldState(db, key); st != nil {
 		t.touched = append(t.touched, st)
 	}
@@ -289,16 +312,16 @@ func (t *Table) Pending(check func(db int, key string)) {
 // HasPending reports whether a key touched since the last Pending is still
 // held (the command's own report, a release, usually explains the touch).
 func (t *Table) HasPending() bool {
-	if len(t.touched) == 0 {
-		return false
-	}
+	return len(t.touched) != 0 && t.stillHeld() // inlined: most commands touch no lock
+}
+
+func (t *Table) stillHeld() bool {
 	for _, st := range t.touched {
 		if st.held {
 			return true
 		}
 	}
-	clear(t.touched)
-	t.touched = t.touched[:0]
+	t.touched = t.touched[:0] // (the states stay referenced: they are the table's)
 	return false
 }
 
@@ -316,6 +339,7 @@ func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value [
 	if st == nil || !st.held {
 		return
 	}
+	st.LastUs = nowUs
 	switch {
 	case !exists && byScript:
 		t.C.Released++
@@ -331,10 +355,7 @@ func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value [
 		st.Extended++
 		st.Extends++
 		st.Deadline = deadline
-	default:
-		return
 	}
-	st.LastUs = nowUs
 }
 
 // Expired counts a held lock that expired (lazy or active expiry) before its
@@ -356,7 +377,7 @@ func (t *Table) Flush(db int) {
 	if t.n == 0 || db < 0 || db >= len(t.keys) {
 		return
 	}
-	for _, st := range t.keys[db] {
+	for _, st := range t.keys[db] { // release may delete from the map: allowed while ranging
 		if st.held {
 			t.C.Removed++
 			st.Removed++
@@ -384,20 +405,14 @@ func (t *Table) Swap(a, b int) {
 func (t *Table) Reset() {
 	t.C = Counters{}
 	t.Hold, t.Wait = Histogram{}, Histogram{}
-	t.waiters = map[string]int64{}
-	t.last = nil
-	for db, m := range t.keys {
+	for _, m := range t.keys {
 		for _, st := range m {
 			if !st.held {
-				delete(m, st.key)
-				t.nKeys--
+				t.forget(st)
 				continue
 			}
 			st.KeyStats = KeyStats{}
-			st.Refusals, st.Extends = 0, 0
-		}
-		if len(m) == 0 {
-			t.keys[db] = nil
+			st.Refusals, st.Extends, st.waitSince = 0, 0, 0
 		}
 	}
 }
@@ -416,7 +431,7 @@ func (t *Table) Locks() []Lock {
 	for _, m := range t.keys {
 		for _, st := range m {
 			if st.held {
-				out = append(out, Lock{st.db, st.key, append([]byte(nil), st.tok...), st.Held})
+				out = append(out, Lock{st.db, strings.Clone(st.key), append([]byte(nil), st.tok...), st.Held})
 			}
 		}
 	}
@@ -447,7 +462,7 @@ func (t *Table) Top(n int) []KeyView {
 	out := make([]KeyView, 0, t.nKeys)
 	for _, m := range t.keys {
 		for _, st := range m {
-			out = append(out, KeyView{st.db, st.key, st.KeyStats, st.held})
+			out = append(out, KeyView{st.db, strings.Clone(st.key), st.KeyStats, st.held})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

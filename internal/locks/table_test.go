@@ -83,7 +83,8 @@ func TestTableLifecycle(t *testing.T) {
 }
 
 // The table's memory is bounded: per-key counters by MaxKeys (the busiest
-// stay), remembered waiters by MaxWaiters.
+// stay); fresh keys taken once and released reuse the states of the ones
+// before (the free list), without growing the table.
 func TestTableBounds(t *testing.T) {
 	tb := New(1)
 	hot := &Note{Kind: Acquired, Key: []byte("hot"), Deadline: 1}
@@ -100,10 +101,24 @@ func TestTableBounds(t *testing.T) {
 	if top := tb.Top(1); len(top) != 1 || top[0].Key != "hot" || top[0].Acquired != 50 {
 		t.Fatalf("top %+v", top)
 	}
-	for i := 0; i < 2*MaxWaiters; i++ {
-		tb.Apply(0, &Note{Kind: Refused, Key: []byte("w"), Token: []byte(fmt.Sprint(i))}, 0)
+	// 10,000 fresh keys, each taken once and released: past MaxKeys their
+	// states are reused, the table does not grow
+	for i := 0; i < 10000; i++ {
+		k := []byte(fmt.Sprint("fresh:", i))
+		tb.Apply(0, &Note{Kind: Acquired, Key: k, Token: []byte("t"), Deadline: 1}, 0)
+		tb.Apply(0, &Note{Kind: Released, Key: k}, 0)
 	}
-	if len(tb.waiters) > MaxWaiters {
-		t.Fatalf("%d waiters", len(tb.waiters))
+	if tb.Keys() > MaxKeys || tb.Len() != 0 || len(tb.free) == 0 {
+		t.Fatalf("%d keys, %d held, %d free", tb.Keys(), tb.Len(), len(tb.free))
+	}
+	if top := tb.Top(1); top[0].Key != "hot" || top[0].Acquired != 50 {
+		t.Fatalf("top after fresh keys %+v", top)
+	}
+	allocs := testing.AllocsPerRun(100, func() {
+		tb.Apply(0, &Note{Kind: Acquired, Key: []byte("fresh:x"), Token: []byte("t"), Deadline: 1}, 0)
+		tb.Apply(0, &Note{Kind: Released, Key: []byte("fresh:x")}, 0)
+	})
+	if allocs > 0 {
+		t.Errorf("%.1f allocations per fresh key's lock", allocs)
 	}
 }

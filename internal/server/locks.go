@@ -26,15 +26,14 @@ func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
 		}
 		c.Lock.Kind = locks.None
 	}
-	s.checkLocks(nowUs, o == fromScript)
+	if s.locks.HasPending() {
+		s.checkLocks(nowUs, o == fromScript)
+	}
 }
 
 // checkLocks judges the held locks changed since the last check from what
 // their keys hold now.
 func (s *Server) checkLocks(nowUs int64, byScript bool) {
-	if !s.locks.HasPending() {
-		return
-	}
 	s.locks.Pending(func(db int, key string) {
 		d := s.ks.DBs[db]
 		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
