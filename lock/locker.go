@@ -24,9 +24,9 @@ type Locker struct {
 }
 
 // Wait is what an Obtain reports to WithWaitObserver when it ends: how long
-// it waited for the lock and how many attempts it made. Obtain keeps one token
-// across its attempts, so that a HotKV server times the same wait from its
-// side (HOTKV.LOCKS STATS wait-usec, hotkv_lock_wait_seconds).
+// it waited for the lock and how many attempts it made. A HotKV server times
+// the wait from its side too, from the first refused attempt to the next
+// acquisition of the key (HOTKV.LOCKS STATS wait-usec, hotkv_lock_wait_seconds).
 type Wait struct {
 	Key      string
 	Waited   time.Duration // from the first attempt to the end

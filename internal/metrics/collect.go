@@ -422,7 +422,7 @@ func (e *emitter) locks(l *LockView) {
 		e.counter("hotkv_locks_"+c.name+"_total", c.help, float64(c.v))
 	}
 	e.hist("hotkv_lock_hold_seconds", "How long holders held their locks (acquisition to release)", &l.Hold)
-	e.hist("hotkv_lock_wait_seconds", "How long acquisitions waited (first refused attempt with the same token to success)", &l.Wait)
+	e.hist("hotkv_lock_wait_seconds", "How long acquisitions waited (the first refused attempt since the lock was last taken to the acquisition)", &l.Wait)
 	lbl := []string{"db", "key"}
 	for _, k := range l.Top {
 		db := strconv.Itoa(k.DB)

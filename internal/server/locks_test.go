@@ -199,8 +199,8 @@ func asMap(t *testing.T, v any) map[string]any {
 }
 
 // The lock package reports its waits (WithWaitObserver), and the server times
-// the same wait from its side: Obtain keeps one token across its attempts,
-// so the wait runs from its first refused attempt to the one that succeeds.
+// the same wait from its side: from the first refused attempt on the key to
+// its next acquisition.
 func TestLockPackageWaitsSeenByBoth(t *testing.T) {
 	srv := hotkvtest.Start(t)
 	ctx := context.Background()
