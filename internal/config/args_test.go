@@ -67,6 +67,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{[]string{conf, "--port", "1", "--foo"}, fatal(4, "foo", "Bad directive or wrong number of arguments")},
 		{[]string{conf, "--port", "x"}, fatal(3, `port "x"`, "argument couldn't be parsed into an integer")},
 		{[]string{"--port", "1", "2"}, fatal(2, `port "1" "2"`, "wrong number of arguments")},
+		// a multi-word parameter with no value gets its own check (introspection.tcl)
+		{[]string{"--shutdown-on-sigint"}, fatal(2, "shutdown-on-sigint", "argument(s) must be one of the following: default, save, nosave, now, force")},
+		{[]string{"--shutdown-on-sigint", "now force", "--shutdown-on-sigterm"}, fatal(3, "shutdown-on-sigterm", "argument(s) must be one of the following: default, save, nosave, now, force")},
+		{[]string{"--proc-title-template", "{nosuch}"}, fatal(2, `proc-title-template "{nosuch}"`, "template format is invalid or contains unknown variables")},
 		{[]string{"7000"}, "Fatal error, can't open config file '" + absPath(t, "7000") + "': No such file or directory"},
 		{[]string{missing}, "Fatal error, can't open config file '" + missing + "': No such file or directory"},
 		{[]string{"-"}, "reading the configuration from standard input is not supported"},

@@ -44,6 +44,11 @@ func (d *paramDef) parse(cur *value, args []string, ctx *setCtx) (*value, bool, 
 	if d.kind == KindSpecial {
 		return d.sp.set(cur, args, ctx)
 	}
+	if d.kind == KindString && d.flags&fMulti != 0 {
+		// a multi-word string (shutdown-on-sig*): its words, checked by
+		// its own validator, none included (a directive with no value)
+		args = []string{strings.Join(args, " ")}
+	}
 	arg := args[0]
 	switch d.kind {
 	case KindBool:

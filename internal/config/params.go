@@ -109,6 +109,7 @@ func paramTable() []paramDef {
 		strP("pidfile", "", H|imm|fNullable|fNullDefault, "", nil, "PID file path (written at start, removed at exit)."),
 		boolP("always-show-logo", "", H|imm, false, "Show the ASCII logo in non-interactive logs."),
 		boolP("set-proc-title", "", imm, true, "Set the process title."),
+		strP("proc-title-template", "", 0, "{title} {listen-addr} {server-mode}", validProcTitleTemplate, "Template of the process title (HotKV does not set its process title)."),
 		boolP("syslog-enabled", "", imm, false, "Log to syslog."),
 		strP("syslog-ident", "", imm, "redis", nil, "Syslog identity."),
 		enumP("syslog-facility", "", imm, enumNames("user", "local0", "local1", "local2", "local3", "local4", "local5", "local6", "local7"), "local0", "Syslog facility."),
@@ -117,8 +118,8 @@ func paramTable() []paramDef {
 		boolP("hide-user-data-from-log", "", 0, false, "Keep keys and values out of the log."),
 		strP("ignore-warnings", "", 0, "", nil, "Startup warnings to suppress."),
 		intP("shutdown-timeout", "", 0, 0, intMax, 10, "Seconds to wait for replicas on shutdown."),
-		strP("shutdown-on-sigint", "", H, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
-		strP("shutdown-on-sigterm", "", H, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
+		strP("shutdown-on-sigint", "", H|fMulti, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
+		strP("shutdown-on-sigterm", "", H|fMulti, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
 		boolP("jemalloc-bg-thread", "", 0, true, "Let jemalloc purge from a background thread."),
 		boolP("disable-thp", "", imm, true, "Disable transparent huge pages."),
 		enumP("oom-score-adj", "", 0, []enumEntry{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, "no", "How to set the process OOM score."),
@@ -345,6 +346,48 @@ func validShutdownFlags(v string) string {
 	}
 	if save && nosave {
 		return "argument(s) must be one of the following: default, save, nosave, now, force"
+	}
+	return ""
+}
+
+// validProcTitleTemplate checks proc-title-template as Redis's
+// validateProcTitleTemplate: the template expands (sdstemplate: {{ is a
+// literal brace, every {name} a known variable) to something besides spaces,
+// with an empty title.
+func validProcTitleTemplate(v string) string {
+	const bad = "template format is invalid or contains unknown variables"
+	var out strings.Builder
+	for p := v; p != ""; {
+		i := strings.IndexByte(p, '{')
+		if i < 0 {
+			out.WriteString(p)
+			break
+		}
+		out.WriteString(p[:i])
+		p = p[i+1:]
+		if p == "" {
+			return bad // premature end
+		}
+		if p[0] == '{' {
+			out.WriteByte('{')
+			p = p[1:]
+			continue
+		}
+		j := strings.IndexByte(p, '}')
+		if j < 0 {
+			return bad
+		}
+		switch p[:j] {
+		case "title", "server-mode", "unixsocket": // empty here: no title, no cluster or sentinel, no socket
+		case "listen-addr", "config-file", "port", "tls-port":
+			out.WriteString("x") // never empty
+		default:
+			return bad
+		}
+		p = p[j+1:]
+	}
+	if strings.Trim(out.String(), " ") == "" {
+		return bad
 	}
 	return ""
 }

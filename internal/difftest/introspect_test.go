@@ -157,3 +157,14 @@ func TestDiffDelexCountsReads(t *testing.T) {
 		}
 	}
 }
+
+// proc-title-template: stored and checked as Redis checks it (HotKV sets no
+// process title), so that the command-line tests and CONFIG SET agree.
+func TestDiffProcTitleTemplate(t *testing.T) {
+	p := newPair(t)
+	p.same("CONFIG", "GET", "proc-title-template")
+	for _, v := range []string{"{invalid-var}", "{title", "{", "{title}", "{server-mode} ", "", "{{title}} x", "TEST {title} {listen-addr} {port} {tls-port} {unixsocket} {config-file}", "--my--title--template"} {
+		p.same("CONFIG", "SET", "proc-title-template", v)
+		p.same("CONFIG", "GET", "proc-title-template")
+	}
+}
