@@ -93,6 +93,9 @@ func (d *paramDef) parse(cur *value, args []string, ctx *setCtx) (*value, bool, 
 				return nil, false, e
 			}
 		}
+		if d.normS != nil {
+			arg = d.normS(arg)
+		}
 		nv := &value{s: arg}
 		if d.flags&fNullable != 0 && arg == "" {
 			nv.null = true

@@ -78,6 +78,7 @@ type paramDef struct {
 	enum   []enumEntry // KindEnum names, in Redis's order
 
 	validS func(string) string // KindString check; returns Redis's error text or ""
+	normS  func(string) string // KindString: the value as CONFIG GET shows it (nil: as given)
 	validN func(int64) string  // KindBool/KindInt check; returns error text or ""
 	clamp  func(int64) int64   // normalises an accepted KindInt value (hz)
 	sp     *special            // KindSpecial behaviour

@@ -118,8 +118,8 @@ func paramTable() []paramDef {
 		boolP("hide-user-data-from-log", "", 0, false, "Keep keys and values out of the log."),
 		strP("ignore-warnings", "", 0, "", nil, "Startup warnings to suppress."),
 		intP("shutdown-timeout", "", 0, 0, intMax, 10, "Seconds to wait for replicas on shutdown."),
-		strP("shutdown-on-sigint", "", H|fMulti, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
-		strP("shutdown-on-sigterm", "", H|fMulti, "default", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
+		shutdownP("shutdown-on-sigint", validShutdownFlags, "SHUTDOWN flags applied on SIGINT (default, save, nosave, now, force)."),
+		shutdownP("shutdown-on-sigterm", validShutdownFlags, "SHUTDOWN flags applied on SIGTERM (default, save, nosave, now, force)."),
 		boolP("jemalloc-bg-thread", "", 0, true, "Let jemalloc purge from a background thread."),
 		boolP("disable-thp", "", imm, true, "Disable transparent huge pages."),
 		enumP("oom-score-adj", "", 0, []enumEntry{{"no", 0}, {"yes", 1}, {"relative", 1}, {"absolute", 2}}, "no", "How to set the process OOM score."),
@@ -344,8 +344,8 @@ func validShutdownFlags(v string) string {
 			return "argument(s) must be one of the following: default, save, nosave, now, force"
 		}
 	}
-	if save && nosave {
-		return "argument(s) must be one of the following: default, save, nosave, now, force"
+	if save && nosave { // Redis's isValidShutdownOnSigFlags
+		return "shutdown options SAVE and NOSAVE can't be used simultaneously"
 	}
 	return ""
 }
@@ -390,4 +390,28 @@ func validProcTitleTemplate(v string) string {
 		return bad
 	}
 	return ""
+}
+
+// shutdownP is shutdown-on-sigint/-sigterm: Redis's multi-word enum of flags,
+// shown in the enum's order (configEnumGetName: "nosave force now" reads back
+// as "nosave now force"; no flag is "default").
+func shutdownP(name string, valid func(string) string, doc string) paramDef {
+	d := strP(name, "", fHonoured|fMulti, "default", valid, doc)
+	d.normS = func(v string) string {
+		set := map[string]bool{}
+		for _, w := range strings.Fields(v) {
+			set[strings.ToLower(w)] = true
+		}
+		var names []string
+		for _, n := range []string{"save", "nosave", "now", "force"} {
+			if set[n] {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			return "default"
+		}
+		return strings.Join(names, " ")
+	}
+	return d
 }

@@ -168,3 +168,12 @@ func TestDiffProcTitleTemplate(t *testing.T) {
 		p.same("CONFIG", "GET", "proc-title-template")
 	}
 }
+
+// shutdown-on-sigint/-sigterm read back in Redis's enum order.
+func TestDiffShutdownFlagsOrder(t *testing.T) {
+	p := newPair(t)
+	for _, v := range []string{"nosave force now", "force save", "default", "now default", "save nosave", "bogus", ""} {
+		p.same("CONFIG", "SET", "shutdown-on-sigint", v)
+		p.same("CONFIG", "GET", "shutdown-on-sigint")
+	}
+}
