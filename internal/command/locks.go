@@ -1,8 +1,6 @@
 package command
 
 import (
-	"github.com/zeebo/xxh3"
-
 	"github.com/hotkv/hotkv/internal/glob"
 	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/resp"
@@ -100,7 +98,7 @@ func locksList(c *Ctx) {
 		c.W.Bulk([]byte("db"))
 		c.W.Int(int64(l.DB))
 		c.W.Bulk([]byte("token-digest"))
-		c.W.Bulk(hex16(d[:0], xxh3.Hash(l.Token))) // as DIGEST prints it
+		c.W.Bulk(appendDigest(d[:0], l.Token)) // as DIGEST prints it
 		c.W.Bulk([]byte("age-ms"))
 		c.W.Int(max(c.Now-l.AcquiredUs/1000, 0))
 		c.W.Bulk([]byte("ttl-ms"))
@@ -110,14 +108,6 @@ func locksList(c *Ctx) {
 		c.W.Bulk([]byte("extended"))
 		c.W.Int(l.Extends)
 	}
-}
-
-func hex16(dst []byte, h uint64) []byte {
-	const hexd = "0123456789abcdef"
-	for i := 60; i >= 0; i -= 4 {
-		dst = append(dst, hexd[(h>>uint(i))&0xf])
-	}
-	return dst
 }
 
 // writeCounters appends a counters map's pairs (7 of them).

@@ -3,6 +3,7 @@ package metrics
 import (
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sort"
 	"strconv"
@@ -188,7 +189,7 @@ func (st *status) compute(s *Snapshot) Status {
 		if i < len(l.TTLms) {
 			ttl = l.TTLms[i]
 		}
-		out.Locks.Table = append(out.Locks.Table, LockRow{k.Key, k.DB, hex16(xxh3.Hash(k.Token)), max(s.NowMs-k.AcquiredUs/1000, 0), ttl, k.Refusals, k.Extends})
+		out.Locks.Table = append(out.Locks.Table, LockRow{k.Key, k.DB, fmt.Sprintf("%016x", xxh3.Hash(k.Token)), max(s.NowMs-k.AcquiredUs/1000, 0), ttl, k.Refusals, k.Extends})
 	}
 	return out
 }
@@ -242,13 +243,4 @@ func cumOf(cdf [][2]int64, b int64) int64 {
 		v = p[1]
 	}
 	return v
-}
-
-func hex16(h uint64) string {
-	const hexd = "0123456789abcdef"
-	var b [16]byte
-	for i := range b {
-		b[i] = hexd[(h>>uint(60-4*i))&0xf]
-	}
-	return string(b[:])
 }

@@ -2,15 +2,10 @@ package server
 
 import (
 	"bufio"
-	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"testing"
 	"time"
-
-	"github.com/hotkv/hotkv/internal/config"
 )
 
 // With appendfsync everysec an event loop writes the AOF once per cycle, not
@@ -19,31 +14,16 @@ import (
 // once before every reply. 40 clients send a SET each at the same moment,
 // 25 times: far fewer writes of the file than commands.
 func TestEverysecOneAOFWritePerCycle(t *testing.T) {
-	cfg := config.New()
-	if _, err := cfg.ParseArgs([]string{"--appendonly", "yes", "--appendfsync", "everysec", "--dir", t.TempDir()}); err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(cfg, Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, addr := startListening(t, false, "--appendonly", "yes", "--appendfsync", "everysec")
 	if s.net.Goroutines() {
 		t.Skip("no event loops here: each connection writes for itself")
 	}
-	if err := s.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = s.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 
 	const clients, rounds = 40, 25
 	conns := make([]net.Conn, clients)
 	readers := make([]*bufio.Reader, clients)
 	for i := range conns {
-		c, err := net.Dial("tcp", ln.Addr().String())
+		c, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,15 +29,15 @@ func (nopTarget) Propagate(int, [][]byte) {}
 func (nopTarget) UnitDone()               {}
 
 // startListening runs a server of this package on a loopback port until the
-// test ends.
-func startListening(t *testing.T, goroutines bool) (*Server, string) {
+// test ends; args are more command-line parameters.
+func startListening(t *testing.T, goroutines bool, args ...string) (*Server, string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := config.New()
-	if _, err := cfg.ParseArgs([]string{"--dir", t.TempDir()}); err != nil {
+	if _, err := cfg.ParseArgs(append([]string{"--dir", t.TempDir()}, args...)); err != nil {
 		t.Fatal(err)
 	}
 	s := New(cfg, Options{Listener: ln, Seed: 1, GoroutinePerConn: goroutines,
