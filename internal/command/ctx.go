@@ -248,6 +248,16 @@ type Server interface {
 	// Monitor makes c a MONITOR client (on), or an ordinary one again
 	// (RESET); false when nothing changed.
 	Monitor(c *Client, on bool) bool
+	// Hotkeys is the HOTKEYS session, running or stopped; nil when there is
+	// none. HotkeysStart starts one (replacing a stopped one), HotkeysStop
+	// stops the running one, HotkeysReset drops a stopped one.
+	// HotkeysCPUMs is the process's user and system CPU time since the
+	// session started, in ms.
+	Hotkeys() *introspect.Hotkeys
+	HotkeysStart(cfg introspect.HotkeysConfig)
+	HotkeysStop()
+	HotkeysReset()
+	HotkeysCPUMs() (user, sys int64)
 }
 
 // BlockOn is what a blocked client waits for (Redis's blockForKeys arguments).

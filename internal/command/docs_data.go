@@ -2257,6 +2257,62 @@ var docsTable = map[string]*CommandDoc{
 			}},
 		},
 	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys": {
+		Summary:    "A container for hotkeys tracking commands.",
+		Since:      "8.6.0",
+		Group:      "server",
+		Complexity: "Depends on subcommand.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys|get": {
+		Summary:    "Returns lists of top K hotkeys depending on metrics chosen in HOTKEYS START command.",
+		Since:      "8.6.0",
+		Group:      "server",
+		Complexity: "O(K) where K is the number of hotkeys returned.",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys|help": {
+		Summary:    "Return helpful text about HOTKEYS command parameters.",
+		Since:      "8.6.1",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys|reset": {
+		Summary:    "Release the resources used for hotkey tracking.",
+		Since:      "8.6.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys|start": {
+		Summary:    "Starts hotkeys tracking.",
+		Since:      "8.6.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "metrics", Type: "block", KeySpecIndex: -1, Token: "METRICS", Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "cpu", Type: "pure-token", KeySpecIndex: -1, Token: "CPU", DisplayText: "cpu", Flags: ArgOptional},
+				{Name: "net", Type: "pure-token", KeySpecIndex: -1, Token: "NET", DisplayText: "net", Flags: ArgOptional},
+			}},
+			{Name: "k", Type: "integer", KeySpecIndex: -1, Token: "COUNT", DisplayText: "k", Flags: ArgOptional},
+			{Name: "seconds", Type: "integer", KeySpecIndex: -1, Token: "DURATION", DisplayText: "seconds", Flags: ArgOptional},
+			{Name: "ratio", Type: "integer", KeySpecIndex: -1, Token: "SAMPLE", DisplayText: "ratio", Flags: ArgOptional},
+			{Name: "slots", Type: "block", KeySpecIndex: -1, Token: "SLOTS", Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "count", Type: "integer", KeySpecIndex: -1, DisplayText: "count"},
+				{Name: "slot", Type: "integer", KeySpecIndex: -1, DisplayText: "slot", Flags: ArgMultiple},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"hotkeys|stop": {
+		Summary:    "Stops hotkeys tracking.",
+		Since:      "8.6.0",
+		Group:      "server",
+		Complexity: "O(1)",
+	},
 	// source: HotKV extension (docs/observability.md): no Redis has it
 	"hotkv.locks": {
 		Summary:    "A container for the lock view's commands.",

@@ -232,6 +232,7 @@ func NewTable() *Table {
 		family{"server", aclCommands()},
 		family{"server", memoryCommands()},
 		family{"server", introspectCommands()},
+		family{"server", hotkeysCommands()},
 		family{"server", locksCommands()},
 		family{"server", replicationCommands()},
 		family{"server", persistCommands()},

@@ -44,3 +44,25 @@ func TestDiffInfoFields(t *testing.T) {
 		}
 	}
 }
+
+// INFO's section titles, in Redis's order, for the default, all and
+// everything sets and a few named ones.
+func TestDiffInfoSections(t *testing.T) {
+	p := newPair(t)
+	titles := func(r string) string {
+		var out []string
+		for _, line := range strings.Split(r, "\r\n") {
+			if strings.HasPrefix(line, "# ") && line != "# Locks" { // HotKV's own, in all
+				out = append(out, line)
+			}
+		}
+		return strings.Join(out, ",")
+	}
+	for _, args := range [][]string{{"INFO"}, {"INFO", "default"}, {"INFO", "all"}, {"INFO", "everything"},
+		{"INFO", "hotkeys", "cpu"}, {"INFO", "threads"}, {"INFO", "errorstats", "latencystats", "commandstats"}} {
+		hk, rd := p.do(args...)
+		if titles(hk) != titles(rd) {
+			t.Errorf("%v\n hotkv %s\n redis %s", args, titles(hk), titles(rd))
+		}
+	}
+}

@@ -61,6 +61,10 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.trk.BeginCommand()
 	}
 	unitEnd, seq := s.repl.UnitEnd(), s.barrier.seq.Load()
+	hot, hotOut := s.hk.on, 0
+	if hot != nil {
+		hotOut = s.hotBegin(o, c)
+	}
 	if len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
 		// a script shows before the commands it runs (evalCommand,
 		// fcallCommandGeneric)
@@ -85,6 +89,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	s.stats.dirty += int64(c.Dirty)
 	if (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
 		s.observeCall(o, c, spec, endUs-startUs)
+	}
+	if hot != nil && s.hk.on == hot {
+		s.hotEnd(o, c, spec, hotOut, endUs-startUs)
 	}
 	if c.Parked {
 		return endUs

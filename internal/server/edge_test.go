@@ -545,7 +545,7 @@ func TestLargeRepliesToASlowReader(t *testing.T) {
 // infoInt reads one integer field of INFO.
 func infoInt(t *testing.T, c *hotkvtest.Conn, field string) int {
 	t.Helper()
-	r := c.Do("INFO", "everything")
+	r := c.Do("INFO", "everything", "debug")
 	i := strings.Index(r, field+":")
 	if i < 0 {
 		t.Fatalf("INFO has no %s", field)

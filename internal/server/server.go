@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"net"
 	"os"
 	"sync"
@@ -77,6 +78,7 @@ type Server struct {
 	hot           hotParams    // the parameters admission reads for every command (admit.go)
 	obs           observe      // SLOWLOG, LATENCY, MONITOR (introspect.go); engine lock
 	locks         *locks.Table // the lock view (locks.go); engine lock
+	hk            hotkeysState // HOTKEYS (hotkeys.go); engine lock
 	log           *slog.Logger
 	clock         clock.Clock
 	eng           *engine.Engine
@@ -221,6 +223,7 @@ func New(cfg *config.Config, opts Options) *Server {
 		}
 	}
 	s.initACL()
+	s.hk.rng = mrand.New(mrand.NewPCG(seed, seed^0x686f746b657973))
 	s.trk = tracking.New((*trackingHost)(s), seed, cfg.IntFunc("tracking-table-max-keys"))
 	s.scripts = newScripting(s)
 	s.hub = pubsub.New[*client]()
