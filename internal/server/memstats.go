@@ -51,6 +51,9 @@ func (s *Server) memStats() command.MemoryStats {
 	}
 	s.mu.Unlock()
 	total := st.StartupAllocated + st.ClientsNormal + st.LuaCaches + st.FunctionsCaches + st.ScriptVMs
+	if h := s.hk.sess; h != nil { // a HOTKEYS session's sketches (hotkeysGetMemoryUsage)
+		total += int64(h.MemBytes())
+	}
 	for _, db := range s.ks.DBs {
 		if db.Len() == 0 && db.Expires() == 0 {
 			continue
