@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # bench/overhead.sh - what observability costs: HotKV at HEAD with the slow
 # log (default threshold), the latency monitor (latency-monitor-threshold
-# 100) and the lock view on, side by side with HotKV built at BASE, before
-# SLOWLOG, LATENCY, MONITOR and the lock view existed (default 69498d5).
+# 100) and the lock view on, side by side with a build without them: by
+# default this checkout built with the hotkv_noobserve tag, which compiles
+# call's observation steps out (internal/server/observing_off.go), so that
+# the two differ in nothing else; BASE=<commit> compares with an older
+# build instead (69498d5: before SLOWLOG, LATENCY, MONITOR and the lock
+# view existed).
 #
 #   bench/overhead.sh              bench-vs.sh (A = HEAD, B = BASE) on SET,
 #                                  GET, their -P 16 forms, lock acquire and
@@ -19,7 +23,7 @@
 # bench/results/<date>-overhead.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BASE=${BASE:-69498d5}
+BASE=${BASE:-noobserve}
 PARTS=${PARTS:-vs lockbench callgrind}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 TMP=$(mktemp -d -t hotkv-overhead.XXXXXX)
@@ -30,9 +34,14 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-git worktree add --detach "$TMP/base" "$BASE" >/dev/null 2>&1
 go build -o "$TMP/hotkv-head" ./cmd/hotkv
-(cd "$TMP/base" && go build -o "$TMP/hotkv-base" ./cmd/hotkv)
+if [[ $BASE == noobserve ]]; then
+  BASE_TAGS=(-tags hotkv_noobserve); BASE_DIR=.
+else
+  BASE_TAGS=(); BASE_DIR="$TMP/base"
+  git worktree add --detach "$TMP/base" "$BASE" >/dev/null 2>&1
+fi
+(cd "$BASE_DIR" && go build "${BASE_TAGS[@]}" -o "$TMP/hotkv-base" ./cmd/hotkv)
 wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 start() { # binary port args...
   local bin=$1 p=$2; shift 2
@@ -90,7 +99,7 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
   if [[ " $PARTS " == *" callgrind "* ]] && command -v valgrind >/dev/null; then
     echo; echo "## instructions per command (callgrind, BenchmarkHotPath)"
     go test -c -o "$TMP/head.test" ./internal/server
-    (cd "$TMP/base" && go test -c -o "$TMP/base.test" ./internal/server)
+    (cd "$BASE_DIR" && go test "${BASE_TAGS[@]}" -c -o "$TMP/base.test" ./internal/server)
     ir() { # test-binary bench N -> instructions
       GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$1" \
         -test.run '^$' -test.bench "HotPath/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1

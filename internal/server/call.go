@@ -62,10 +62,10 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	unitEnd, seq := s.repl.UnitEnd(), s.barrier.seq.Load()
 	hot, hotOut := s.hk.on, 0
-	if hot != nil {
+	if observing && hot != nil {
 		hotOut = s.hotBegin(o, c)
 	}
-	if len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
+	if observing && len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
 		// a script shows before the commands it runs (evalCommand,
 		// fcallCommandGeneric)
 		s.feedMonitors(o, c)
@@ -83,14 +83,14 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
-	if c.Lock.Kind != locks.None || s.locks.HasPending() {
+	if observing && (c.Lock.Kind != locks.None || s.locks.HasPending()) {
 		s.noteLocks(o, c, endUs)
 	}
 	s.stats.dirty += int64(c.Dirty)
-	if (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
+	if observing && (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
 		s.observeCall(o, c, spec, endUs-startUs)
 	}
-	if hot != nil && s.hk.on == hot {
+	if observing && hot != nil && s.hk.on == hot {
 		s.hotEnd(o, c, spec, hotOut, endUs-startUs)
 	}
 	if c.Parked {
@@ -102,8 +102,10 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += endUs - startUs
-	s.recordLatency(spec.ID, endUs-startUs)
-	if endUs-startUs >= s.obs.slowUs && o != fromApply {
+	if observing {
+		s.recordLatency(spec.ID, endUs-startUs)
+	}
+	if observing && endUs-startUs >= s.obs.slowUs && o != fromApply {
 		s.logSlow(o, c, spec, endUs-startUs)
 	}
 	s.stats.commands++

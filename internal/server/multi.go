@@ -44,7 +44,9 @@ var _ keyspace.Observer = (*Server)(nil)
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	s.keyChanged(db, key)
-	s.locks.Touch(db, key)
+	if observing {
+		s.locks.Touch(db, key)
+	}
 	s.trk.Modified(db, key)
 	if len(s.watchers) == 0 {
 		return
