@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -129,6 +130,19 @@ func BenchmarkHotPath(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			run(s, cl, set)
 			run(s, cl, del)
+		}
+	})
+	// redis-benchmark's lock_acquire: SET NX PX on 100,000 keys at random, most
+	// of them held (taken and never released in the 30 s)
+	b.Run("SET_NX_PX_100k_keys", func(b *testing.B) {
+		s, cl := newBenchServer(b)
+		cmds := make([][][]byte, 100000)
+		for i := range cmds {
+			cmds[i] = args("SET", fmt.Sprintf("lock:%012d", (i*7919)%100000), "tok-a81f", "NX", "PX", "30000")
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i++ {
+			run(s, cl, cmds[i%len(cmds)])
 		}
 	})
 }
