@@ -3495,6 +3495,25 @@ var docsTable = map[string]*CommandDoc{
 		DocFlags:   []string{"syscmd"},
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"replicaof": {
+		Summary:    "Configures a server as replica of another, or promotes it to a master.",
+		Since:      "5.0.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "args", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "host-port", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "host", Type: "string", KeySpecIndex: -1, DisplayText: "host"},
+					{Name: "port", Type: "integer", KeySpecIndex: -1, DisplayText: "port"},
+				}},
+				{Name: "no-one", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO", DisplayText: "no"},
+					{Name: "one", Type: "pure-token", KeySpecIndex: -1, Token: "ONE", DisplayText: "one"},
+				}},
+			}},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"reset": {
 		Summary:    "Resets the connection.",
 		Since:      "6.2.0",
@@ -3904,6 +3923,28 @@ var docsTable = map[string]*CommandDoc{
 		Args: []ArgDoc{
 			{Name: "key", Type: "key", KeySpecIndex: 0, DisplayText: "key"},
 			{Name: "member", Type: "string", KeySpecIndex: -1, DisplayText: "member"},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
+	"slaveof": {
+		Summary:         "Sets a Redis server as a replica of another, or promotes it to being a master.",
+		Since:           "1.0.0",
+		Group:           "server",
+		Complexity:      "O(1)",
+		DocFlags:        []string{"deprecated"},
+		DeprecatedSince: "5.0.0",
+		ReplacedBy:      "`REPLICAOF`",
+		Args: []ArgDoc{
+			{Name: "args", Type: "oneof", KeySpecIndex: -1, Args: []ArgDoc{
+				{Name: "host-port", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "host", Type: "string", KeySpecIndex: -1, DisplayText: "host"},
+					{Name: "port", Type: "integer", KeySpecIndex: -1, DisplayText: "port"},
+				}},
+				{Name: "no-one", Type: "block", KeySpecIndex: -1, Args: []ArgDoc{
+					{Name: "no", Type: "pure-token", KeySpecIndex: -1, Token: "NO", DisplayText: "no"},
+					{Name: "one", Type: "pure-token", KeySpecIndex: -1, Token: "ONE", DisplayText: "one"},
+				}},
+			}},
 		},
 	},
 	// source: 8.6.3 COMMAND DOCS

@@ -11,6 +11,8 @@ func replicationCommands() []*Spec {
 		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Run: psyncCmd},
 		{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Run: replconfCmd},
 		{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Run: roleCmd},
+		{Name: "replicaof", Arity: 3, Flags: NoAsyncLoading | Admin | NoScript | Stale, Run: replicaofCmd},
+		{Name: "slaveof", Arity: 3, Flags: NoAsyncLoading | Admin | NoScript | Stale, Run: replicaofCmd},
 	}
 }
 
@@ -35,6 +37,41 @@ type Replication interface {
 	Replicas() []ReplicaInfo
 	// Wait is WAIT once its arguments are valid.
 	Wait(c *Ctx, numReplicas, timeoutMs int64)
+	// ReplicaOf makes the server a replica of host:port (port < 0: REPLICAOF
+	// NO ONE, a master again); already says it already was one of that
+	// master. ReplicaState is ROLE's view of a replica: its master, the link's
+	// state and the offset processed; host is "" on a master.
+	ReplicaOf(c *Ctx, host string, port int64) (already bool)
+	ReplicaState() (host string, port int64, state string, offset int64)
+}
+
+// replicaofCmd is REPLICAOF (and SLAVEOF) host port | NO ONE
+// (replicaofCommand).
+func replicaofCmd(c *Ctx) {
+	r := replication(c)
+	if r == nil {
+		c.Error("ERR replication is not available")
+		return
+	}
+	if eqFold(c.Argv[1], "no") && eqFold(c.Argv[2], "one") {
+		r.ReplicaOf(c, "", -1)
+		c.W.SimpleString("OK")
+		return
+	}
+	if c.Client.Flags == "S" { // a replica's own link cannot make its master a replica
+		c.Error("ERR Command is not valid when client is a replica.")
+		return
+	}
+	port, ok := resp.ParseInt(c.Argv[2])
+	if !ok || port < 0 || port > 65535 {
+		c.Error("ERR Invalid master port")
+		return
+	}
+	if r.ReplicaOf(c, string(c.Argv[1]), port) {
+		c.W.SimpleString("OK Already connected to specified master")
+		return
+	}
+	c.W.SimpleString("OK")
 }
 
 func replication(c *Ctx) Replication {
@@ -75,6 +112,16 @@ func roleCmd(c *Ctx) {
 	var off int64
 	var reps []ReplicaInfo
 	if r := replication(c); r != nil {
+		if host, port, state, offset := r.ReplicaState(); host != "" {
+			// a replica: its master, the link's state, the offset processed
+			c.W.ArrayLen(5)
+			c.W.BulkString("slave")
+			c.W.BulkString(host)
+			c.W.Int(port)
+			c.W.BulkString(state)
+			c.W.Int(offset)
+			return
+		}
 		off, reps = r.ReplicationOffset(), r.Replicas()
 	}
 	c.W.ArrayLen(3)

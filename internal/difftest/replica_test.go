@@ -101,3 +101,139 @@ func TestRedisReplicaOfHotKVUnderWrites(t *testing.T) {
 	}
 	t.Logf("%d writes while the replica synced and after", sent[0]+sent[1]+sent[2])
 }
+
+// TestHotKVReplicaOfRedis: HotKV replicates redis-server 8.6.3 (REPLICAOF):
+// the handshake, the snapshot of a dataset of every type (the master's
+// diskless sync, EOF-marked, and with repl-diskless-sync no a sized
+// payload), then the stream while clients write (MULTI/EXEC, a script,
+// expiries, deletions); the replica must end with the master's dataset
+// (DEBUG DIGEST), report itself in ROLE and INFO replication, and refuse
+// clients' writes with READONLY.
+func TestHotKVReplicaOfRedis(t *testing.T) {
+	for _, diskless := range []string{"yes", "no"} {
+		t.Run("diskless="+diskless, func(t *testing.T) {
+			addr := startRedisTCP(t)
+			srv := hotkvtest.Start(t)
+			ctx := context.Background()
+			rd := redis.NewClient(&redis.Options{Addr: addr})
+			defer rd.Close()
+			hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			defer hk.Close()
+			rd.ConfigSet(ctx, "repl-diskless-sync", diskless)
+			rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
+			if err := rd.Do(ctx, "DEBUG", "POPULATE", 5000, "key", 16).Err(); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 200 {
+				k := strconv.Itoa(i)
+				rd.RPush(ctx, "list:"+k, "a", k)
+				rd.HSet(ctx, "hash:"+k, "f", k, "g", i*i)
+				rd.ZAdd(ctx, "zset:"+k, redis.Z{Score: float64(i) / 3, Member: k})
+				rd.SAdd(ctx, "set:"+k, k, "x", i)
+				rd.XAdd(ctx, &redis.XAddArgs{Stream: "stream:" + strconv.Itoa(i%10), Values: []any{"f", k}})
+				rd.PFAdd(ctx, "hll:"+strconv.Itoa(i%5), k)
+				rd.Set(ctx, "ttl:"+k, k, time.Hour)
+			}
+			rd.HSetEXWithArgs(ctx, "hfe", &redis.HSetEXOptions{ExpirationType: redis.HSetEXExpirationEX, ExpirationVal: 3600}, "a", "1", "b", "2")
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			for w := range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					c := redis.NewClient(&redis.Options{Addr: addr})
+					defer c.Close()
+					r := rand.New(rand.NewPCG(uint64(w), 5))
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						k := strconv.Itoa(r.IntN(5000))
+						switch r.IntN(8) {
+						case 0:
+							c.Set(ctx, "key:"+k, r.Int(), 0)
+						case 1:
+							c.Del(ctx, "key:"+k)
+						case 2:
+							c.LPush(ctx, "list:"+strconv.Itoa(r.IntN(250)), r.Int())
+						case 3:
+							c.HIncrBy(ctx, "hash:"+strconv.Itoa(r.IntN(250)), "n", 1)
+						case 4:
+							c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+								p.Incr(ctx, "counter:"+strconv.Itoa(r.IntN(20)))
+								p.SAdd(ctx, "set:"+strconv.Itoa(r.IntN(250)), r.IntN(100))
+								return nil
+							})
+						case 5:
+							c.Eval(ctx, "redis.call('zincrby', KEYS[1], 1, ARGV[1]); return redis.call('spop', KEYS[2])",
+								[]string{"zset:" + strconv.Itoa(r.IntN(250)), "set:" + strconv.Itoa(r.IntN(250))}, k)
+						case 6:
+							c.Set(ctx, "short:"+k, k, time.Duration(1+r.IntN(50))*time.Millisecond)
+						case 7:
+							c.XAdd(ctx, &redis.XAddArgs{Stream: "stream:" + strconv.Itoa(r.IntN(10)), MaxLen: 50, Approx: false, Values: []any{"n", k}})
+						}
+					}
+				}()
+			}
+			host, port, _ := net.SplitHostPort(addr)
+			if err := hk.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if v := hk.Do(ctx, "REPLICAOF", host, port).Val(); v != "OK Already connected to specified master" {
+				t.Errorf("REPLICAOF again: %v", v)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for !strings.Contains(hk.Info(ctx, "replication").Val(), "master_link_status:up") {
+				if time.Now().After(deadline) {
+					t.Fatalf("HotKV did not sync: %s", hk.Info(ctx, "replication").Val())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(300 * time.Millisecond) // writes on the stream
+			close(stop)
+			wg.Wait()
+			// the short TTLs expire on the master meanwhile (its DELs follow on
+			// the stream): the master's digest is read again each time
+			var got, want any
+			for time.Now().Before(deadline) {
+				want = rd.Do(ctx, "DEBUG", "DIGEST").Val()
+				if got = hk.Do(ctx, "DEBUG", "DIGEST").Val(); got == want {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if got != want {
+				t.Fatalf("HotKV replica digest %v, master %v", got, want)
+			}
+			if err := hk.Set(ctx, "mine", "1", 0).Err(); err == nil || err.Error() != "READONLY You can't write against a read only replica." {
+				t.Errorf("a client's write on the replica: %v", err)
+			}
+			role := hk.Do(ctx, "ROLE").Val().([]any)
+			moff := rd.Do(ctx, "ROLE").Val().([]any)[1].(int64)
+			if role[0] != "slave" || role[1] != host || role[3] != "connected" {
+				t.Errorf("ROLE %v", role)
+			}
+			// the offsets meet once the master's acknowledged state settles
+			for time.Now().Before(deadline) {
+				if role = hk.Do(ctx, "ROLE").Val().([]any); role[4].(int64) == moff {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if role[4].(int64) != moff {
+				t.Errorf("replica offset %v, master %d", role[4], moff)
+			}
+			if err := hk.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := hk.Set(ctx, "mine", "1", 0).Err(); err != nil {
+				t.Errorf("a write after REPLICAOF NO ONE: %v", err)
+			}
+			if info := hk.Info(ctx, "replication").Val(); !strings.Contains(info, "role:master") {
+				t.Errorf("after NO ONE: %s", info)
+			}
+		})
+	}
+}

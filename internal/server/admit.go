@@ -86,6 +86,8 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 		return spec, refused, s.refuse(spec, s.diskError())
 	case flags&command.Write != 0 && !s.goodReplicas():
 		return spec, refused, s.refuse(spec, errNoReplicas)
+	case s.replicaFlag.Load() && s.replicaRefusal(flags) != "":
+		return spec, refused, s.refuse(spec, s.replicaRefusal(flags))
 	case cl.Subscribed && cl.Proto == 2 && flags&command.SubscribedOK == 0:
 		return spec, refused, s.refuse(spec, "ERR Can't execute '"+spec.FullName()+
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
@@ -247,7 +249,7 @@ func (s *Server) goodReplicas() bool {
 // min-replicas-to-write is set).
 func (s *Server) enoughGoodReplicas() bool {
 	need, maxLag := s.hot.minReplicas.Load(), s.cfg.Int("min-replicas-max-lag")
-	if need == 0 {
+	if need == 0 || s.replicaFlag.Load() { // a replica: its master decides (Redis checks masters only)
 		return true // off, or min-replicas-max-lag 0
 	}
 	return s.repl.Good(s.clock.NowMs(), maxLag) >= need

@@ -415,13 +415,20 @@ func (s *Server) infoStats(b []byte) []byte {
 }
 
 func (s *Server) infoReplication(b []byte) []byte {
-	b = kv(b, "role", "master")
+	off := s.repl.Offset()
+	if s.isReplica() {
+		b = kv(b, "role", "slave")
+		b = s.appendReplicaInfo(b)
+		off = s.rs.offset.Load()
+	} else {
+		b = kv(b, "role", "master")
+	}
 	b = s.repl.AppendInfo(b, s.clock.NowMs())
 	b = kv(b, "master_failover_state", "no-failover")
 	b = kv(b, "master_replid", s.replID)
-	b = kv(b, "master_replid2", strings.Repeat("0", 40))
-	b = kv(b, "master_repl_offset", strconv.FormatInt(s.repl.Offset(), 10))
-	b = kv(b, "second_repl_offset", "-1")
+	b = kv(b, "master_replid2", s.replID2)
+	b = kvi(b, "master_repl_offset", off)
+	b = kvi(b, "second_repl_offset", s.secondOffset)
 	b = kv(b, "repl_backlog_active", "0")
 	b = kv(b, "repl_backlog_size", "1048576")
 	b = kv(b, "repl_backlog_first_byte_offset", "0")

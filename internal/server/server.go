@@ -19,6 +19,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,8 +92,15 @@ type Server struct {
 	startUs int64
 	runID   string
 	replID  string
-	rdb     *persist.RDB // snapshots (persist.go); engine lock
-	aof     *aof.AOF     // the append-only file (aofglue.go); engine lock
+	// replID2 and secondOffset: the history this server continues (a
+	// former master's id, up to the offset), master_replid2 and
+	// second_repl_offset
+	replID2      string
+	secondOffset int64
+	rs           replicaState // the replica side (replica.go)
+	replicaFlag  atomic.Bool  // a replica: read without the engine lock (expiry, admission)
+	rdb          *persist.RDB // snapshots (persist.go); engine lock
+	aof          *aof.AOF     // the append-only file (aofglue.go); engine lock
 	// aofWaiting: clients wait in WAITAOF (s.waiters), woken when the AOF fsyncs
 	aofWaiting atomic.Bool
 	aofWokeAt  atomic.Uint64 // the fsynced unit WAITAOF clients last ran again for
@@ -201,20 +209,22 @@ func New(cfg *config.Config, opts Options) *Server {
 		StreamIdmpMaxSize:      cfg.IntFunc("stream-idmp-maxsize"),
 	}
 	s := &Server{
-		cfg:      cfg,
-		retained: newRetainedGauge(),
-		log:      lg,
-		clock:    clk,
-		ks:       ks,
-		locks:    locks.New(int(cfg.Int("databases"))),
-		eng:      engine.New(ks, clk, seed),
-		table:    command.NewTable(),
-		limits:   resp.NewLimits(),
-		clients:  map[int64]*client{},
-		errStats: map[string]int64{},
-		shutdown: make(chan struct{}),
-		runID:    randomHex(20),
-		replID:   randomHex(20),
+		cfg:          cfg,
+		retained:     newRetainedGauge(),
+		log:          lg,
+		clock:        clk,
+		ks:           ks,
+		locks:        locks.New(int(cfg.Int("databases"))),
+		eng:          engine.New(ks, clk, seed),
+		table:        command.NewTable(),
+		limits:       resp.NewLimits(),
+		clients:      map[int64]*client{},
+		errStats:     map[string]int64{},
+		shutdown:     make(chan struct{}),
+		runID:        randomHex(20),
+		replID:       randomHex(20),
+		replID2:      strings.Repeat("0", 40),
+		secondOffset: -1,
 	}
 	s.watchers = map[watchKey]map[*client]struct{}{}
 	for _, r := range cfg.Renames() { // the config file's rename-command lines
@@ -230,7 +240,9 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.blocked = newBlocking()
 	s.repl = repl.New((*replHost)(s))
 	ks.Obs = s
-	ks.ExpiryPaused = s.pauseActive // CLIENT PAUSE (WRITE or ALL) suspends expiry, as Redis's PAUSE_ACTION_EXPIRE
+	// CLIENT PAUSE (WRITE or ALL) suspends expiry, as Redis's
+	// PAUSE_ACTION_EXPIRE; so does being a replica (its master expires keys)
+	ks.ExpiryPaused = s.replicaExpiryPaused
 	s.wireHotParams()
 	s.wireMaxmemory()
 	s.wireObserve()
@@ -338,6 +350,7 @@ func (s *Server) Run(ctx context.Context) error {
 		s.closeMigrateConn(name)
 	}
 
+	s.stopLink() // a replica's link to its master
 	s.eng.Unlock()
 	s.stopping.Store(true) // a busy script is killed at its next check (scripting.interrupt)
 	s.net.Stop()           // closes the listeners and every connection

@@ -294,6 +294,32 @@ func (r *RDB) LoadAOFBase(data []byte) (int, error) {
 	return st.Size, nil
 }
 
+// LoadFromMaster replaces the dataset with a snapshot a replica received
+// from its master (readSyncBulkPayload): everything is flushed, then every
+// key loaded, expired ones too (on a replica keys expire when the master
+// says so, with a DEL in the stream), and the function libraries. It
+// returns the keys loaded.
+func (r *RDB) LoadFromMaster(rd io.Reader) (int, error) {
+	ks := r.d.KS
+	ks.FlushAll()
+	if r.d.Functions != nil {
+		r.d.Functions.Flush()
+	}
+	events := ks.Events
+	ks.Events = nil
+	defer func() { ks.Events = events }()
+	opts := rdb.LoadOptions{Now: 0, SkipChecksum: !r.d.Config.Bool("rdbchecksum")}
+	if fn := r.d.Functions; fn != nil {
+		opts.Function = func(code string) error { return fn.Load(code, true) }
+	}
+	st, err := rdb.Load(rd, ks, opts)
+	if err != nil {
+		r.d.Log.Warn("Failed trying to load the MASTER synchronization DB from disk", "err", err)
+		return 0, err
+	}
+	return st.Loaded, nil
+}
+
 // ErrLoadStopped is what LoadAtStartup returns when its yield reports that
 // the server is shutting down.
 var ErrLoadStopped = errors.New("loading stopped: the server is shutting down")

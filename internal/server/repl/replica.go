@@ -1,0 +1,237 @@
+package repl
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/resp"
+)
+
+// The replica side's link to its master (Redis's syncWithMaster and
+// readSyncBulkPayload): the handshake, PSYNC, the snapshot payload, then
+// the stream, command by command with the bytes each took (the replication
+// offset). The server drives it from a goroutine of its own; nothing here
+// touches the dataset.
+
+// MasterLink is one connection to a master.
+type MasterLink struct {
+	conn net.Conn
+	br   *bufio.Reader
+	rd   *resp.Reader // the stream, after the payload
+	wmu  sync.Mutex   // writes: the link's goroutine and the ACK ticker
+	// Timeout bounds each step of the handshake and each read of the
+	// payload and the stream (repl-timeout).
+	Timeout time.Duration
+}
+
+// Dial connects to host:port.
+func Dial(host string, port int, timeout time.Duration) (*MasterLink, error) {
+	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), timeout)
+	if err != nil {
+		return nil, err
+	}
+	return &MasterLink{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), Timeout: timeout}, nil
+}
+
+// Close closes the connection (any goroutine: it unblocks a read).
+func (l *MasterLink) Close() error { return l.conn.Close() }
+
+// LocalAddr is the link's own address.
+func (l *MasterLink) LocalAddr() net.Addr { return l.conn.LocalAddr() }
+
+// Send writes one command.
+func (l *MasterLink) Send(args ...string) error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout))
+	b := make([][]byte, len(args))
+	for i, a := range args {
+		b[i] = []byte(a)
+	}
+	_, err := l.conn.Write(resp.AppendCommand(nil, b...))
+	return err
+}
+
+// readLine reads one reply line (without CRLF); newlines the master sends
+// to keep the link alive while it prepares a snapshot are skipped.
+func (l *MasterLink) readLine() (string, error) {
+	for {
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		line, err := l.br.ReadString('\n')
+		if err != nil {
+			return "", err
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if line != "" {
+			return line, nil
+		}
+	}
+}
+
+// Call sends a command of the handshake and reads its one-line reply; an
+// error reply is returned as the error.
+func (l *MasterLink) Call(args ...string) (string, error) {
+	if err := l.Send(args...); err != nil {
+		return "", err
+	}
+	line, err := l.readLine()
+	if err != nil {
+		return "", err
+	}
+	if strings.HasPrefix(line, "-") {
+		return "", &ReplyError{Cmd: args[0], Msg: line[1:]}
+	}
+	return line, nil
+}
+
+// ReplyError is an error reply of the master during the handshake.
+type ReplyError struct{ Cmd, Msg string }
+
+func (e *ReplyError) Error() string { return fmt.Sprintf("%s: %s", e.Cmd, e.Msg) }
+
+// Sync is the answer to PSYNC.
+type Sync struct {
+	Full   bool   // +FULLRESYNC: a payload follows
+	ReplID string // the master's replication id
+	Offset int64  // where the stream starts (full), or where it continues
+}
+
+// Psync sends PSYNC replid offset and reads the answer (+FULLRESYNC replid
+// offset, +CONTINUE [replid]).
+func (l *MasterLink) Psync(replID string, offset int64) (Sync, error) {
+	line, err := l.Call("PSYNC", replID, strconv.FormatInt(offset, 10))
+	if err != nil {
+		return Sync{}, err
+	}
+	f := strings.Fields(strings.TrimPrefix(line, "+"))
+	switch {
+	case len(f) == 3 && f[0] == "FULLRESYNC":
+		off, err := strconv.ParseInt(f[2], 10, 64)
+		if err != nil {
+			return Sync{}, fmt.Errorf("bad FULLRESYNC reply %q", line)
+		}
+		return Sync{Full: true, ReplID: f[1], Offset: off}, nil
+	case len(f) >= 1 && f[0] == "CONTINUE":
+		s := Sync{ReplID: replID, Offset: offset}
+		if len(f) == 2 {
+			s.ReplID = f[1]
+		}
+		return s, nil
+	}
+	return Sync{}, fmt.Errorf("unexpected PSYNC reply %q", line)
+}
+
+// eofMarkLen is the length of a diskless payload's end mark.
+const eofMarkLen = 40
+
+// Payload copies the snapshot that follows +FULLRESYNC to w: a bulk of known
+// length ($<len>), or a diskless one ($EOF:<40-byte mark>) that ends with its
+// mark. It returns the payload's length.
+func (l *MasterLink) Payload(w io.Writer) (int64, error) {
+	line, err := l.readLine()
+	if err != nil {
+		return 0, err
+	}
+	if strings.HasPrefix(line, "-") {
+		return 0, &ReplyError{Cmd: "SYNC", Msg: line[1:]}
+	}
+	if !strings.HasPrefix(line, "$") {
+		return 0, fmt.Errorf("bad protocol from MASTER, the first byte is not '$' (we received '%s'), are you sure the host and port are right?", line)
+	}
+	if mark, ok := strings.CutPrefix(line, "$EOF:"); ok {
+		if len(mark) != eofMarkLen {
+			return 0, fmt.Errorf("bad EOF mark %q", mark)
+		}
+		return l.copyUntilMark(w, []byte(mark))
+	}
+	n, err := strconv.ParseInt(line[1:], 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("bad payload length %q", line)
+	}
+	var copied int64
+	for copied < n {
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		k, err := io.CopyN(w, l.br, min(n-copied, 1<<20))
+		copied += k
+		if err != nil {
+			return copied, err
+		}
+	}
+	return n, nil
+}
+
+// copyUntilMark copies to w what comes before mark.
+func (l *MasterLink) copyUntilMark(w io.Writer, mark []byte) (int64, error) {
+	var held []byte // the last bytes read, which may be the mark's start
+	var total int64
+	buf := make([]byte, 64<<10)
+	for {
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		k, err := l.br.Read(buf)
+		held = append(held, buf[:k]...)
+		if i := bytes.Index(held, mark); i >= 0 {
+			if _, werr := w.Write(held[:i]); werr != nil {
+				return total, werr
+			}
+			total += int64(i)
+			// what followed the mark is the stream: give it back
+			rest := held[i+len(mark):]
+			l.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(rest), l.br), 64<<10)
+			return total, nil
+		}
+		if keep := len(mark) - 1; len(held) > keep {
+			if _, werr := w.Write(held[:len(held)-keep]); werr != nil {
+				return total, werr
+			}
+			total += int64(len(held) - keep)
+			held = append(held[:0], held[len(held)-keep:]...)
+		}
+		if err != nil {
+			return total, err
+		}
+	}
+}
+
+// Next reads the next command of the stream: its arguments (valid until the
+// next call) and the bytes it took. A read that waits longer than Timeout
+// fails (the master pings every repl-ping-replica-period).
+func (l *MasterLink) Next() (argv [][]byte, n int, err error) {
+	if l.rd == nil {
+		lim := resp.NewLimits()
+		l.rd = resp.NewReader(deadlineReader{l}, lim)
+	}
+	argv, err = l.rd.ReadCommand()
+	if err != nil {
+		return nil, 0, err
+	}
+	return argv, l.rd.LastLen(), nil
+}
+
+// deadlineReader reads the link's buffered reader with the read deadline
+// renewed for each read.
+type deadlineReader struct{ l *MasterLink }
+
+func (d deadlineReader) Read(p []byte) (int, error) {
+	_ = d.l.conn.SetReadDeadline(time.Now().Add(d.l.Timeout))
+	return d.l.br.Read(p)
+}
+
+// Ack sends REPLCONF ACK offset (and FACK, the offset fsynced to the AOF,
+// when aof >= 0).
+func (l *MasterLink) Ack(offset, aof int64) error {
+	if aof >= 0 {
+		return l.Send("REPLCONF", "ACK", strconv.FormatInt(offset, 10), "FACK", strconv.FormatInt(aof, 10))
+	}
+	return l.Send("REPLCONF", "ACK", strconv.FormatInt(offset, 10))
+}
+
+// ErrClosed is what the link's reads return once Close was called.
+var ErrClosed = errors.New("the link to the master was closed")

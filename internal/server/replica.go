@@ -1,0 +1,460 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/server/repl"
+)
+
+// The replica side of replication (REPLICAOF, SLAVEOF; Redis's
+// replicationSetMaster, syncWithMaster, readSyncBulkPayload and the master
+// client): a goroutine of its own connects to the master, shakes hands,
+// asks PSYNC, loads the snapshot the master sends (into a temporary file
+// first, then under the engine lock, replacing the dataset), then applies
+// the master's stream through Apply, a MULTI ... EXEC as one unit,
+// counting the bytes (the replication offset), answering REPLCONF GETACK
+// and acknowledging every second. A lost link is dialled again every
+// second. While the server is a replica:
+//   - clients' writes are refused with READONLY (replica-read-only yes),
+//     and every command but the stale-allowed ones with MASTERDOWN while the
+//     link is down and replica-serve-stale-data is no;
+//   - keys expire only when the master says so (a DEL in the stream): lazy
+//     expiry reports an expired key missing without deleting it and the
+//     active cycle waits (the keyspace's ExpiryPaused), and the master's
+//     commands run at a time before every deadline, so that they see what
+//     the master saw (Redis's rule for its master client).
+
+// replicaState is the replica side (engine lock, except the atomics).
+type replicaState struct {
+	host string // "" while the server is a master
+	port int64
+	gen  uint64 // each REPLICAOF starts a generation: an older link stops
+	link *repl.MasterLink
+	wg   sync.WaitGroup
+
+	state      atomic.Value // ROLE's: "connect", "connecting", "handshake", "sync", "connected"
+	offset     atomic.Int64 // slave_repl_offset: the stream applied
+	readOffset atomic.Int64 // slave_read_repl_offset: the stream read
+	lastIOUnix atomic.Int64
+	downSince  atomic.Int64 // Unix s the link went down (0: never up)
+	upSince    atomic.Int64
+	attempts   atomic.Int64 // master_current_sync_attempts
+	total      atomic.Int64 // master_total_sync_attempts
+	up         atomic.Bool
+}
+
+// isReplica reports whether the server replicates a master.
+func (s *Server) isReplica() bool { return s.rs.host != "" }
+
+// replicaExpiryPaused is the keyspace's ExpiryPaused: CLIENT PAUSE, and a
+// replica's rule that only the master expires keys.
+func (s *Server) replicaExpiryPaused() bool { return s.replicaFlag.Load() || s.pauseActive() }
+
+// ReplicaOf implements command.Replication (REPLICAOF, SLAVEOF). Engine lock.
+func (s *Server) ReplicaOf(c *command.Ctx, host string, port int64) bool {
+	rs := &s.rs
+	who := ""
+	if cl := s.clientOf(c.Client); cl != nil {
+		who = cl.Addr
+	}
+	if port < 0 { // NO ONE
+		if rs.host != "" {
+			s.unsetMaster()
+			s.log.Info(fmt.Sprintf("MASTER MODE enabled (user request from '%s')", who))
+		}
+		return false
+	}
+	if rs.host != "" && strings.EqualFold(rs.host, host) && rs.port == port {
+		s.log.Info("REPLICAOF would result into synchronization with the master we are already connected with. No operation performed.")
+		return true
+	}
+	s.setMaster(host, port)
+	s.log.Info(fmt.Sprintf("REPLICAOF %s:%d enabled (user request from '%s')", host, port, who))
+	return false
+}
+
+// ReplicaState implements command.Replication (ROLE).
+func (s *Server) ReplicaState() (host string, port int64, state string, offset int64) {
+	rs := &s.rs
+	if rs.host == "" {
+		return "", 0, "", 0
+	}
+	st, _ := rs.state.Load().(string)
+	return rs.host, rs.port, st, rs.offset.Load()
+}
+
+// setMaster is replicationSetMaster: the old link (if any) goes, the
+// replicas of this server are dropped (they will resynchronise with the new
+// history), and a new link starts. Engine lock.
+func (s *Server) setMaster(host string, port int64) {
+	s.stopLink()
+	rs := &s.rs
+	rs.host, rs.port = host, port
+	s.replicaFlag.Store(true)
+	rs.state.Store("connect")
+	rs.attempts.Store(0)
+	if rs.downSince.Load() == 0 {
+		rs.downSince.Store(s.clock.NowUs() / 1e6)
+	}
+	s.dropReplicas()
+	rs.gen++
+	gen := rs.gen
+	rs.wg.Add(1)
+	go s.replicaLoop(gen, host, int(port))
+}
+
+// unsetMaster is replicationUnsetMaster: the link goes, the server is a
+// master again, keeping its data; its history continues under a new
+// replication id (the old one as replid2, up to this offset).
+func (s *Server) unsetMaster() {
+	s.stopLink()
+	rs := &s.rs
+	rs.host, rs.port = "", 0
+	s.replicaFlag.Store(false)
+	rs.up.Store(false)
+	s.replID2, s.secondOffset = s.replID, rs.offset.Load()+1
+	s.replID = randomHex(20)
+	s.repl.SetOffset(rs.offset.Load())
+	s.dropReplicas()
+}
+
+// stopLink ends the running link's generation and closes its connection;
+// the goroutine exits at its next step. Engine lock.
+func (s *Server) stopLink() {
+	rs := &s.rs
+	rs.gen++
+	if rs.link != nil {
+		_ = rs.link.Close()
+		rs.link = nil
+	}
+}
+
+// dropReplicas disconnects this server's own replicas (their history
+// changes with the master's).
+func (s *Server) dropReplicas() {
+	s.mu.Lock()
+	var reps []*client
+	for _, cl := range s.clients {
+		if cl.replica != nil {
+			reps = append(reps, cl)
+		}
+	}
+	s.mu.Unlock()
+	for _, cl := range reps {
+		cl.kill()
+	}
+}
+
+// current reports whether gen is still the running generation (engine
+// lock).
+func (s *Server) current(gen uint64) bool { return s.rs.gen == gen }
+
+// replicaLoop connects to the master again and again until its generation
+// ends.
+func (s *Server) replicaLoop(gen uint64, host string, port int) {
+	defer s.rs.wg.Done()
+	for {
+		s.eng.Lock()
+		ok := s.current(gen) && !s.stopping.Load()
+		s.eng.Unlock()
+		if !ok {
+			return
+		}
+		err := s.syncWithMaster(gen, host, port)
+		s.eng.Lock()
+		ok = s.current(gen)
+		if ok {
+			s.rs.link = nil
+			if s.rs.up.Swap(false) {
+				s.rs.downSince.Store(s.clock.NowUs() / 1e6)
+			}
+			s.rs.state.Store("connect")
+		}
+		s.eng.Unlock()
+		if !ok {
+			return
+		}
+		if err != nil {
+			s.log.Warn("Connection with master lost or failed: " + err.Error())
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// syncWithMaster is one connection's life: handshake, sync, stream.
+func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
+	rs := &s.rs
+	timeout := time.Duration(s.cfg.Int("repl-timeout")) * time.Second
+	rs.state.Store("connecting")
+	s.log.Info(fmt.Sprintf("Connecting to MASTER %s:%d", host, port))
+	link, err := repl.Dial(host, port, timeout)
+	if err != nil {
+		return fmt.Errorf("Error condition on socket for SYNC: %w", err)
+	}
+	defer link.Close()
+	s.eng.Lock()
+	if !s.current(gen) {
+		s.eng.Unlock()
+		return nil
+	}
+	rs.link = link
+	s.eng.Unlock()
+	s.log.Info("MASTER <-> REPLICA sync started")
+	rs.state.Store("handshake")
+	if _, err := link.Call("PING"); err != nil {
+		// a master that wants AUTH answers -NOAUTH: the handshake goes on
+		var re *repl.ReplyError
+		if !errors.As(err, &re) || !(strings.HasPrefix(re.Msg, "NOAUTH") || strings.HasPrefix(re.Msg, "NOPERM") ||
+			strings.HasPrefix(re.Msg, "ERR operation not permitted")) {
+			return fmt.Errorf("Error reply to PING from master: '%v'", err)
+		}
+	}
+	if pass := s.cfg.String("masterauth"); pass != "" {
+		args := []string{"AUTH", pass}
+		if user := s.cfg.String("masteruser"); user != "" {
+			args = []string{"AUTH", user, pass}
+		}
+		if _, err := link.Call(args...); err != nil {
+			return fmt.Errorf("Unable to AUTH to MASTER: %v", err)
+		}
+	}
+	listen := s.cfg.Int("replica-announce-port")
+	if listen == 0 {
+		listen = s.cfg.Int("port")
+	}
+	if _, err := link.Call("REPLCONF", "listening-port", strconv.FormatInt(listen, 10)); err != nil {
+		s.log.Info("(Non critical) Master does not understand REPLCONF listening-port: " + err.Error())
+	}
+	if ip := s.cfg.String("replica-announce-ip"); ip != "" {
+		if _, err := link.Call("REPLCONF", "ip-address", ip); err != nil {
+			s.log.Info("(Non critical) Master does not understand REPLCONF ip-address: " + err.Error())
+		}
+	}
+	if _, err := link.Call("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+		s.log.Info("(Non critical) Master does not understand REPLCONF capa: " + err.Error())
+	}
+	rs.attempts.Add(1)
+	rs.total.Add(1)
+	sy, err := link.Psync("?", -1)
+	if err != nil {
+		return err
+	}
+	if !sy.Full {
+		return errors.New("the master continued a history this replica does not have")
+	}
+	s.log.Info(fmt.Sprintf("Full resync from master: %s:%d", sy.ReplID, sy.Offset))
+	rs.state.Store("sync")
+	if err := s.loadFromMaster(gen, link); err != nil {
+		return err
+	}
+	s.eng.Lock()
+	if !s.current(gen) {
+		s.eng.Unlock()
+		return nil
+	}
+	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
+	rs.offset.Store(sy.Offset)
+	rs.readOffset.Store(sy.Offset)
+	s.repl.SetOffset(sy.Offset)
+	rs.attempts.Store(0)
+	rs.up.Store(true)
+	rs.upSince.Store(s.clock.NowUs() / 1e6)
+	rs.state.Store("connected")
+	s.eng.Unlock()
+	s.log.Info("MASTER <-> REPLICA sync: Finished with success")
+	return s.applyStream(gen, link)
+}
+
+// loadFromMaster receives the snapshot into a temporary file of dir
+// (Redis's temp-<time>.<pid>.rdb), then loads it under the engine lock.
+func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
+	path := filepath.Join(s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("Opening the temp file needed for MASTER <-> REPLICA synchronization: %w", err)
+	}
+	defer os.Remove(path)
+	defer f.Close()
+	w := bufio.NewWriterSize(f, 1<<20)
+	n, err := link.Payload(w)
+	if err == nil {
+		err = w.Flush()
+	}
+	if err != nil {
+		return fmt.Errorf("I/O error trying to sync with MASTER: %w", err)
+	}
+	s.rs.lastIOUnix.Store(time.Now().Unix())
+	s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: received %d bytes from master to disk", n))
+	if _, err := f.Seek(0, 0); err != nil {
+		return err
+	}
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if !s.current(gen) {
+		return nil
+	}
+	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
+	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
+	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(f, 1<<20))
+	if err != nil {
+		return err
+	}
+	s.stats.dirty++
+	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
+	return nil
+}
+
+// applyStream applies the master's stream until the link fails or the
+// generation ends; it acknowledges every second meanwhile.
+func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				_ = link.Ack(s.rs.offset.Load(), -1)
+			}
+		}
+	}()
+	_ = link.Ack(s.rs.offset.Load(), -1)
+	rs := &s.rs
+	db := 0
+	var tx [][][]byte
+	inTx := false
+	for {
+		argv, n, err := link.Next()
+		if err != nil {
+			return err
+		}
+		rs.lastIOUnix.Store(time.Now().Unix())
+		rs.readOffset.Add(int64(n))
+		switch {
+		case len(argv) >= 2 && strings.EqualFold(string(argv[0]), "REPLCONF") && strings.EqualFold(string(argv[1]), "GETACK"):
+			// the offset before this command, as Redis's master client's
+			_ = link.Ack(rs.offset.Load(), -1)
+			rs.offset.Add(int64(n))
+			continue
+		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "PING"):
+			rs.offset.Add(int64(n))
+			continue
+		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "MULTI") && !inTx:
+			inTx, tx = true, tx[:0]
+			rs.offset.Add(int64(n))
+			continue
+		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "EXEC") && inTx:
+			inTx = false
+		case inTx:
+			tx = append(tx, copyArgv(argv))
+			rs.offset.Add(int64(n))
+			continue
+		default:
+			tx = append(tx[:0], argv)
+		}
+		s.eng.Lock()
+		if !s.current(gen) {
+			s.eng.Unlock()
+			return nil
+		}
+		a := s.applyLocked(Unit{DB: db, Cmds: tx, NowMs: loadNowMs})
+		db = a.DB
+		s.applier.w.Reset()
+		rs.offset.Add(int64(n))
+		s.eng.Unlock()
+		clear(tx)
+		tx = tx[:0]
+	}
+}
+
+// copyArgv copies a command the reader's buffer holds.
+func copyArgv(argv [][]byte) [][]byte {
+	out := make([][]byte, len(argv))
+	for i, a := range argv {
+		out[i] = append([]byte(nil), a...)
+	}
+	return out
+}
+
+// appendReplicaInfo is INFO replication's replica part (role:slave).
+func (s *Server) appendReplicaInfo(b []byte) []byte {
+	rs := &s.rs
+	now := s.clock.NowUs() / 1e6
+	up := rs.up.Load()
+	b = kv(b, "master_host", rs.host)
+	b = kvi(b, "master_port", rs.port)
+	status, lastIO := "down", int64(-1)
+	if up {
+		status, lastIO = "up", now-rs.lastIOUnix.Load()
+	}
+	b = kv(b, "master_link_status", status)
+	b = kvi(b, "master_last_io_seconds_ago", lastIO)
+	st, _ := rs.state.Load().(string)
+	sync := int64(0)
+	if st == "sync" {
+		sync = 1
+	}
+	b = kvi(b, "master_sync_in_progress", sync)
+	b = kvi(b, "slave_read_repl_offset", max(rs.readOffset.Load(), 1))
+	b = kvi(b, "slave_repl_offset", max(rs.offset.Load(), 1))
+	b = kvi(b, "replica_full_sync_buffer_size", 0)
+	b = kvi(b, "replica_full_sync_buffer_peak", 0)
+	b = kvi(b, "master_current_sync_attempts", rs.attempts.Load())
+	b = kvi(b, "master_total_sync_attempts", rs.total.Load())
+	down := int64(0)
+	if up {
+		b = kvi(b, "master_link_up_since_seconds", now-rs.upSince.Load())
+		b = kvi(b, "master_client_io_thread", 0)
+	} else {
+		since := int64(-1)
+		if d := rs.downSince.Load(); d != 0 {
+			since, down = now-d, now-d
+		}
+		b = kvi(b, "master_link_down_since_seconds", since)
+	}
+	b = kvi(b, "total_disconnect_time_sec", down)
+	b = kvi(b, "slave_priority", s.cfg.Int("replica-priority"))
+	ro := int64(0)
+	if s.cfg.Bool("replica-read-only") {
+		ro = 1
+	}
+	b = kvi(b, "slave_read_only", ro)
+	ann := int64(0)
+	if s.cfg.Bool("replica-announced") {
+		ann = 1
+	}
+	return kvi(b, "replica_announced", ann)
+}
+
+// The refusals of a replica's clients (processCommand).
+const (
+	errReadOnlyReplica = "READONLY You can't write against a read only replica."
+	errMasterDown      = "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'."
+)
+
+// replicaRefusal is the refusal of a client's command on a replica, or "".
+func (s *Server) replicaRefusal(flags command.Flag) string {
+	if !s.replicaFlag.Load() {
+		return ""
+	}
+	if flags&command.Write != 0 && s.cfg.Bool("replica-read-only") {
+		return errReadOnlyReplica
+	}
+	if !s.rs.up.Load() && flags&command.Stale == 0 && !s.cfg.Bool("replica-serve-stale-data") {
+		return errMasterDown
+	}
+	return ""
+}
