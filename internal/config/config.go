@@ -140,6 +140,26 @@ func (c *Config) LatencyPercentiles() []float64 {
 	return append([]float64(nil), c.vals[i].Load().x.([]float64)...)
 }
 
+// ReplicaOf returns replicaof: the master's host and port; host is "" on a
+// master.
+func (c *Config) ReplicaOf() (host string, port int64) {
+	i := c.param("replicaof", KindSpecial)
+	r := c.vals[i].Load().x.(replicaOf)
+	return r.Host, r.Port
+}
+
+// SetReplicaOf records what REPLICAOF did (host "": a master), so that
+// CONFIG GET and CONFIG REWRITE show it, as Redis's come from its
+// replication state. CONFIG SET cannot change replicaof (immutable).
+func (c *Config) SetReplicaOf(host string, port int64) {
+	i := c.param("replicaof", KindSpecial)
+	v := &value{x: replicaOf{}}
+	if host != "" {
+		v = &value{s: host + " " + strconv.FormatInt(port, 10), x: replicaOf{host, port}}
+	}
+	c.vals[i].Store(v)
+}
+
 // Save returns the snapshot rules (a copy; empty when save is "").
 func (c *Config) Save() []SavePoint {
 	i := c.param("save", KindSpecial)

@@ -476,7 +476,10 @@ func TestParams(t *testing.T) {
 		// TLS (decision 0047)
 		"tls-port", "tls-auth-clients", "tls-auth-clients-user", "tls-ca-cert-dir", "tls-ca-cert-file", "tls-cert-file",
 		"tls-ciphers", "tls-ciphersuites", "tls-key-file", "tls-key-file-pass", "tls-protocols",
-		"tls-session-cache-timeout", "tls-session-caching"}
+		"tls-session-cache-timeout", "tls-session-caching",
+		// the replica side (replica.go)
+		"replicaof", "masterauth", "masteruser", "replica-read-only", "replica-serve-stale-data",
+		"replica-announce-ip", "replica-announce-port", "repl-timeout"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

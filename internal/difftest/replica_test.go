@@ -184,6 +184,9 @@ func TestHotKVReplicaOfRedis(t *testing.T) {
 			if v := hk.Do(ctx, "REPLICAOF", host, port).Val(); v != "OK Already connected to specified master" {
 				t.Errorf("REPLICAOF again: %v", v)
 			}
+			if v := hk.ConfigGet(ctx, "replicaof").Val(); v["replicaof"] != host+" "+port {
+				t.Errorf("CONFIG GET replicaof: %v", v)
+			}
 			deadline := time.Now().Add(30 * time.Second)
 			for !strings.Contains(hk.Info(ctx, "replication").Val(), "master_link_status:up") {
 				if time.Now().After(deadline) {
@@ -234,6 +237,31 @@ func TestHotKVReplicaOfRedis(t *testing.T) {
 			if info := hk.Info(ctx, "replication").Val(); !strings.Contains(info, "role:master") {
 				t.Errorf("after NO ONE: %s", info)
 			}
+			if v := hk.ConfigGet(ctx, "replicaof").Val(); v["replicaof"] != "" {
+				t.Errorf("CONFIG GET replicaof after NO ONE: %v", v)
+			}
 		})
+	}
+}
+
+// replicaof in the configuration: HotKV starts as a replica.
+func TestHotKVReplicaofAtStartup(t *testing.T) {
+	addr := startRedisTCP(t)
+	ctx := context.Background()
+	rd := redis.NewClient(&redis.Options{Addr: addr})
+	defer rd.Close()
+	rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
+	rd.Set(ctx, "before", "1", 0)
+	host, port, _ := net.SplitHostPort(addr)
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("replicaof", host+" "+port))
+	hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	defer hk.Close()
+	rd.Set(ctx, "after", "2", 0)
+	deadline := time.Now().Add(20 * time.Second)
+	for hk.Get(ctx, "after").Val() != "2" || hk.Get(ctx, "before").Val() != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("not replicated: %s", hk.Info(ctx, "replication").Val())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -100,6 +100,7 @@ func (s *Server) setMaster(host string, port int64) {
 	s.stopLink()
 	rs := &s.rs
 	rs.host, rs.port = host, port
+	s.cfg.SetReplicaOf(host, port)
 	s.replicaFlag.Store(true)
 	rs.state.Store("connect")
 	rs.attempts.Store(0)
@@ -120,6 +121,7 @@ func (s *Server) unsetMaster() {
 	s.stopLink()
 	rs := &s.rs
 	rs.host, rs.port = "", 0
+	s.cfg.SetReplicaOf("", 0)
 	s.replicaFlag.Store(false)
 	rs.up.Store(false)
 	s.replID2, s.secondOffset = s.replID, rs.offset.Load()+1

@@ -329,6 +329,9 @@ func (s *Server) Run(ctx context.Context) error {
 	s.eng.Lock()
 	s.mem.startup = s.usedMemory()
 	s.applyMaxmemory() // a maxmemory from the config file or the command line
+	if host, port := s.cfg.ReplicaOf(); host != "" {
+		s.setMaster(host, port) // replicaof in the config file
+	}
 	s.eng.Unlock()
 	go s.eng.RunCron(ctx, func() int { return int(s.cfg.Int("hz")) }, s.cronTick)
 	go s.idleReaper(ctx)

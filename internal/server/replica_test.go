@@ -1,0 +1,93 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// A HotKV replica of a HotKV master: the snapshot, then the stream (MULTI,
+// a script, a TTL), equal DEBUG DIGEST; on the replica's own clock (fake,
+// moved past the TTL) the key reads as missing but stays until the master
+// expires it; REPLICAOF NO ONE makes it a master that keeps its data.
+func TestHotKVReplicaOfHotKV(t *testing.T) {
+	ctx := context.Background()
+	m := hotkvtest.Start(t)
+	r := hotkvtest.Start(t, hotkvtest.WithFakeClock(time.Now().UnixMilli()))
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer mc.Close()
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	for i := range 300 {
+		k := strconv.Itoa(i)
+		mc.Set(ctx, "s:"+k, k, 0)
+		mc.HSet(ctx, "h:"+strconv.Itoa(i%7), k, i)
+		mc.ZAdd(ctx, "z", redis.Z{Score: float64(i), Member: k})
+	}
+	host, port, _ := net.SplitHostPort(m.Addr)
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync: %s", rc.Info(ctx, "replication").Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mc.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Incr(ctx, "n")
+		p.LPush(ctx, "l", "a", "b")
+		return nil
+	})
+	mc.Eval(ctx, "redis.call('set', KEYS[1], 'x'); return redis.call('del', KEYS[2])", []string{"lua", "s:1"})
+	mc.Set(ctx, "soon", "v", time.Hour)
+	for {
+		want, got := mc.Do(ctx, "DEBUG", "DIGEST").Val(), rc.Do(ctx, "DEBUG", "DIGEST").Val()
+		if want == got {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica digest %v, master %v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if rc.Get(ctx, "lua").Val() != "x" || rc.Exists(ctx, "s:1").Val() != 0 || rc.Get(ctx, "n").Val() != "1" {
+		t.Error("the stream's effects are not on the replica")
+	}
+	keys := rc.DBSize(ctx).Val()
+	r.Clock.Advance(2 * time.Hour) // past "soon"'s deadline on the replica's clock only
+	if v, err := rc.Get(ctx, "soon").Result(); err != redis.Nil {
+		t.Errorf("an expired key read on the replica: %q %v", v, err)
+	}
+	time.Sleep(300 * time.Millisecond) // the replica's cron runs meanwhile
+	if n := rc.DBSize(ctx).Val(); n != keys {
+		t.Errorf("the replica expired keys itself: %d keys, had %d", n, keys)
+	}
+	mc.Del(ctx, "soon") // the master's word
+	for rc.DBSize(ctx).Val() != keys-1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the master's DEL did not arrive: %d keys", rc.DBSize(ctx).Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := rc.Set(ctx, "w", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+		t.Errorf("a write on the replica: %v", err)
+	}
+	if err := rc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if rc.Get(ctx, "lua").Val() != "x" {
+		t.Error("the data went with REPLICAOF NO ONE")
+	}
+	if err := rc.Set(ctx, "w", "1", 0).Err(); err != nil {
+		t.Errorf("a write after NO ONE: %v", err)
+	}
+}
