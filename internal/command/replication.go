@@ -87,8 +87,8 @@ func syncCmd(c *Ctx) {
 	c.Error("ERR replication is not available")
 }
 
-// psyncCmd: PSYNC replid offset. HotKV keeps no backlog, so every PSYNC is a
-// full resynchronisation (+FULLRESYNC), as Redis answers an unknown replid.
+// psyncCmd: PSYNC replid offset: +CONTINUE and the missed bytes when the
+// backlog holds that point of this server's history, else +FULLRESYNC.
 func psyncCmd(c *Ctx) {
 	if r := replication(c); r != nil {
 		r.Sync(c, true)

@@ -235,8 +235,8 @@ func paramTable() []paramDef {
 		intP("repl-timeout", "", H, 1, intMax, 60, "Replication timeout in seconds."),
 		intP("repl-ping-replica-period", "repl-ping-slave-period", H, 1, intMax, 10, "Seconds between pings to replicas."),
 		boolP("repl-disable-tcp-nodelay", "", 0, false, "Disable TCP_NODELAY on the replication link."),
-		intP("repl-backlog-size", "", fMemory, 1, longMax, mb, "Replication backlog size."),
-		intP("repl-backlog-ttl", "", 0, 0, longMax, 3600, "Seconds to keep the backlog without replicas."),
+		intP("repl-backlog-size", "", H|fMemory, 1, longMax, mb, "Replication backlog size."),
+		intP("repl-backlog-ttl", "", H, 0, longMax, 3600, "Seconds to keep the backlog without replicas."),
 		enumP("propagation-error-behavior", "", 0, enumNames("ignore", "panic", "panic-on-replicas"), "ignore", "What to do when a propagated command fails."),
 
 		// Cluster.

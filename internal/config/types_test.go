@@ -479,7 +479,9 @@ func TestParams(t *testing.T) {
 		"tls-session-cache-timeout", "tls-session-caching",
 		// the replica side (replica.go)
 		"replicaof", "masterauth", "masteruser", "replica-read-only", "replica-serve-stale-data",
-		"replica-announce-ip", "replica-announce-port", "repl-timeout"}
+		"replica-announce-ip", "replica-announce-port", "repl-timeout",
+		// the backlog: partial resynchronisation (PSYNC2)
+		"repl-backlog-size", "repl-backlog-ttl"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -265,3 +265,98 @@ func TestHotKVReplicaofAtStartup(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// infoField reads one field of INFO's text.
+func infoField(info, field string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// waitDigests waits until a and b hold the same dataset.
+func waitDigests(t *testing.T, a, b *redis.Client) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		da, db := a.Do(ctx, "DEBUG", "DIGEST").Val(), b.Do(ctx, "DEBUG", "DIGEST").Val()
+		if da == db {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("digests differ: %v and %v", da, db)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitLinkUp waits for a replica's master_link_status:up.
+func waitLinkUp(t *testing.T, c *redis.Client) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for infoField(c.Info(context.Background(), "replication").Val(), "master_link_status") != "up" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no link: %s", c.Info(context.Background(), "replication").Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Partial resynchronisation both ways with redis-server 8.6.3: the master
+// drops its replica's link (CLIENT KILL TYPE replica), writes meanwhile,
+// and the replica comes back with PSYNC and gets +CONTINUE and only the
+// bytes it missed: sync_full stays 1, sync_partial_ok becomes 1, the
+// datasets are equal.
+func TestPartialResyncWithRedis(t *testing.T) {
+	ctx := context.Background()
+	for _, hotkvMaster := range []bool{false, true} {
+		name := "HotKV replica of Redis"
+		if hotkvMaster {
+			name = "Redis replica of HotKV"
+		}
+		t.Run(name, func(t *testing.T) {
+			raddr := startRedisTCP(t)
+			srv := hotkvtest.Start(t)
+			rd := redis.NewClient(&redis.Options{Addr: raddr})
+			defer rd.Close()
+			hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			defer hk.Close()
+			rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
+			master, replica, maddr := rd, hk, raddr
+			if hotkvMaster {
+				master, replica, maddr = hk, rd, srv.Addr
+			}
+			for i := range 1000 {
+				master.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+			}
+			host, port, _ := net.SplitHostPort(maddr)
+			if err := replica.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitLinkUp(t, replica)
+			waitDigests(t, master, replica)
+			for round := 1; round <= 3; round++ {
+				if n := master.ClientKillByFilter(ctx, "TYPE", "replica").Val(); n != 1 {
+					t.Fatalf("round %d: CLIENT KILL TYPE replica killed %d", round, n)
+				}
+				for i := range 200 {
+					master.Incr(ctx, "n")
+					master.HSet(ctx, "h", strconv.Itoa(i), round)
+				}
+				waitLinkUp(t, replica)
+				waitDigests(t, master, replica)
+				stats := master.Info(ctx, "stats").Val()
+				if full, ok := infoField(stats, "sync_full"), infoField(stats, "sync_partial_ok"); full != "1" || ok != strconv.Itoa(round) {
+					t.Fatalf("round %d: sync_full %s, sync_partial_ok %s", round, full, ok)
+				}
+			}
+			mrep, rrep := master.Info(ctx, "replication").Val(), replica.Info(ctx, "replication").Val()
+			if infoField(mrep, "master_replid") != infoField(rrep, "master_replid") {
+				t.Errorf("replication ids differ:\n%s\n%s", mrep, rrep)
+			}
+		})
+	}
+}

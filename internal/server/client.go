@@ -43,6 +43,7 @@ type client struct {
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
 	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC
+	capaPsync2        bool  // REPLCONF capa psync2: +CONTINUE names the replication id
 	// REPLCONF rdb-only 1: SYNC sends the snapshot, then closes (no stream)
 	rdbOnly bool
 	// REPLCONF rdb-filter-only: filtered is set, and the snapshot holds no

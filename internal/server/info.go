@@ -29,6 +29,7 @@ type stats struct {
 	errorReplies         int64
 	syncFull             int64 // SYNC and PSYNC served (all full)
 	syncPartialErr       int64 // PSYNC asking for a partial resync, refused
+	syncPartialOK        int64 // PSYNC continued from the backlog
 	forks                int64 // child processes started: total_forks (snapshot.go)
 	latestForkUs         int64 // how long starting the last one took: latest_fork_usec
 	blockedClients       atomic.Int64
@@ -360,7 +361,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kv(b, "instantaneous_output_repl_kbps", "0.00")
 	b = kvi(b, "rejected_connections", s.net.Stats.RejectedConnections.Load())
 	b = kvi(b, "sync_full", s.stats.syncFull)
-	b = kv(b, "sync_partial_ok", "0")
+	b = kvi(b, "sync_partial_ok", s.stats.syncPartialOK)
 	b = kvi(b, "sync_partial_err", s.stats.syncPartialErr)
 	b = kvi(b, "expired_subkeys", s.ks.Stats.ExpiredSubkeys)
 	b = kvi(b, "expired_subkeys_active", s.ks.Stats.ExpiredSubkeysActive)
@@ -429,10 +430,15 @@ func (s *Server) infoReplication(b []byte) []byte {
 	b = kv(b, "master_replid2", s.replID2)
 	b = kvi(b, "master_repl_offset", off)
 	b = kvi(b, "second_repl_offset", s.secondOffset)
-	b = kv(b, "repl_backlog_active", "0")
-	b = kv(b, "repl_backlog_size", "1048576")
-	b = kv(b, "repl_backlog_first_byte_offset", "0")
-	b = kv(b, "repl_backlog_histlen", "0")
+	active, size, first, histlen := s.repl.BacklogInfo()
+	act := int64(0)
+	if active {
+		act = 1
+	}
+	b = kvi(b, "repl_backlog_active", act)
+	b = kvi(b, "repl_backlog_size", size)
+	b = kvi(b, "repl_backlog_first_byte_offset", first)
+	b = kvi(b, "repl_backlog_histlen", histlen)
 	return b
 }
 

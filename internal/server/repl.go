@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -27,6 +28,10 @@ func (h *replHost) RemoveTarget(t repl.Target) { (*Server)(h).RemovePropagationT
 
 func (h *replHost) PingPeriodMs() int64 { return h.cfg.Int("repl-ping-replica-period") * 1000 }
 
+func (h *replHost) BacklogSize() int64 { return h.cfg.Int("repl-backlog-size") }
+
+func (h *replHost) BacklogTTLMs() int64 { return h.cfg.Int("repl-backlog-ttl") * 1000 }
+
 // RemoteAddr implements repl.Replica.
 func (cl *client) RemoteAddr() net.Addr { return cl.raddr }
 
@@ -41,6 +46,9 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	cl := s.clientOf(c.Client)
 	if cl == nil || cl.replica != nil {
 		return // a replica sending SYNC again is ignored, as in Redis
+	}
+	if psync && !cl.filtered && !cl.rdbOnly && s.partialResync(c, cl) {
+		return
 	}
 	if !cl.filtered && !cl.rdbOnly && s.snapshotFn == nil {
 		s.syncInBackground(c, cl, psync)
@@ -71,6 +79,39 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	cl.replica = s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
 	s.log.Info("replica attached", "client", cl.Addr)
+}
+
+// partialResync is masterTryPartialResynchronization: PSYNC replid offset
+// continues when replid is this server's history (its id, or the id it
+// continues up to second_repl_offset) and the backlog holds offset: the
+// replica gets +CONTINUE and the bytes it missed, no snapshot.
+func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
+	if len(c.Argv) != 3 {
+		return false
+	}
+	id := string(c.Argv[1])
+	off, ok := resp.ParseInt(c.Argv[2])
+	if !ok || (id != s.replID && (id != s.replID2 || off > s.secondOffset)) {
+		if id != "?" {
+			s.log.Info(fmt.Sprintf("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", id, s.replID, s.replID2))
+		}
+		return false
+	}
+	data, ok := s.repl.Partial(off)
+	if !ok {
+		s.log.Info(fmt.Sprintf("Unable to partial resync with replica %s for lack of backlog (Replica request was: %d).", cl.Addr, off))
+		return false
+	}
+	if cl.capaPsync2 {
+		c.W.SimpleString("CONTINUE " + s.replID)
+	} else {
+		c.W.SimpleString("CONTINUE")
+	}
+	cl.replica = s.repl.AttachPartial(cl, data, cl.pendingListenPort, s.clock.NowMs())
+	cl.Flags = "S"
+	s.stats.syncPartialOK++
+	s.log.Info(fmt.Sprintf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", cl.Addr, len(data), off))
+	return true
 }
 
 // fullResync answers a full synchronisation: +FULLRESYNC for PSYNC (a
@@ -130,7 +171,11 @@ func (s *Server) ReplConf(c *command.Ctx) {
 			if cl != nil {
 				cl.filtered, cl.filterFunctions = true, functions
 			}
-		case "ip-address", "capa", "rdb-channel":
+		case "capa":
+			if cl != nil && bytes.EqualFold(val, []byte("psync2")) {
+				cl.capaPsync2 = true
+			}
+		case "ip-address", "rdb-channel":
 		case "ack", "fack":
 			// only a replica acknowledges; ACK gets no reply
 			if cl != nil && cl.replica != nil && opt == "ack" {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/repl"
 )
 
@@ -102,6 +103,7 @@ func (s *Server) setMaster(host string, port int64) {
 	rs.host, rs.port = host, port
 	s.cfg.SetReplicaOf(host, port)
 	s.replicaFlag.Store(true)
+	s.repl.SetProxy(true)
 	rs.state.Store("connect")
 	rs.attempts.Store(0)
 	if rs.downSince.Load() == 0 {
@@ -124,9 +126,11 @@ func (s *Server) unsetMaster() {
 	s.cfg.SetReplicaOf("", 0)
 	s.replicaFlag.Store(false)
 	rs.up.Store(false)
-	s.replID2, s.secondOffset = s.replID, rs.offset.Load()+1
+	// the history goes on under a new id: replicas of the old master that
+	// follow this one continue with PSYNC (PSYNC2)
+	s.replID2, s.secondOffset = s.replID, s.repl.Offset()+1
 	s.replID = randomHex(20)
-	s.repl.SetOffset(rs.offset.Load())
+	s.repl.SetProxy(false)
 	s.dropReplicas()
 }
 
@@ -247,12 +251,17 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	}
 	rs.attempts.Add(1)
 	rs.total.Add(1)
-	sy, err := link.Psync("?", -1)
+	// this server's own history (its id and offset: what it got from a
+	// master before, or its own as a master) may continue
+	s.eng.Lock()
+	myID, myOff := s.replID, s.repl.Offset()
+	s.eng.Unlock()
+	sy, err := link.Psync(myID, myOff+1)
 	if err != nil {
 		return err
 	}
 	if !sy.Full {
-		return errors.New("the master continued a history this replica does not have")
+		return s.continueWithMaster(gen, link, myID, myOff, sy)
 	}
 	s.log.Info(fmt.Sprintf("Full resync from master: %s:%d", sy.ReplID, sy.Offset))
 	rs.state.Store("sync")
@@ -267,13 +276,40 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
 	rs.offset.Store(sy.Offset)
 	rs.readOffset.Store(sy.Offset)
-	s.repl.SetOffset(sy.Offset)
+	s.repl.ResetBacklog(sy.Offset)
 	rs.attempts.Store(0)
 	rs.up.Store(true)
 	rs.upSince.Store(s.clock.NowUs() / 1e6)
 	rs.state.Store("connected")
 	s.eng.Unlock()
 	s.log.Info("MASTER <-> REPLICA sync: Finished with success")
+	return s.applyStream(gen, link)
+}
+
+// continueWithMaster is +CONTINUE: the stream goes on from this server's
+// offset, under the master's id (the old one becomes replid2 when it
+// changed: the master is a promoted replica).
+func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID string, myOff int64, sy repl.Sync) error {
+	rs := &s.rs
+	s.eng.Lock()
+	if !s.current(gen) {
+		s.eng.Unlock()
+		return nil
+	}
+	if sy.ReplID != myID {
+		s.replID2, s.secondOffset = myID, myOff+1
+		s.replID = sy.ReplID
+		s.dropReplicas() // they follow the new id from a fresh PSYNC
+	}
+	rs.offset.Store(myOff)
+	rs.readOffset.Store(myOff)
+	rs.attempts.Store(0)
+	rs.up.Store(true)
+	rs.upSince.Store(s.clock.NowUs() / 1e6)
+	rs.state.Store("connected")
+	s.eng.Unlock()
+	s.log.Info("Successful partial resynchronization with master.")
+	s.log.Info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
 	return s.applyStream(gen, link)
 }
 
@@ -317,7 +353,9 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 }
 
 // applyStream applies the master's stream until the link fails or the
-// generation ends; it acknowledges every second meanwhile.
+// generation ends; it acknowledges every second meanwhile. Each command's
+// bytes are passed on as they are applied (Master.Proxy: this server's
+// backlog and replicas), so that its offset is the master's.
 func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 	stop := make(chan struct{})
 	defer close(stop)
@@ -337,6 +375,7 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 	rs := &s.rs
 	db := 0
 	var tx [][][]byte
+	var raw []byte
 	inTx := false
 	for {
 		argv, n, err := link.Next()
@@ -345,40 +384,41 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 		}
 		rs.lastIOUnix.Store(time.Now().Unix())
 		rs.readOffset.Add(int64(n))
+		// the master's encoding is canonical: re-encoding gives its bytes
+		raw = resp.AppendCommand(raw[:0], argv...)
+		if len(raw) != n {
+			return fmt.Errorf("a command of %d bytes in the master's stream re-encodes in %d", n, len(raw))
+		}
+		var unit [][][]byte
 		switch {
 		case len(argv) >= 2 && strings.EqualFold(string(argv[0]), "REPLCONF") && strings.EqualFold(string(argv[1]), "GETACK"):
 			// the offset before this command, as Redis's master client's
 			_ = link.Ack(rs.offset.Load(), -1)
-			rs.offset.Add(int64(n))
-			continue
 		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "PING"):
-			rs.offset.Add(int64(n))
-			continue
 		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "MULTI") && !inTx:
 			inTx, tx = true, tx[:0]
-			rs.offset.Add(int64(n))
-			continue
 		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "EXEC") && inTx:
-			inTx = false
+			inTx, unit = false, tx
 		case inTx:
 			tx = append(tx, copyArgv(argv))
-			rs.offset.Add(int64(n))
-			continue
 		default:
-			tx = append(tx[:0], argv)
+			unit = append(tx[:0], argv)
 		}
 		s.eng.Lock()
 		if !s.current(gen) {
 			s.eng.Unlock()
 			return nil
 		}
-		a := s.applyLocked(Unit{DB: db, Cmds: tx, NowMs: loadNowMs})
-		db = a.DB
-		s.applier.w.Reset()
-		rs.offset.Add(int64(n))
+		if unit != nil {
+			a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
+			db = a.DB
+			s.applier.w.Reset()
+			clear(unit)
+			tx = unit[:0]
+		}
+		s.repl.Proxy(raw)
+		rs.offset.Store(s.repl.Offset())
 		s.eng.Unlock()
-		clear(tx)
-		tx = tx[:0]
 	}
 }
 

@@ -246,6 +246,10 @@ func New(cfg *config.Config, opts Options) *Server {
 	s.wireHotParams()
 	s.wireMaxmemory()
 	s.wireObserve()
+	s.cfg.OnChange("repl-backlog-size", func(string) error {
+		s.repl.ResizeBacklog(s.cfg.Int("repl-backlog-size"))
+		return nil
+	})
 	s.notifier = notify.New(cfg, s.hub)
 	s.notifier.Evicted = s.keyEvicted
 	ks.Events = s.notifier

@@ -1,13 +1,16 @@
-// Package repl is the master side of Redis replication (decisions/0023), a
-// feature that hangs off the execution path as a propagation target
-// (docs/ARCHITECTURE.md §8, decision 0037): a connection that sends SYNC (or
-// PSYNC, always answered +FULLRESYNC) gets a snapshot of the dataset and
-// from then on the propagated stream, as Redis's replicationFeedSlaves
-// encodes it (SELECT when the database changes, each command as a RESP
-// array). There is no backlog: a replica that disconnects resynchronises in
-// full. The server answers SYNC and REPLCONF and keeps WAIT's blocked
-// clients; Master keeps the replicas, the stream and the acknowledgements.
-// Everything here runs under the engine lock.
+// Package repl is Redis replication (decisions/0023), both sides. The
+// master side hangs off the execution path as a propagation target
+// (docs/ARCHITECTURE.md §8, decision 0037): a connection that sends SYNC or
+// PSYNC gets a snapshot of the dataset and from then on the propagated
+// stream, as Redis's replicationFeedSlaves encodes it (SELECT when the
+// database changes, each command as a RESP array); the stream also goes to
+// a backlog (repl-backlog-size), so that a PSYNC that names this server's
+// history at an offset the backlog holds continues (+CONTINUE) with only
+// the bytes it missed. On a replica the stream is its master's, passed on
+// byte for byte (Proxy). The server answers SYNC and REPLCONF and keeps
+// WAIT's blocked clients; Master keeps the replicas, the stream, the
+// backlog and the acknowledgements, under the engine lock. MasterLink
+// (replica.go) is the replica's connection to its master.
 package repl
 
 import (
@@ -42,6 +45,10 @@ type Host interface {
 	RemoveTarget(t Target)
 	// PingPeriodMs is repl-ping-replica-period, in ms.
 	PingPeriodMs() int64
+	// BacklogSize is repl-backlog-size; BacklogTTLMs repl-backlog-ttl in
+	// ms (0: kept for ever).
+	BacklogSize() int64
+	BacklogTTLMs() int64
 }
 
 // Link is the master's state of one replica.
@@ -64,6 +71,12 @@ type Master struct {
 	offset   int64 // master_repl_offset: bytes of stream produced
 	unitEnd  int64 // offset at the end of the last execution unit handed over (WAIT's c->woff)
 	lastPing int64 // when the last PING went to the replicas (ms since procStart)
+	backlog  *Backlog
+	// proxy: the server is itself a replica; its stream is its master's,
+	// passed on byte for byte (Proxy), and its own execution units feed no
+	// stream (Redis's replicationFeedStreamFromMasterStream)
+	proxy      bool
+	aloneSince int64 // when the last replica went (ms since procStart), for repl-backlog-ttl
 }
 
 // New returns a master without replicas.
@@ -92,8 +105,15 @@ func (f *feed) Propagate(db int, argv [][]byte) {
 
 func (f *feed) UnitDone() {
 	m := f.m
+	if m.proxy {
+		f.out = f.out[:0] // a replica's units: its master's stream carries them
+		return
+	}
 	m.offset += int64(len(f.out))
 	m.unitEnd = m.offset
+	if m.backlog != nil {
+		m.backlog.Append(f.out)
+	}
 	for _, l := range m.replicas {
 		l.r.Push(f.out)
 	}
@@ -110,13 +130,99 @@ func (f *feed) UnitDone() {
 func (m *Master) Attach(r Replica, psync bool, listenPort, nowMs int64) *Link {
 	l := &Link{r: r, ListenPort: listenPort, ackMs: nowMs, preSync: !psync}
 	m.replicas = append(m.replicas, l)
-	if m.feed == nil {
-		m.feed = &feed{m: m}
+	if m.backlog == nil {
+		m.backlog = NewBacklog(int(m.host.BacklogSize()), m.offset)
+	}
+	m.startFeed()
+	if m.feed != nil {
+		m.feed.seldb = -1 // a new replica needs a SELECT before the next command
+	}
+	return l
+}
+
+// startFeed subscribes the stream to the propagation (not on a replica).
+func (m *Master) startFeed() {
+	if m.feed == nil && !m.proxy {
+		m.feed = &feed{m: m, seldb: -1}
 		m.host.AddTarget(m.feed)
 		m.lastPing = time.Since(procStart).Milliseconds()
 	}
-	m.feed.seldb = -1 // a new replica needs a SELECT before the next command
+}
+
+// stopFeed unsubscribes it.
+func (m *Master) stopFeed() {
+	if m.feed != nil {
+		m.host.RemoveTarget(m.feed)
+		m.feed = nil
+	}
+}
+
+// Partial is a PSYNC that can continue (masterTryPartialResynchronization's
+// backlog check): the stream from off, the next byte the replica wants;
+// false when the backlog does not hold it.
+func (m *Master) Partial(off int64) ([]byte, bool) {
+	if m.backlog == nil {
+		return nil, false
+	}
+	return m.backlog.From(off)
+}
+
+// AttachPartial makes r a replica that continues at the end of data, the
+// backlog's part it missed, which it gets first.
+func (m *Master) AttachPartial(r Replica, data []byte, listenPort, nowMs int64) *Link {
+	l := &Link{r: r, ListenPort: listenPort, ackMs: nowMs}
+	m.replicas = append(m.replicas, l)
+	if len(data) > 0 {
+		r.Push(data)
+	}
+	m.startFeed()
 	return l
+}
+
+// SetProxy makes the stream its master's (on: this server became a
+// replica) or its own again (off: promoted, continuing the same history).
+func (m *Master) SetProxy(on bool) {
+	m.proxy = on
+	if on {
+		m.stopFeed()
+	} else if m.backlog != nil || len(m.replicas) > 0 {
+		m.startFeed()
+	}
+}
+
+// Proxy passes on bytes of the master's stream, applied here: they join the
+// backlog and go to this server's replicas, and advance the offset.
+func (m *Master) Proxy(raw []byte) {
+	m.offset += int64(len(raw))
+	m.unitEnd = m.offset
+	if m.backlog != nil {
+		m.backlog.Append(raw)
+	}
+	for _, l := range m.replicas {
+		l.r.Push(raw)
+	}
+}
+
+// ResetBacklog starts the history again at offset off (a replica's full
+// resynchronisation): an empty backlog there.
+func (m *Master) ResetBacklog(off int64) {
+	m.offset, m.unitEnd = off, off
+	m.backlog = NewBacklog(int(m.host.BacklogSize()), off)
+}
+
+// ResizeBacklog follows CONFIG SET repl-backlog-size.
+func (m *Master) ResizeBacklog(size int64) {
+	if m.backlog != nil {
+		m.backlog.Resize(int(size))
+	}
+}
+
+// BacklogInfo is INFO's repl_backlog_*: active, size, first byte, histlen.
+func (m *Master) BacklogInfo() (active bool, size, first, histlen int64) {
+	if m.backlog == nil {
+		return false, m.host.BacklogSize(), 0, 0
+	}
+	return true, int64(m.backlog.Size()), m.backlog.First(), int64(m.backlog.Histlen())
 }
 
 // Detach forgets a replica that disconnected.
@@ -127,9 +233,11 @@ func (m *Master) Detach(l *Link) {
 			break
 		}
 	}
-	if len(m.replicas) == 0 && m.feed != nil {
-		m.host.RemoveTarget(m.feed)
-		m.feed = nil
+	if len(m.replicas) == 0 {
+		m.aloneSince = time.Since(procStart).Milliseconds()
+		if m.backlog == nil {
+			m.stopFeed()
+		}
 	}
 }
 
@@ -145,7 +253,17 @@ func (m *Master) Ack(l *Link, off, nowMs int64) {
 // replicationCron).
 func (m *Master) Cron() {
 	if len(m.replicas) == 0 {
+		// a master frees its backlog after repl-backlog-ttl without
+		// replicas (a replica keeps it: it may be promoted)
+		if ttl := m.host.BacklogTTLMs(); m.backlog != nil && !m.proxy && ttl > 0 &&
+			time.Since(procStart).Milliseconds()-m.aloneSince > ttl {
+			m.backlog = nil
+			m.stopFeed()
+		}
 		return
+	}
+	if m.proxy || m.feed == nil {
+		return // a replica passes its master's PINGs on
 	}
 	// the period is real time, as Redis counts its replication cron runs (not
 	// the server clock, which tests fake)
@@ -166,7 +284,7 @@ func (m *Master) Offset() int64 { return m.offset }
 // AOF's fsyncs and its files' offsets (replicationFeedSlaves without a
 // backlog).
 func (m *Master) CountAOF(n int) {
-	if m.feed == nil {
+	if m.feed == nil && !m.proxy {
 		m.offset += int64(n)
 		m.unitEnd = m.offset
 	}
@@ -209,10 +327,13 @@ func (m *Master) Good(nowMs, maxLag int64) int64 {
 
 // RequestAcks sends REPLCONF GETACK * to the replicas that speak PSYNC.
 func (m *Master) RequestAcks() {
-	if m.feed == nil {
+	if m.feed == nil || m.proxy || len(m.replicas) == 0 {
 		return
 	}
 	b := resp.AppendCommand(nil, []byte("REPLCONF"), []byte("GETACK"), []byte("*"))
+	if m.backlog != nil {
+		m.backlog.Append(b)
+	}
 	for _, l := range m.replicas {
 		if !l.preSync {
 			l.r.Push(b)

@@ -32,6 +32,10 @@ func (h *fakeHost) RemoveTarget(t Target) {
 }
 func (h *fakeHost) PingPeriodMs() int64 { return 10_000 }
 
+func (h *fakeHost) BacklogSize() int64 { return 1 << 20 }
+
+func (h *fakeHost) BacklogTTLMs() int64 { return 0 }
+
 // TestMaster: the stream goes to every replica with a SELECT when the
 // database changes (and first for a new replica); the offset counts its
 // bytes; acknowledgements count for WAIT and min-replicas; GETACK goes to
@@ -87,7 +91,18 @@ func TestMaster(t *testing.T) {
 	}
 	m.Detach(la)
 	m.Detach(lb)
-	if len(h.targets) != 0 || m.Len() != 0 {
+	// the backlog stays (a replica may come back with PSYNC), so the stream
+	// is still encoded into it
+	if len(h.targets) != 1 || m.Len() != 0 {
 		t.Fatalf("after the last replica left: %d targets, %d replicas", len(h.targets), m.Len())
+	}
+	if active, _, _, hist := m.BacklogInfo(); !active || hist == 0 {
+		t.Fatalf("backlog active %v histlen %d", active, hist)
+	}
+	off := m.Offset()
+	h.targets[0].Propagate(0, [][]byte{[]byte("DEL"), []byte("k")})
+	h.targets[0].UnitDone()
+	if data, ok := m.Partial(off + 1); !ok || string(data) != "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*2\r\n$3\r\nDEL\r\n$1\r\nk\r\n" {
+		t.Fatalf("the backlog after %d: %q %v", off, data, ok)
 	}
 }
