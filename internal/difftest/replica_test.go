@@ -360,3 +360,67 @@ func TestPartialResyncWithRedis(t *testing.T) {
 		})
 	}
 }
+
+// PSYNC2 across a promotion: a HotKV master M with a HotKV replica A and a
+// redis-server 8.6.3 replica B; M goes away, A is promoted (REPLICAOF NO
+// ONE) and B follows A: B continues with a partial resync (A keeps M's
+// history as replid2), and the writes on A reach B. Then M comes back as a
+// replica of A and continues too.
+func TestPromotedReplicaContinuesHistory(t *testing.T) {
+	ctx := context.Background()
+	m := hotkvtest.Start(t)
+	a := hotkvtest.Start(t)
+	baddr := startRedisTCP(t)
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer mc.Close()
+	ac := redis.NewClient(&redis.Options{Addr: a.Addr})
+	defer ac.Close()
+	bc := redis.NewClient(&redis.Options{Addr: baddr})
+	defer bc.Close()
+	for i := range 500 {
+		mc.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+	}
+	mh, mp, _ := net.SplitHostPort(m.Addr)
+	for _, c := range []*redis.Client{ac, bc} {
+		if err := c.Do(ctx, "REPLICAOF", mh, mp).Err(); err != nil {
+			t.Fatal(err)
+		}
+		waitLinkUp(t, c)
+	}
+	for i := range 100 {
+		mc.Incr(ctx, "n")
+		mc.RPush(ctx, "l", i)
+	}
+	waitDigests(t, mc, ac)
+	waitDigests(t, mc, bc)
+	mid := infoField(mc.Info(ctx, "replication").Val(), "master_replid")
+	// the failover: B is told first (it loses M), then A is promoted
+	if err := ac.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
+		t.Fatal(err)
+	}
+	arep := ac.Info(ctx, "replication").Val()
+	if infoField(arep, "master_replid2") != mid || infoField(arep, "role") != "master" {
+		t.Fatalf("A after promotion:\n%s", arep)
+	}
+	ah, ap, _ := net.SplitHostPort(a.Addr)
+	if err := bc.Do(ctx, "REPLICAOF", ah, ap).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, bc)
+	ac.Set(ctx, "after", "failover", 0)
+	waitDigests(t, ac, bc)
+	st := ac.Info(ctx, "stats").Val()
+	if infoField(st, "sync_partial_ok") != "1" || infoField(st, "sync_full") != "0" {
+		t.Fatalf("B's sync with A: sync_full %s sync_partial_ok %s", infoField(st, "sync_full"), infoField(st, "sync_partial_ok"))
+	}
+	// the old master follows the new one, continuing too
+	if err := mc.Do(ctx, "REPLICAOF", ah, ap).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitLinkUp(t, mc)
+	ac.Set(ctx, "later", "1", 0)
+	waitDigests(t, ac, mc)
+	if st := ac.Info(ctx, "stats").Val(); infoField(st, "sync_partial_ok") != "2" || infoField(st, "sync_full") != "0" {
+		t.Fatalf("M's sync with A: sync_full %s sync_partial_ok %s", infoField(st, "sync_full"), infoField(st, "sync_partial_ok"))
+	}
+}
