@@ -398,6 +398,21 @@ func (db *DB) expireKeyString(key string) {
 	db.ks.modified(db.ID, kb)
 }
 
+// ExpireIfDue deletes key when it has expired, whatever pauses expiry
+// (a writable replica's own keys: Redis's expireSlaveKeys), and reports
+// whether it did; keep reports whether the key still has a TTL to watch.
+func (db *DB) ExpireIfDue(key []byte) (expired, keep bool) {
+	e, ok := db.dict.Get(key)
+	if !ok || e.expIdx == 0 {
+		return false, false
+	}
+	if !db.isExpired(e) {
+		return false, true
+	}
+	db.expireKey(key)
+	return true, false
+}
+
 // ActiveExpireStep samples up to n keys with a TTL using rnd and deletes the expired
 // ones. It returns how many it sampled and how many it deleted (Redis's
 // activeExpireCycle inner loop).

@@ -87,6 +87,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.noteLocks(o, c, endUs)
 	}
 	s.stats.dirty += int64(c.Dirty)
+	if c.Dirty != 0 && o != fromApply && s.rs.host != "" {
+		s.noteOwnKeys(c, spec) // a writable replica's own keys
+	}
 	if observing && (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
 		s.observeCall(o, c, spec, endUs-startUs)
 	}

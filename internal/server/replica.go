@@ -52,6 +52,10 @@ type replicaState struct {
 	attempts   atomic.Int64 // master_current_sync_attempts
 	total      atomic.Int64 // master_total_sync_attempts
 	up         atomic.Bool
+	// own are the keys with a TTL that clients wrote on this (writable)
+	// replica, per database: the master does not know them, so the replica
+	// expires them itself (Redis's slaveKeysWithExpire)
+	own map[int]map[string]struct{}
 }
 
 // isReplica reports whether the server replicates a master.
@@ -499,4 +503,43 @@ func (s *Server) replicaRefusal(flags command.Flag) string {
 		return errMasterDown
 	}
 	return ""
+}
+
+// noteOwnKeys remembers the keys with a TTL that a client's write on a
+// writable replica left (rememberSlaveKeyWithExpire). Engine lock.
+func (s *Server) noteOwnKeys(c *command.Ctx, spec *command.Spec) {
+	for _, i := range spec.KeyIndexes(c.Argv) {
+		key := c.Argv[i]
+		if e := c.DB.Peek(key); e == nil || c.DB.ExpireAt(e) == 0 {
+			continue
+		}
+		if s.rs.own == nil {
+			s.rs.own = map[int]map[string]struct{}{}
+		}
+		m := s.rs.own[c.DB.ID]
+		if m == nil {
+			m = map[string]struct{}{}
+			s.rs.own[c.DB.ID] = m
+		}
+		m[string(key)] = struct{}{}
+	}
+}
+
+// expireOwnKeys is expireSlaveKeys: the replica's own keys whose time came
+// are deleted (the cron, engine lock).
+func (s *Server) expireOwnKeys() {
+	if len(s.rs.own) == 0 {
+		return
+	}
+	s.eng.BeginAt(s.clock.NowMs())
+	for db, keys := range s.rs.own {
+		for k := range keys {
+			if _, keep := s.ks.DBs[db].ExpireIfDue([]byte(k)); !keep {
+				delete(keys, k)
+			}
+		}
+		if len(keys) == 0 {
+			delete(s.rs.own, db)
+		}
+	}
 }

@@ -81,6 +81,21 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	if err := rc.Set(ctx, "w", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 		t.Errorf("a write on the replica: %v", err)
 	}
+	// a writable replica expires the keys its own clients wrote (the
+	// master does not know them)
+	rc.ConfigSet(ctx, "replica-read-only", "no")
+	if err := rc.Set(ctx, "own", "1", time.Second).Err(); err != nil {
+		t.Fatal(err)
+	}
+	n := rc.DBSize(ctx).Val()
+	r.Clock.Advance(2 * time.Second)
+	for rc.DBSize(ctx).Val() != n-1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the writable replica's own key did not expire")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	rc.ConfigSet(ctx, "replica-read-only", "yes")
 	if err := rc.Do(ctx, "REPLICAOF", "NO", "ONE").Err(); err != nil {
 		t.Fatal(err)
 	}
