@@ -183,6 +183,18 @@ func debugCmd(c *Ctx) {
 		c.Srv.SetCopyAvoidance(atoi(args[0]) != 0)
 		c.W.SimpleString("OK")
 	case "change-repl-id":
+		if r := replication(c); r != nil {
+			r.ChangeReplID()
+		}
+		c.W.SimpleString("OK")
+	case "replicate":
+		if len(args) < 1 {
+			debugUnknown(c)
+			return
+		}
+		if r := replication(c); r != nil {
+			r.DebugReplicate(args)
+		}
 		c.W.SimpleString("OK")
 	case "object":
 		if len(args) != 1 {

@@ -43,6 +43,11 @@ type Replication interface {
 	// state and the offset processed; host is "" on a master.
 	ReplicaOf(c *Ctx, host string, port int64) (already bool)
 	ReplicaState() (host string, port int64, state string, offset int64)
+	// DebugReplicate sends argv to the replicas alone (DEBUG REPLICATE);
+	// ChangeReplID draws a new replication id and forgets replid2 (DEBUG
+	// CHANGE-REPL-ID).
+	DebugReplicate(argv [][]byte)
+	ChangeReplID()
 }
 
 // replicaofCmd is REPLICAOF (and SLAVEOF) host port | NO ONE

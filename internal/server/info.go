@@ -30,6 +30,7 @@ type stats struct {
 	syncFull             int64 // SYNC and PSYNC served (all full)
 	syncPartialErr       int64 // PSYNC asking for a partial resync, refused
 	syncPartialOK        int64 // PSYNC continued from the backlog
+	unexpectedErrors     int64 // errors a replica's master's commands got (unexpected_error_replies)
 	forks                int64 // child processes started: total_forks (snapshot.go)
 	latestForkUs         int64 // how long starting the last one took: latest_fork_usec
 	blockedClients       atomic.Int64
@@ -391,7 +392,7 @@ func (s *Server) infoStats(b []byte) []byte {
 	b = kvi(b, "tracking_total_keys", int64(tk))
 	b = kvi(b, "tracking_total_items", int64(ti))
 	b = kvi(b, "tracking_total_prefixes", int64(tp))
-	z("unexpected_error_replies")
+	b = kvi(b, "unexpected_error_replies", s.stats.unexpectedErrors)
 	b = kvi(b, "total_error_replies", s.stats.errorReplies)
 	z("dump_payload_sanitizations")
 	b = kvi(b, "total_reads_processed", s.net.Stats.Reads.Load())

@@ -416,6 +416,13 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 		if unit != nil {
 			a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
 			db = a.DB
+			if len(unit) == 1 && len(a.Replies) > 0 && a.Replies[0] == '-' {
+				name := "<unknown>"
+				if spec := s.specFor(unit[0]); spec != nil {
+					name = spec.FullName()
+				}
+				s.masterCommandFailed(a.Replies, name)
+			}
 			s.applier.w.Reset()
 			clear(unit)
 			tx = unit[:0]
@@ -541,5 +548,36 @@ func (s *Server) expireOwnKeys() {
 		if len(keys) == 0 {
 			delete(s.rs.own, db)
 		}
+	}
+}
+
+// DebugReplicate implements command.Replication (DEBUG REPLICATE).
+func (s *Server) DebugReplicate(argv [][]byte) { s.repl.Feed(argv) }
+
+// ChangeReplID implements command.Replication (DEBUG CHANGE-REPL-ID:
+// changeReplicationId and clearReplicationId2).
+func (s *Server) ChangeReplID() {
+	s.replID = randomHex(20)
+	s.replID2, s.secondOffset = strings.Repeat("0", 40), -1
+}
+
+// masterCommandFailed is what a replica does when a command of its master's
+// stream fails (Redis's afterErrorReply for the master client): it logs it
+// as critical with the end of the backlog, counts it in
+// unexpected_error_replies, and stops the server when
+// propagation-error-behavior says to panic (a read-only replica only).
+func (s *Server) masterCommandFailed(reply []byte, cmd string) {
+	msg := strings.TrimRight(strings.TrimPrefix(string(reply), "-"), "\r\n")
+	if len(msg) > 4096 {
+		msg = msg[:4096]
+	}
+	s.log.Warn(fmt.Sprintf("== CRITICAL == This replica is sending an error to its master: '%s' after processing the command '%s'", msg, cmd))
+	if _, _, _, hist := s.repl.BacklogInfo(); hist > 0 {
+		s.log.Warn(fmt.Sprintf("Latest backlog is: '%q'", s.repl.Tail(256)))
+	}
+	s.stats.unexpectedErrors++
+	if b := s.cfg.String("propagation-error-behavior"); b != "ignore" && s.cfg.Bool("replica-read-only") {
+		s.log.Error(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", cmd))
+		os.Exit(1)
 	}
 }

@@ -81,6 +81,24 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	if err := rc.Set(ctx, "w", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 		t.Errorf("a write on the replica: %v", err)
 	}
+	// a command of the stream that fails on the replica is counted (and
+	// logged as critical), and the stream goes on
+	if err := mc.Do(ctx, "DEBUG", "REPLICATE", "fake-command-1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	mc.Set(ctx, "after-fake", "1", 0)
+	for rc.Get(ctx, "after-fake").Val() != "1" || !strings.Contains(rc.Info(ctx, "stats").Val(), "unexpected_error_replies:1\r\n") {
+		if time.Now().After(deadline) {
+			t.Fatalf("after DEBUG REPLICATE: %s", rc.Info(ctx, "stats").Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// DEBUG CHANGE-REPL-ID draws a new id
+	before := rc.Info(ctx, "replication").Val()
+	mc.Do(ctx, "DEBUG", "CHANGE-REPL-ID")
+	if a, b := mc.Info(ctx, "replication").Val(), before; strings.Contains(a, "master_replid:"+between(b, "master_replid:", "\r\n")+"\r\n") {
+		t.Error("DEBUG CHANGE-REPL-ID kept the id")
+	}
 	// a writable replica expires the keys its own clients wrote (the
 	// master does not know them)
 	rc.ConfigSet(ctx, "replica-read-only", "no")
@@ -105,4 +123,11 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	if err := rc.Set(ctx, "w", "1", 0).Err(); err != nil {
 		t.Errorf("a write after NO ONE: %v", err)
 	}
+}
+
+// between is the text of s between the first a and the b after it.
+func between(s, a, b string) string {
+	_, rest, _ := strings.Cut(s, a)
+	v, _, _ := strings.Cut(rest, b)
+	return v
 }

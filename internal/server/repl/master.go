@@ -203,6 +203,32 @@ func (m *Master) Proxy(raw []byte) {
 	}
 }
 
+// Feed sends argv to the replicas and the backlog as it is, with no SELECT
+// (replicationFeedSlaves with dictid -1: DEBUG REPLICATE). Not on a replica.
+func (m *Master) Feed(argv [][]byte) {
+	if m.proxy || (m.backlog == nil && len(m.replicas) == 0) {
+		return
+	}
+	b := resp.AppendCommand(nil, argv...)
+	m.offset += int64(len(b))
+	m.unitEnd = m.offset
+	if m.backlog != nil {
+		m.backlog.Append(b)
+	}
+	for _, l := range m.replicas {
+		l.r.Push(b)
+	}
+}
+
+// Tail is the last n bytes of the backlog (a replica's critical log).
+func (m *Master) Tail(n int) []byte {
+	if m.backlog == nil {
+		return nil
+	}
+	data, _ := m.backlog.From(max(m.backlog.First(), m.backlog.end-int64(n)+1))
+	return data
+}
+
 // ResetBacklog starts the history again at offset off (a replica's full
 // resynchronisation): an empty backlog there.
 func (m *Master) ResetBacklog(off int64) {
