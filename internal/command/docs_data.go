@@ -1480,6 +1480,22 @@ var docsTable = map[string]*CommandDoc{
 		},
 	},
 	// source: 8.6.3 COMMAND DOCS
+	"failover": {
+		Summary:    "Starts a coordinated failover from a server to one of its replicas.",
+		Since:      "6.2.0",
+		Group:      "server",
+		Complexity: "O(1)",
+		Args: []ArgDoc{
+			{Name: "target", Type: "block", KeySpecIndex: -1, Token: "TO", Flags: ArgOptional, Args: []ArgDoc{
+				{Name: "host", Type: "string", KeySpecIndex: -1, DisplayText: "host"},
+				{Name: "port", Type: "integer", KeySpecIndex: -1, DisplayText: "port"},
+				{Name: "force", Type: "pure-token", KeySpecIndex: -1, Token: "FORCE", DisplayText: "force", Flags: ArgOptional},
+			}},
+			{Name: "abort", Type: "pure-token", KeySpecIndex: -1, Token: "ABORT", DisplayText: "abort", Flags: ArgOptional},
+			{Name: "milliseconds", Type: "integer", KeySpecIndex: -1, Token: "TIMEOUT", DisplayText: "milliseconds", Flags: ArgOptional},
+		},
+	},
+	// source: 8.6.3 COMMAND DOCS
 	"fcall": {
 		Summary:    "Invokes a function.",
 		Since:      "7.0.0",

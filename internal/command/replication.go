@@ -11,6 +11,7 @@ func replicationCommands() []*Spec {
 		{Name: "psync", Arity: -3, Flags: Admin | NoScript | NoAsyncLoading | NoMulti, Run: psyncCmd},
 		{Name: "replconf", Arity: -1, Flags: Admin | NoScript | Loading | Stale | AllowBusy, Run: replconfCmd},
 		{Name: "role", Arity: 1, Flags: NoScript | Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Run: roleCmd},
+		{Name: "failover", Arity: -1, Flags: Admin | NoScript | Stale, Run: failoverCmd},
 		{Name: "replicaof", Arity: 3, Flags: NoAsyncLoading | Admin | NoScript | Stale, Run: replicaofCmd},
 		{Name: "slaveof", Arity: 3, Flags: NoAsyncLoading | Admin | NoScript | Stale, Run: replicaofCmd},
 	}
@@ -48,6 +49,68 @@ type Replication interface {
 	// CHANGE-REPL-ID).
 	DebugReplicate(argv [][]byte)
 	ChangeReplID()
+	// Failover starts FAILOVER (host "": any replica; timeoutMs 0: none)
+	// and returns its refusal or ""; FailoverAbort ends one (false: none
+	// runs); FailoverRunning reports one.
+	Failover(c *Ctx, host string, port int64, force bool, timeoutMs int64) string
+	FailoverAbort() bool
+	FailoverRunning() bool
+}
+
+// failoverCmd is FAILOVER [TO host port [FORCE]] [ABORT] [TIMEOUT ms]
+// (failoverCommand).
+func failoverCmd(c *Ctx) {
+	r := replication(c)
+	if r == nil {
+		c.Error("ERR replication is not available")
+		return
+	}
+	args := c.Argv
+	if len(args) == 2 && eqFold(args[1], "abort") {
+		if !r.FailoverAbort() {
+			c.Error("ERR No failover in progress.")
+			return
+		}
+		c.W.SimpleString("OK")
+		return
+	}
+	var timeout, port int64
+	var host string
+	force := false
+	for j := 1; j < len(args); j++ {
+		switch {
+		case eqFold(args[j], "timeout") && j+1 < len(args) && timeout == 0:
+			n, ok := resp.ParseInt(args[j+1])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			if n <= 0 {
+				c.Error("ERR FAILOVER timeout must be greater than 0")
+				return
+			}
+			timeout = n
+			j++
+		case eqFold(args[j], "to") && j+2 < len(args) && host == "":
+			n, ok := resp.ParseInt(args[j+2])
+			if !ok {
+				c.Err(ErrNotInt)
+				return
+			}
+			host, port = string(args[j+1]), n
+			j += 2
+		case eqFold(args[j], "force") && !force:
+			force = true
+		default:
+			c.Err(ErrSyntax)
+			return
+		}
+	}
+	if e := r.Failover(c, host, port, force, timeout); e != "" {
+		c.Error(e)
+		return
+	}
+	c.W.SimpleString("OK")
 }
 
 // replicaofCmd is REPLICAOF (and SLAVEOF) host port | NO ONE
@@ -56,6 +119,10 @@ func replicaofCmd(c *Ctx) {
 	r := replication(c)
 	if r == nil {
 		c.Error("ERR replication is not available")
+		return
+	}
+	if r.FailoverRunning() {
+		c.Error("ERR REPLICAOF not allowed while failing over.")
 		return
 	}
 	if eqFold(c.Argv[1], "no") && eqFold(c.Argv[2], "one") {

@@ -424,3 +424,68 @@ func TestPromotedReplicaContinuesHistory(t *testing.T) {
 		t.Fatalf("M's sync with A: sync_full %s sync_partial_ok %s", infoField(st, "sync_full"), infoField(st, "sync_partial_ok"))
 	}
 }
+
+// FAILOVER both ways with redis-server 8.6.3: the master holds writes back,
+// waits for its replica to catch up, becomes its replica with PSYNC
+// FAILOVER; the replica promotes itself and both continue the history
+// (partial resync, no write lost).
+func TestFailoverWithRedis(t *testing.T) {
+	ctx := context.Background()
+	for _, hotkvMaster := range []bool{true, false} {
+		name := "HotKV master, Redis replica"
+		if !hotkvMaster {
+			name = "Redis master, HotKV replica"
+		}
+		t.Run(name, func(t *testing.T) {
+			raddr := startRedisTCP(t)
+			srv := hotkvtest.Start(t)
+			rd := redis.NewClient(&redis.Options{Addr: raddr})
+			defer rd.Close()
+			hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
+			defer hk.Close()
+			rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
+			master, replica, maddr, raddrOf := hk, rd, srv.Addr, raddr
+			if !hotkvMaster {
+				master, replica, maddr, raddrOf = rd, hk, raddr, srv.Addr
+			}
+			for i := range 300 {
+				master.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+			}
+			mh, mp, _ := net.SplitHostPort(maddr)
+			if err := replica.Do(ctx, "REPLICAOF", mh, mp).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitLinkUp(t, replica)
+			waitDigests(t, master, replica)
+			if err := master.Do(ctx, "FAILOVER", "ABORT").Err(); err == nil || err.Error() != "ERR No failover in progress." {
+				t.Errorf("FAILOVER ABORT with none: %v", err)
+			}
+			rh, rp, _ := net.SplitHostPort(raddrOf)
+			if err := master.Do(ctx, "FAILOVER", "TO", rh, "1").Err(); err == nil || err.Error() != "ERR FAILOVER target HOST and PORT is not a replica." {
+				t.Errorf("FAILOVER to a stranger: %v", err)
+			}
+			if err := master.Do(ctx, "FAILOVER", "TO", rh, rp, "TIMEOUT", "10000").Err(); err != nil {
+				t.Fatal(err, master.Do(ctx, "ROLE").Val())
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for infoField(replica.Info(ctx, "replication").Val(), "role") != "master" ||
+				infoField(master.Info(ctx, "replication").Val(), "master_link_status") != "up" ||
+				infoField(master.Info(ctx, "replication").Val(), "master_failover_state") != "no-failover" {
+				if time.Now().After(deadline) {
+					t.Fatalf("no failover:\nold master %s\nold replica %s", master.Info(ctx, "replication").Val(), replica.Info(ctx, "replication").Val())
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if err := replica.Set(ctx, "after", "failover", 0).Err(); err != nil {
+				t.Fatal(err)
+			}
+			waitDigests(t, replica, master)
+			if err := master.Set(ctx, "x", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
+				t.Errorf("the old master still takes writes: %v", err)
+			}
+			if st := replica.Info(ctx, "stats").Val(); infoField(st, "sync_partial_ok") != "1" {
+				t.Errorf("the old master's sync with the new one: sync_partial_ok %s", infoField(st, "sync_partial_ok"))
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"sync"
@@ -10,11 +11,43 @@ import (
 	"github.com/hotkv/hotkv/internal/config"
 )
 
-// pauseState is CLIENT PAUSE's state, read lock-free on every command.
+// pauseState is the pause of clients, read lock-free on every command: the
+// effective deadline and mode of CLIENT PAUSE's and FAILOVER's (which holds
+// writes back until it ends), as Redis's pause purposes combine.
 type pauseState struct {
 	untilMs   atomic.Int64 // 0: no pause
 	writeOnly atomic.Bool
-	mu        sync.Mutex // serialises PAUSE and UNPAUSE
+	mu        sync.Mutex // serialises PAUSE, UNPAUSE and FAILOVER's pause
+	// CLIENT PAUSE's own deadline and mode; failover: FAILOVER's
+	clientUntil     int64
+	clientWriteOnly bool
+	failover        bool
+}
+
+// combinePause sets the effective pause from its purposes (mu held).
+func (s *Server) combinePause() {
+	p := &s.pause
+	until, wo := p.clientUntil, p.clientWriteOnly
+	if until != 0 && s.clock.NowMs() >= until {
+		until = 0
+	}
+	if p.failover {
+		if until == 0 {
+			wo = true // FAILOVER holds writes only
+		}
+		until = math.MaxInt64
+	}
+	p.writeOnly.Store(wo)
+	p.untilMs.Store(until)
+}
+
+// pauseForFailover holds clients' writes back while a FAILOVER runs (on), or
+// lets them go (off).
+func (s *Server) pauseForFailover(on bool) {
+	s.pause.mu.Lock()
+	defer s.pause.mu.Unlock()
+	s.pause.failover = on
+	s.combinePause()
 }
 
 // pausedFor reports whether CLIENT PAUSE currently holds back cl's command
@@ -46,19 +79,21 @@ func (s *Server) pauseActive() bool {
 func (s *Server) Pause(untilMs int64, writeOnly bool) {
 	s.pause.mu.Lock()
 	defer s.pause.mu.Unlock()
-	if !s.pauseActive() {
-		s.pause.writeOnly.Store(writeOnly)
-		s.pause.untilMs.Store(untilMs)
-		return
+	p := &s.pause
+	if p.clientUntil == 0 || s.clock.NowMs() >= p.clientUntil {
+		p.clientWriteOnly, p.clientUntil = writeOnly, untilMs
+	} else {
+		p.clientWriteOnly = p.clientWriteOnly && writeOnly
+		p.clientUntil = max(p.clientUntil, untilMs)
 	}
-	s.pause.writeOnly.Store(s.pause.writeOnly.Load() && writeOnly)
-	s.pause.untilMs.Store(max(s.pause.untilMs.Load(), untilMs))
+	s.combinePause()
 }
 
 // Unpause implements CLIENT UNPAUSE.
 func (s *Server) Unpause() {
 	s.pause.mu.Lock()
-	s.pause.untilMs.Store(0)
+	s.pause.clientUntil = 0
+	s.combinePause()
 	s.pause.mu.Unlock()
 }
 

@@ -426,7 +426,7 @@ func (s *Server) infoReplication(b []byte) []byte {
 		b = kv(b, "role", "master")
 	}
 	b = s.repl.AppendInfo(b, s.clock.NowMs())
-	b = kv(b, "master_failover_state", "no-failover")
+	b = kv(b, "master_failover_state", s.fo.String())
 	b = kv(b, "master_replid", s.replID)
 	b = kv(b, "master_replid2", s.replID2)
 	b = kvi(b, "master_repl_offset", off)

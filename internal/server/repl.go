@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -47,6 +48,12 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 	if cl == nil || cl.replica != nil {
 		return // a replica sending SYNC again is ignored, as in Redis
 	}
+	if psync && len(c.Argv) > 3 && strings.EqualFold(string(c.Argv[3]), "failover") {
+		if e := s.psyncFailover(c); e != "" {
+			c.Error(e)
+			return
+		}
+	}
 	if psync && !cl.filtered && !cl.rdbOnly && s.partialResync(c, cl) {
 		return
 	}
@@ -86,7 +93,7 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 // continues up to second_repl_offset) and the backlog holds offset: the
 // replica gets +CONTINUE and the bytes it missed, no snapshot.
 func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
-	if len(c.Argv) != 3 {
+	if len(c.Argv) < 3 {
 		return false
 	}
 	id := string(c.Argv[1])

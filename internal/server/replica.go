@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -240,7 +241,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	}
 	listen := s.cfg.Int("replica-announce-port")
 	if listen == 0 {
-		listen = s.cfg.Int("port")
+		listen = s.listenPort()
 	}
 	if _, err := link.Call("REPLCONF", "listening-port", strconv.FormatInt(listen, 10)); err != nil {
 		s.log.Info("(Non critical) Master does not understand REPLCONF listening-port: " + err.Error())
@@ -259,8 +260,20 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	// master before, or its own as a master) may continue
 	s.eng.Lock()
 	myID, myOff := s.replID, s.repl.Offset()
+	var extra []string
+	failingOver := s.fo.state == failoverInProgress
+	if failingOver {
+		extra = []string{"FAILOVER"} // the target promotes itself first
+	}
 	s.eng.Unlock()
-	sy, err := link.Psync(myID, myOff+1)
+	sy, err := link.Psync(myID, myOff+1, extra...)
+	if failingOver {
+		s.eng.Lock()
+		if s.current(gen) {
+			s.failoverPsyncDone(err)
+		}
+		s.eng.Unlock()
+	}
 	if err != nil {
 		return err
 	}
@@ -580,4 +593,15 @@ func (s *Server) masterCommandFailed(reply []byte, cmd string) {
 		s.log.Error(fmt.Sprintf("This replica panicked sending an error to its master after processing the command '%s'", cmd))
 		os.Exit(1)
 	}
+}
+
+// listenPort is the TCP port clients reach this server on: the port
+// parameter, or the listener's own port when the server was given one.
+func (s *Server) listenPort() int64 {
+	for _, l := range s.net.Listeners() {
+		if a, ok := l.Addr().(*net.TCPAddr); ok {
+			return int64(a.Port)
+		}
+	}
+	return s.cfg.Int("port")
 }

@@ -97,10 +97,11 @@ type Server struct {
 	// second_repl_offset
 	replID2      string
 	secondOffset int64
-	rs           replicaState // the replica side (replica.go)
-	replicaFlag  atomic.Bool  // a replica: read without the engine lock (expiry, admission)
-	rdb          *persist.RDB // snapshots (persist.go); engine lock
-	aof          *aof.AOF     // the append-only file (aofglue.go); engine lock
+	rs           replicaState  // the replica side (replica.go)
+	fo           failoverState // FAILOVER (failover.go)
+	replicaFlag  atomic.Bool   // a replica: read without the engine lock (expiry, admission)
+	rdb          *persist.RDB  // snapshots (persist.go); engine lock
+	aof          *aof.AOF      // the append-only file (aofglue.go); engine lock
 	// aofWaiting: clients wait in WAITAOF (s.waiters), woken when the AOF fsyncs
 	aofWaiting atomic.Bool
 	aofWokeAt  atomic.Uint64 // the fsynced unit WAITAOF clients last ran again for

@@ -220,6 +220,29 @@ func (m *Master) Feed(argv [][]byte) {
 	}
 }
 
+// Has reports whether a replica is at host (its address) and port (its
+// listening port): FAILOVER TO's check (findReplica).
+func (m *Master) Has(host string, port int64) bool {
+	for _, l := range m.replicas {
+		if hostOf(l.r.RemoteAddr()) == host && l.ListenPort == port {
+			return true
+		}
+	}
+	return false
+}
+
+// CaughtUp finds a replica that acknowledged the whole stream: the one at
+// host and port, or any when host is "" (updateFailoverStatus).
+func (m *Master) CaughtUp(host string, port int64) (string, int64, bool) {
+	for _, l := range m.replicas {
+		h := hostOf(l.r.RemoteAddr())
+		if (host == "" || (h == host && l.ListenPort == port)) && l.ackOff == m.offset {
+			return h, l.ListenPort, true
+		}
+	}
+	return "", 0, false
+}
+
 // Tail is the last n bytes of the backlog (a replica's critical log).
 func (m *Master) Tail(n int) []byte {
 	if m.backlog == nil {

@@ -104,10 +104,10 @@ type Sync struct {
 	Offset int64  // where the stream starts (full), or where it continues
 }
 
-// Psync sends PSYNC replid offset and reads the answer (+FULLRESYNC replid
-// offset, +CONTINUE [replid]).
-func (l *MasterLink) Psync(replID string, offset int64) (Sync, error) {
-	line, err := l.Call("PSYNC", replID, strconv.FormatInt(offset, 10))
+// Psync sends PSYNC replid offset (and extra: FAILOVER) and reads the
+// answer (+FULLRESYNC replid offset, +CONTINUE [replid]).
+func (l *MasterLink) Psync(replID string, offset int64, extra ...string) (Sync, error) {
+	line, err := l.Call(append([]string{"PSYNC", replID, strconv.FormatInt(offset, 10)}, extra...)...)
 	if err != nil {
 		return Sync{}, err
 	}
