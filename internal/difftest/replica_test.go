@@ -337,14 +337,19 @@ func TestPartialResyncWithRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			waitLinkUp(t, replica)
+			// the writes go to database 9: a partial resync continues in the
+			// database the stream selected last (no SELECT is sent again)
+			m9 := redis.NewClient(&redis.Options{Addr: maddr, DB: 9})
+			defer m9.Close()
+			m9.Set(ctx, "in9", "x", 0)
 			waitDigests(t, master, replica)
 			for round := 1; round <= 3; round++ {
 				if n := master.ClientKillByFilter(ctx, "TYPE", "replica").Val(); n != 1 {
 					t.Fatalf("round %d: CLIENT KILL TYPE replica killed %d", round, n)
 				}
 				for i := range 200 {
-					master.Incr(ctx, "n")
-					master.HSet(ctx, "h", strconv.Itoa(i), round)
+					m9.Incr(ctx, "n")
+					m9.HSet(ctx, "h", strconv.Itoa(i), round)
 				}
 				waitLinkUp(t, replica)
 				waitDigests(t, master, replica)

@@ -57,6 +57,10 @@ type replicaState struct {
 	// replica, per database: the master does not know them, so the replica
 	// expires them itself (Redis's slaveKeysWithExpire)
 	own map[int]map[string]struct{}
+	// db is the database the master's stream selected last: a partial
+	// resync continues in it (the master sends no SELECT again), as Redis's
+	// cached master client keeps its db. Engine lock.
+	db int
 }
 
 // isReplica reports whether the server replicates a master.
@@ -291,6 +295,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 		return nil
 	}
 	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
+	rs.db = 0 // the stream after a full sync starts with a SELECT
 	rs.offset.Store(sy.Offset)
 	rs.readOffset.Store(sy.Offset)
 	s.repl.ResetBacklog(sy.Offset)
@@ -390,7 +395,9 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 	}()
 	_ = link.Ack(s.rs.offset.Load(), -1)
 	rs := &s.rs
-	db := 0
+	s.eng.Lock()
+	db := rs.db
+	s.eng.Unlock()
 	var tx [][][]byte
 	var raw []byte
 	inTx := false
@@ -429,6 +436,7 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 		if unit != nil {
 			a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
 			db = a.DB
+			rs.db = db
 			if len(unit) == 1 && len(a.Replies) > 0 && a.Replies[0] == '-' {
 				name := "<unknown>"
 				if spec := s.specFor(unit[0]); spec != nil {
