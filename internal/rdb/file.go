@@ -27,6 +27,17 @@ type SaveInfo struct {
 	NoKeys bool
 	// AOFBase marks an AOF's base file (the "aof-base" AUX field).
 	AOFBase bool
+	// Repl, when set, is the replication state the file records
+	// (repl-stream-db, repl-id, repl-offset), so that a restarted server
+	// continues its history with a partial resync.
+	Repl *ReplInfo
+}
+
+// ReplInfo is the replication state an RDB file records.
+type ReplInfo struct {
+	StreamDB int    // the database the stream selected last
+	ID       string // the replication id
+	Offset   int64  // master_repl_offset
 }
 
 // Write writes ks as an RDB file to w, the whole of it under the caller's
@@ -79,6 +90,9 @@ type LoadOptions struct {
 
 // LoadStats are the counts of a load.
 type LoadStats struct {
+	// Repl is the replication state the file recorded, nil when none (or
+	// incomplete: Redis's rsi_is_valid)
+	Repl              *ReplInfo
 	Version           int
 	Loaded, Expired   int
 	EmptyKeysSkipped  int
@@ -94,6 +108,7 @@ type LoadStats struct {
 // loaded before it. The caller holds the engine lock for the whole call.
 func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) {
 	var st LoadStats
+	var aux replAux
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return st, err
@@ -178,12 +193,16 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			}
 			continue
 		case opAux:
-			if _, err := rd.str(); err != nil {
+			k, err := rd.str()
+			if err != nil {
 				return st, errShortRead
 			}
-			if _, err := rd.str(); err != nil {
+			v, err := rd.str()
+			if err != nil {
 				return st, errShortRead
 			}
+			aux.note(string(k), string(v))
+			st.Repl = aux.repl()
 			continue
 		case opModuleAux:
 			return st, errors.New("the RDB file contains AUX module data I can't load")
@@ -264,3 +283,34 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 }
 
 var errShortRead = errors.New("unexpected EOF reading RDB file")
+
+// replAux gathers the replication AUX fields of a file being loaded.
+type replAux struct {
+	db, off      int64
+	id           string
+	hasDB, hasOf bool
+}
+
+func (a *replAux) note(k, v string) {
+	switch k {
+	case "repl-stream-db":
+		a.db, _ = strconv.ParseInt(v, 10, 64)
+		a.hasDB = true
+	case "repl-id":
+		if len(v) == 40 {
+			a.id = v
+		}
+	case "repl-offset":
+		a.off, _ = strconv.ParseInt(v, 10, 64)
+		a.hasOf = true
+	}
+}
+
+// repl is the state when the file gave all of it (a valid id, an offset, a
+// database other than -1).
+func (a *replAux) repl() *ReplInfo {
+	if a.id == "" || !a.hasOf || a.off == -1 || !a.hasDB || a.db == -1 {
+		return nil
+	}
+	return &ReplInfo{StreamDB: int(a.db), ID: a.id, Offset: a.off}
+}

@@ -518,3 +518,33 @@ func TestWriteKeepsUnreclaimedExpiredKeys(t *testing.T) {
 		t.Fatalf("loaded %d, expired %d (%v): want 1 and 1", st.Loaded, st.Expired, err)
 	}
 }
+
+// The replication state a file records (repl-stream-db, repl-id,
+// repl-offset) comes back from Load; a file without it, or with part of
+// it, gives none.
+func TestReplInfoRoundTrip(t *testing.T) {
+	id := strings.Repeat("ab", 20)
+	for _, ri := range []*ReplInfo{{StreamDB: 9, ID: id, Offset: 123456}, nil} {
+		var buf bytes.Buffer
+		if err := Write(&buf, keyspace.New(16, 1), SaveInfo{RedisVersion: "8.6.3", Checksum: true, Repl: ri}); err != nil {
+			t.Fatal(err)
+		}
+		st, err := Load(bytes.NewReader(buf.Bytes()), keyspace.New(16, 1), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (st.Repl == nil) != (ri == nil) || (ri != nil && *st.Repl != *ri) {
+			t.Errorf("wrote %+v, loaded %+v", ri, st.Repl)
+		}
+	}
+	var a replAux
+	a.note("repl-id", id)
+	a.note("repl-offset", "5")
+	if a.repl() != nil {
+		t.Error("no repl-stream-db: the state is incomplete")
+	}
+	a.note("repl-stream-db", "-1")
+	if a.repl() != nil {
+		t.Error("repl-stream-db -1 is not valid (older Redis wrote it wrongly)")
+	}
+}

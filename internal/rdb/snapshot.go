@@ -66,6 +66,11 @@ func NewStream(ks *keyspace.Keyspace, info SaveInfo) *Stream {
 	aux("redis-bits", "64")
 	aux("ctime", strconv.FormatInt(info.CTime, 10))
 	aux("used-mem", strconv.FormatInt(info.UsedMem, 10))
+	if r := info.Repl; r != nil {
+		aux("repl-stream-db", strconv.Itoa(r.StreamDB))
+		aux("repl-id", r.ID)
+		aux("repl-offset", strconv.FormatInt(r.Offset, 10))
+	}
 	aofBase := "0"
 	if info.AOFBase {
 		aofBase = "1"

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"github.com/hotkv/hotkv/internal/rdb"
 	"strings"
 	"time"
 
@@ -66,12 +67,49 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 			return nil
 		}
 	})
+	if err == nil {
+		s.restoreReplication(s.rdb.LoadedRepl)
+	}
 	if err == nil && s.cfg.Bool("appendonly") {
 		// CONFIG SET appendonly yes while the snapshot loaded: the AOF
 		// starts now, from the loaded dataset
 		err = s.switchAOF(true)
 	}
 	return err
+}
+
+// restoreReplication continues the history the snapshot loaded at startup
+// recorded (loadDataFromDisk): a replica takes the id, offset and database
+// back, to ask its master for a partial resync; a master keeps them as its
+// replid2 up to the offset, with a backlog from there, so that its replicas
+// continue.
+func (s *Server) restoreReplication(ri *rdb.ReplInfo) {
+	if ri == nil {
+		return
+	}
+	if host, _ := s.cfg.ReplicaOf(); host != "" {
+		s.replID = ri.ID
+		s.repl.ResetBacklog(ri.Offset)
+		s.rs.db = ri.StreamDB
+		return
+	}
+	s.replID2, s.secondOffset = ri.ID, ri.Offset+1
+	s.repl.RestoreHistory(ri.Offset)
+}
+
+// replInfo is what a snapshot records of replication (rdbPopulateSaveInfo):
+// a master's state when it has a backlog, a replica's when it has a master.
+func (s *Server) replInfo() *rdb.ReplInfo {
+	if s.isReplica() {
+		if s.rs.offset.Load() == 0 && !s.rs.up.Load() {
+			return nil
+		}
+		return &rdb.ReplInfo{StreamDB: s.rs.db, ID: s.replID, Offset: s.repl.Offset()}
+	}
+	if active, _, _, _ := s.repl.BacklogInfo(); !active {
+		return nil
+	}
+	return &rdb.ReplInfo{StreamDB: max(s.repl.StreamDB(), 0), ID: s.replID, Offset: s.repl.Offset()}
 }
 
 // libraries are the function libraries as persist sees them.

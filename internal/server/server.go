@@ -269,7 +269,7 @@ func New(cfg *config.Config, opts Options) *Server {
 	})
 	s.startUs = clk.NowUs()
 	s.rdb = persist.New(persist.Deps{Config: cfg, Log: lg, Clock: clk, KS: ks,
-		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty, RunSnapshot: s.runSnapshot, Forked: s.forked, Latency: s.latencyEvent}, s.startUs/1e6)
+		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty, RunSnapshot: s.runSnapshot, Forked: s.forked, Latency: s.latencyEvent, Repl: s.replInfo}, s.startUs/1e6)
 	s.aof = s.newAOF()
 	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
 	cfg.OnChange("aof-disable-auto-gc", func(string) error { s.aof.AutoGC(); return nil })

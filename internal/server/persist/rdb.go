@@ -79,6 +79,9 @@ type Deps struct {
 	// Latency, when set, is told how long a step the latency monitor
 	// watches took (rdb-unlink-temp-file), from any goroutine.
 	Latency func(event string, ms int64)
+	// Repl, when set, is the replication state a snapshot records (nil:
+	// none; rdbPopulateSaveInfo). Engine lock.
+	Repl func() *rdb.ReplInfo
 }
 
 // RDB is the snapshot state.
@@ -100,7 +103,10 @@ type RDB struct {
 	jobs         int    // BGSAVEs started (temporary file names)
 	lastSize     int    // bytes of the last BGSAVE's file (buffer size hint)
 	loadedKeys   int64  // rdb_last_load_keys_loaded
-	expiredKeys  int64  // rdb_last_load_keys_expired
+	// LoadedRepl is the replication state the file loaded at startup
+	// recorded (nil: none), for the server to continue its history
+	LoadedRepl  *rdb.ReplInfo
+	expiredKeys int64 // rdb_last_load_keys_expired
 	// bgDelay is a test hook: the background writer sleeps this long before
 	// writing (Redis's tests slow a BGSAVE with rdb-key-save-delay).
 	bgDelay  time.Duration
@@ -246,6 +252,7 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 		return err
 	}
 	r.loadedKeys, r.expiredKeys = int64(st.Loaded), int64(st.Expired)
+	r.LoadedRepl = st.Repl
 	if st.EmptyKeysSkipped > 0 {
 		r.d.Log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d, keys expired: %d, empty keys skipped: %d.",
 			st.Loaded, st.Expired, st.EmptyKeysSkipped))
@@ -430,7 +437,12 @@ func (r *RDB) SaveInfo(nowUs int64) rdb.SaveInfo {
 	if r.d.Functions != nil {
 		codes = r.d.Functions.Codes()
 	}
+	var repl *rdb.ReplInfo
+	if r.d.Repl != nil {
+		repl = r.d.Repl()
+	}
 	return rdb.SaveInfo{
+		Repl:         repl,
 		RedisVersion: command.Version,
 		CTime:        nowUs / 1e6,
 		Functions:    codes,
@@ -473,6 +485,7 @@ func (r *RDB) WriteSnapshot(w io.Writer) error {
 func (r *RDB) AOFBaseStream() *rdb.Stream {
 	info := r.SaveInfo(r.d.Clock.NowUs())
 	info.AOFBase = true
+	info.Repl = nil // an AOF's base records no replication state (Redis passes no rsi)
 	return rdb.NewStream(r.d.KS, info)
 }
 

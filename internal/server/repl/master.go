@@ -259,6 +259,22 @@ func (m *Master) ResetBacklog(off int64) {
 	m.backlog = NewBacklog(int(m.host.BacklogSize()), off)
 }
 
+// RestoreHistory is a master's restart with a recorded history: the
+// stream goes on from off, into a new backlog.
+func (m *Master) RestoreHistory(off int64) {
+	m.ResetBacklog(off)
+	m.aloneSince = time.Since(procStart).Milliseconds()
+	m.startFeed()
+}
+
+// StreamDB is the database the stream selected last (-1: none yet).
+func (m *Master) StreamDB() int {
+	if m.feed == nil {
+		return -1
+	}
+	return m.feed.seldb
+}
+
 // ResizeBacklog follows CONFIG SET repl-backlog-size.
 func (m *Master) ResizeBacklog(size int64) {
 	if m.backlog != nil {
