@@ -65,6 +65,9 @@ bench-hostile: ## the hostile-client battery against HotKV and redis-server: pro
 crash: ## the AOF crash harness: SIGKILL under load CYCLES times (default 100), FSYNC=always|everysec
 	$(GO) build -o bin/hotkv ./cmd/hotkv && $(GO) run ./cmd/hotkv-crash -bin bin/hotkv -fsync $${FSYNC:-always} -cycles $${CYCLES:-100}
 
+sentinel-failover: ## Redis Sentinel failing over HotKV processes, ROUNDS kills of the master (default 20)
+	ROUNDS=$${ROUNDS:-20} $(GO) test ./internal/sentineltest -run TestSentinelFailover -count 1 -v -timeout 60m
+
 golden: ## rewrite golden files from HotKV's replies (review the diff!)
 	$(GO) test ./internal/command/ -run TestGolden -update
 
