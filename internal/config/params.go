@@ -231,6 +231,7 @@ func paramTable() []paramDef {
 		intP("min-replicas-max-lag", "min-slaves-max-lag", H, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
 		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
 		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
+		boolP("repl-rdb-channel", "", H|fHidden, false, "Send a full sync's snapshot on a channel of its own (HotKV: not implemented, yes is refused; Redis's default is yes)."),
 		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
 		intP("repl-timeout", "", H, 1, intMax, 60, "Replication timeout in seconds."),
 		intP("repl-ping-replica-period", "repl-ping-slave-period", H, 1, intMax, 10, "Seconds between pings to replicas."),
@@ -260,6 +261,13 @@ func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
 	switch name {
 	case "activedefrag":
 		d.validN = validActiveDefrag
+	case "repl-rdb-channel":
+		d.validN = func(n int64) string {
+			if n != 0 {
+				return "HotKV does not implement the RDB channel replication (repl-rdb-channel): the snapshot goes on the replication link"
+			}
+			return ""
+		}
 	}
 	return d
 }
