@@ -50,7 +50,7 @@ func (s *Server) ResetStats() {
 	s.ks.Stats.ExpiredSubkeys, s.ks.Stats.ExpiredSubkeysActive, s.ks.Stats.ExpiredKeysActive = 0, 0, 0
 	s.stats.commands, s.stats.errorReplies = 0, 0
 	s.acl.Stats = acl.Stats{}
-	s.stats.syncFull, s.stats.syncPartialErr = 0, 0
+	s.stats.syncFull, s.stats.syncPartialErr, s.stats.syncPartialOK, s.stats.unexpectedErrors = 0, 0, 0, 0
 	s.stats.forks, s.stats.latestForkUs = 0, 0
 	s.stats.obufLimitDisconnects.Store(0)
 	s.inst = instantaneous{}
