@@ -27,4 +27,9 @@ var (
 
 	// ErrInvalidTTL: a TTL below one millisecond.
 	ErrInvalidTTL = errors.New("lock: ttl must be at least 1ms")
+
+	// ErrNotReplicated is what Obtain returns when WithReplicaSync is set and
+	// fewer replicas than asked acknowledged the acquisition in time: the
+	// lock was released again (a failover could have lost it).
+	ErrNotReplicated = errors.New("lock: not acknowledged by enough replicas")
 )

@@ -21,6 +21,8 @@ type Locker struct {
 	enableNotify bool
 	nodeTimeout  time.Duration
 	observe      func(Wait)
+	syncReplicas int           // WithReplicaSync: replicas that must acknowledge (0: none)
+	syncTimeout  time.Duration // and how long to wait for them
 }
 
 // Wait is what an Obtain reports to WithWaitObserver when it ends: how long
@@ -77,6 +79,8 @@ type lockerConfig struct {
 	nodeTimeout time.Duration
 	luaOnly     bool
 	observe     func(Wait)
+	syncN       int
+	syncTimeout time.Duration
 }
 
 // WithDB names the database the client works in, for the keyspace channel
@@ -84,6 +88,17 @@ type lockerConfig struct {
 // options, else 0.
 func WithDB(db int) LockerOption {
 	return func(c *lockerConfig) { c.db, c.dbSet = db, true }
+}
+
+// WithReplicaSync makes an acquisition on a server that has replicas wait
+// (WAIT) until n replicas acknowledged it, at most timeout; when fewer do,
+// the lock is released and Obtain returns ErrNotReplicated. Replication is
+// asynchronous: without this a primary that dies right after granting a lock
+// can take it with it, and the promoted replica grants it again
+// (docs/locks.md, "Failover"). It applies to a Locker over one server; the
+// Redlock's servers are independent, not replicas.
+func WithReplicaSync(n int, timeout time.Duration) LockerOption {
+	return func(c *lockerConfig) { c.syncN, c.syncTimeout = n, timeout }
 }
 
 // WithDriftFactor sets the clock drift allowance: a lock's validity is
@@ -173,6 +188,8 @@ func newLocker(clients []Client, opts []LockerOption) (*Locker, error) {
 		enableNotify: cfg.enable,
 		nodeTimeout:  cfg.nodeTimeout,
 		observe:      cfg.observe,
+		syncReplicas: cfg.syncN,
+		syncTimeout:  cfg.syncTimeout,
 	}
 	for _, c := range clients {
 		n := newNode(c, cfg.db, cfg.dbSet)
@@ -337,6 +354,17 @@ func (l *Locker) attempt(ctx context.Context, key, fk, token string, ttl time.Du
 		}
 		if !ok {
 			return attemptResult{holderTTL: time.Duration(pttl) * time.Millisecond}, nil
+		}
+		if l.syncReplicas > 0 {
+			// the replicas must have the lock before it counts as held
+			acked, err := n.c.Do(ctx, "WAIT", l.syncReplicas, max(l.syncTimeout.Milliseconds(), 1)).Int()
+			if err != nil || acked < l.syncReplicas {
+				l.cleanup(ctx, key, token, ttl)
+				if err != nil {
+					return attemptResult{}, err
+				}
+				return attemptResult{}, ErrNotReplicated
+			}
 		}
 		deadline := start.Add(ttl - l.drift(ttl))
 		if !time.Now().Before(deadline) {
