@@ -53,6 +53,7 @@ type replicaState struct {
 	attempts   atomic.Int64 // master_current_sync_attempts
 	total      atomic.Int64 // master_total_sync_attempts
 	up         atomic.Bool
+	synced     atomic.Bool // a master's stream was followed (its offsets are known)
 	// own are the keys with a TTL that clients wrote on this (writable)
 	// replica, per database: the master does not know them, so the replica
 	// expires them itself (Redis's slaveKeysWithExpire)
@@ -111,6 +112,7 @@ func (s *Server) setMaster(host string, port int64) {
 	rs := &s.rs
 	rs.host, rs.port = host, port
 	s.cfg.SetReplicaOf(host, port)
+	rs.synced.Store(false)
 	s.replicaFlag.Store(true)
 	s.repl.SetProxy(true)
 	rs.state.Store("connect")
@@ -301,6 +303,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	s.repl.ResetBacklog(sy.Offset)
 	rs.attempts.Store(0)
 	rs.up.Store(true)
+	rs.synced.Store(true)
 	rs.upSince.Store(s.clock.NowUs() / 1e6)
 	rs.state.Store("connected")
 	s.eng.Unlock()
@@ -327,6 +330,7 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 	rs.readOffset.Store(myOff)
 	rs.attempts.Store(0)
 	rs.up.Store(true)
+	rs.synced.Store(true)
 	rs.upSince.Store(s.clock.NowUs() / 1e6)
 	rs.state.Store("connected")
 	s.eng.Unlock()
@@ -482,8 +486,14 @@ func (s *Server) appendReplicaInfo(b []byte) []byte {
 		sync = 1
 	}
 	b = kvi(b, "master_sync_in_progress", sync)
-	b = kvi(b, "slave_read_repl_offset", max(rs.readOffset.Load(), 1))
-	b = kvi(b, "slave_repl_offset", max(rs.offset.Load(), 1))
+	// 1 until there is a master's stream to count (Redis: no master, no
+	// cached master)
+	read, applied := int64(1), int64(1)
+	if rs.synced.Load() {
+		read, applied = rs.readOffset.Load(), rs.offset.Load()
+	}
+	b = kvi(b, "slave_read_repl_offset", read)
+	b = kvi(b, "slave_repl_offset", applied)
 	b = kvi(b, "replica_full_sync_buffer_size", 0)
 	b = kvi(b, "replica_full_sync_buffer_peak", 0)
 	b = kvi(b, "master_current_sync_attempts", rs.attempts.Load())
