@@ -80,6 +80,11 @@ func (d *paramDef) parse(cur *value, args []string, ctx *setCtx) (*value, bool, 
 		a := cstr(arg)
 		for _, en := range d.enum {
 			if equalFoldASCII(a, en.name) {
+				if d.validN != nil {
+					if e := d.validN(en.val); e != "" {
+						return nil, false, e
+					}
+				}
 				return &value{n: en.val, s: d.enumName(en.val)}, en.val != cur.n, ""
 			}
 		}

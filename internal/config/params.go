@@ -231,6 +231,7 @@ func paramTable() []paramDef {
 		intP("min-replicas-max-lag", "min-slaves-max-lag", H, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
 		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
 		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
+		replDisklessLoad(),
 		boolP("repl-rdb-channel", "", H|fHidden, false, "Send a full sync's snapshot on a channel of its own (HotKV: not implemented, yes is refused; Redis's default is yes)."),
 		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
 		intP("repl-timeout", "", H, 1, intMax, 60, "Replication timeout in seconds."),
@@ -420,6 +421,23 @@ func shutdownP(name string, valid func(string) string, doc string) paramDef {
 			return "default"
 		}
 		return strings.Join(names, " ")
+	}
+	return d
+}
+
+// replDisklessLoad is repl-diskless-load: how a replica loads a full sync's
+// snapshot. disabled: into a file first; on-empty-db: from the link when
+// the dataset is empty; flush-before-load: flush, then from the link.
+// swapdb (keep the old dataset until the new one loaded) is refused: HotKV
+// does not keep two datasets.
+func replDisklessLoad() paramDef {
+	d := enumP("repl-diskless-load", "", fHonoured, enumNames("disabled", "on-empty-db", "swapdb", "flush-before-load"), "disabled",
+		"How a replica loads a full sync's snapshot (HotKV: swapdb is refused).")
+	d.validN = func(n int64) string {
+		if d.enum[n].name == "swapdb" {
+			return "HotKV does not implement repl-diskless-load swapdb (two datasets in memory during the load)"
+		}
+		return ""
 	}
 	return d
 }

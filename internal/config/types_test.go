@@ -481,7 +481,7 @@ func TestParams(t *testing.T) {
 		"replicaof", "masterauth", "masteruser", "replica-read-only", "replica-serve-stale-data",
 		"replica-announce-ip", "replica-announce-port", "repl-timeout",
 		// the backlog: partial resynchronisation (PSYNC2)
-		"repl-backlog-size", "repl-backlog-ttl", "repl-rdb-channel"}
+		"repl-backlog-size", "repl-backlog-ttl", "repl-rdb-channel", "repl-diskless-load"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

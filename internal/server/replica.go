@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -340,8 +341,18 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 }
 
 // loadFromMaster receives the snapshot into a temporary file of dir
-// (Redis's temp-<time>.<pid>.rdb), then loads it under the engine lock.
+// (Redis's temp-<time>.<pid>.rdb), then loads it under the engine lock; or,
+// with repl-diskless-load flush-before-load (on-empty-db on an empty
+// dataset), loads it from the link as it comes, the engine lock held
+// meanwhile.
 func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
+	s.eng.Lock()
+	mode := s.cfg.String("repl-diskless-load")
+	diskless := mode == "flush-before-load" || (mode == "on-empty-db" && s.datasetEmpty())
+	s.eng.Unlock()
+	if diskless {
+		return s.loadFromLink(gen, link)
+	}
 	path := filepath.Join(s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.Create(path)
 	if err != nil {
@@ -376,6 +387,42 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 	s.stats.dirty++
 	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
 	return nil
+}
+
+// loadFromLink is the diskless load: the payload goes through a pipe into
+// the loader, which flushes the dataset first.
+func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink) error {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := link.Payload(pw)
+		_ = pw.CloseWithError(err)
+	}()
+	defer func() { _, _ = io.Copy(io.Discard, pr) }() // what follows the RDB's end, up to the payload's
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if !s.current(gen) {
+		return nil
+	}
+	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
+	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(pr, 1<<20))
+	if err != nil {
+		_ = pr.CloseWithError(err)
+		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %w", err)
+	}
+	s.rs.lastIOUnix.Store(time.Now().Unix())
+	s.stats.dirty++
+	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
+	return nil
+}
+
+// datasetEmpty reports whether no database holds a key.
+func (s *Server) datasetEmpty() bool {
+	for _, db := range s.ks.DBs {
+		if db.Len() != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // applyStream applies the master's stream until the link fails or the
