@@ -148,6 +148,19 @@ func TestSentinelFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = sent.Process.Kill(); _ = sent.Wait() }()
+	t.Cleanup(func() {
+		if t.Failed() { // what Sentinel saw
+			slog, _ := os.ReadFile(filepath.Join(sdir, "log"))
+			t.Logf("Sentinel's log:\n%s", slog)
+			for _, n := range nodes {
+				nlog, _ := os.ReadFile(filepath.Join(n.dir, "log"))
+				if len(nlog) > 4000 {
+					nlog = nlog[len(nlog)-4000:]
+				}
+				t.Logf("%s's log (end):\n%s", n.addr(), nlog)
+			}
+		}
+	})
 	saddr := fmt.Sprintf("127.0.0.1:%d", sport)
 	waitPing(t, saddr)
 	sc := redis.NewSentinelClient(&redis.Options{Addr: saddr})

@@ -283,6 +283,9 @@ func appendClientFlags(b []byte, cl *client) []byte {
 func (s *Server) KillClients(f command.KillFilter, self *command.Client) int {
 	now := s.clock.NowMs()
 	n := 0
+	if s.killMasterLink(f) {
+		n++
+	}
 	for _, cl := range s.sortedClients() {
 		switch {
 		case f.Addr != "" && cl.Addr != f.Addr,

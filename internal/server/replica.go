@@ -670,3 +670,23 @@ func (s *Server) listenPort() int64 {
 	}
 	return s.cfg.Int("port")
 }
+
+// killMasterLink is CLIENT KILL's part for a replica's link to its master
+// (Redis's master client, TYPE master): it closes it when the filter
+// names it by address or type; the link reconnects, with a partial resync.
+func (s *Server) killMasterLink(f command.KillFilter) bool {
+	l := s.rs.link
+	if l == nil || !s.isReplica() || (f.Addr == "" && f.Type == "" && f.LAddr == "") {
+		return false
+	}
+	switch {
+	case f.Addr != "" && f.Addr != l.RemoteAddr().String(),
+		f.LAddr != "" && f.LAddr != l.LocalAddr().String(),
+		f.Type != "" && normClientType(f.Type) != "master",
+		f.ID != 0, f.User != "", f.MaxAgeSec != 0:
+		return false
+	}
+	_ = l.Close()
+	s.log.Info("Connection with master lost (CLIENT KILL).")
+	return true
+}

@@ -81,6 +81,17 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	if err := rc.Set(ctx, "w", "1", 0).Err(); err == nil || !strings.HasPrefix(err.Error(), "READONLY") {
 		t.Errorf("a write on the replica: %v", err)
 	}
+	// CLIENT KILL TYPE master on the replica drops its link, which comes
+	// back with a partial resync
+	if n := rc.ClientKillByFilter(ctx, "TYPE", "master").Val(); n != 1 {
+		t.Fatalf("CLIENT KILL TYPE master killed %d", n)
+	}
+	for !strings.Contains(mc.Info(ctx, "stats").Val(), "sync_partial_ok:1\r\n") || !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no partial resync after CLIENT KILL TYPE master: %s", mc.Info(ctx, "stats").Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	// a command of the stream that fails on the replica is counted (and
 	// logged as critical), and the stream goes on
 	if err := mc.Do(ctx, "DEBUG", "REPLICATE", "fake-command-1").Err(); err != nil {

@@ -44,6 +44,9 @@ func Dial(host string, port int, timeout time.Duration) (*MasterLink, error) {
 // Close closes the connection (any goroutine: it unblocks a read).
 func (l *MasterLink) Close() error { return l.conn.Close() }
 
+// RemoteAddr is the master's address.
+func (l *MasterLink) RemoteAddr() net.Addr { return l.conn.RemoteAddr() }
+
 // LocalAddr is the link's own address.
 func (l *MasterLink) LocalAddr() net.Addr { return l.conn.LocalAddr() }
 
