@@ -70,7 +70,7 @@ func TestSigtermWithAFailedSaveKeepsRunning(t *testing.T) {
 	time.Sleep(300 * time.Millisecond)
 	br := bufio.NewReader(c)
 	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v\n%s", err, stderr) // the server's log says why it went
 	}
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if l, _ := br.ReadString('\n'); l != "+PONG\r\n" {
