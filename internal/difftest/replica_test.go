@@ -475,6 +475,14 @@ func TestFailoverWithRedis(t *testing.T) {
 			}
 			waitLinkUp(t, replica)
 			waitDigests(t, master, replica)
+			// the master counts the replica online once it acknowledged (a
+			// diskless sync's replica after its first REPLCONF ACK)
+			for deadline := time.Now().Add(10 * time.Second); len(master.Do(ctx, "ROLE").Val().([]any)[2].([]any)) != 1; {
+				if time.Now().After(deadline) {
+					t.Fatalf("the replica is not online: %v", master.Do(ctx, "ROLE").Val())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
 			if err := master.Do(ctx, "FAILOVER", "ABORT").Err(); err == nil || err.Error() != "ERR No failover in progress." {
 				t.Errorf("FAILOVER ABORT with none: %v", err)
 			}

@@ -99,8 +99,12 @@ func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
 	id := string(c.Argv[1])
 	off, ok := resp.ParseInt(c.Argv[2])
 	if !ok || (id != s.replID && (id != s.replID2 || off > s.secondOffset)) {
-		if id != "?" {
+		switch {
+		case id == "?":
+		case id != s.replID && id != s.replID2:
 			s.log.Info(fmt.Sprintf("Partial resynchronization not accepted: Replication ID mismatch (Replica asked for '%s', my replication IDs are '%s' and '%s')", id, s.replID, s.replID2))
+		default:
+			s.log.Info(fmt.Sprintf("Partial resynchronization not accepted: Requested offset for second ID was %d, but I can reply up to %d", off, s.secondOffset))
 		}
 		return false
 	}
