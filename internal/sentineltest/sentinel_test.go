@@ -109,7 +109,9 @@ func waitPing(t *testing.T, addr string) {
 	}
 }
 
-// TestSentinelFailover: Sentinel (quorum 1, down-after 1 s) watches a
+// TestSentinelFailover: Sentinel (quorum 1, down-after 3 s: Sentinel
+// connects to a newly switched master only after its 1 s ping period, so a
+// down-after of 1 s races its first PONG and fails over again) watches a
 // HotKV master and two HotKV replicas; each round a writer takes locks
 // through a go-redis FailoverClient, confirming each with WAIT 1, while
 // the master is killed with SIGKILL; Sentinel must promote a replica and
@@ -138,7 +140,7 @@ func TestSentinelFailover(t *testing.T) {
 	sdir := t.TempDir()
 	conf := filepath.Join(sdir, "sentinel.conf")
 	if err := os.WriteFile(conf, []byte(fmt.Sprintf("port %d\nbind 127.0.0.1\ndir %s\nlogfile %s\n"+
-		"sentinel monitor mymaster 127.0.0.1 %d 1\nsentinel down-after-milliseconds mymaster 1000\n"+
+		"sentinel monitor mymaster 127.0.0.1 %d 1\nsentinel down-after-milliseconds mymaster 3000\n"+
 		"sentinel failover-timeout mymaster 10000\nsentinel parallel-syncs mymaster 2\n",
 		sport, sdir, filepath.Join(sdir, "log"), nodes[0].port)), 0o644); err != nil {
 		t.Fatal(err)
