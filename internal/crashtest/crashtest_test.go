@@ -2,13 +2,11 @@ package crashtest
 
 import (
 	"context"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
 // A short bounded run of the harness (cmd/hotkv-crash runs the long ones):
@@ -16,33 +14,8 @@ import (
 // acknowledged write checked after each restart, and the AOF torn at every
 // byte of its last commands.
 
-func buildHotKV(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and kills hotkv processes")
-	}
-	// the test's result depends on the server's sources, which go test's
-	// cache does not see through go build: stat them so that it does
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "go.mod")) {
-			_, _ = os.Stat(p)
-		}
-		return nil
-	})
-	bin := filepath.Join(t.TempDir(), "hotkv")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/hotkv/hotkv/cmd/hotkv").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestCrashHarness(t *testing.T) {
-	bin := buildHotKV(t)
+	bin := hotkvtest.BuildHotKV(t)
 	for _, fsync := range []string{"always", "everysec"} {
 		t.Run(fsync, func(t *testing.T) {
 			var log strings.Builder
@@ -65,7 +38,7 @@ func TestCrashHarness(t *testing.T) {
 // The checker catches a lie: a server that acknowledges writes it does not
 // keep (the AOF turned off behind the harness's back) fails the run.
 func TestCrashHarnessCatchesLoss(t *testing.T) {
-	bin := buildHotKV(t)
+	bin := hotkvtest.BuildHotKV(t)
 	_, err := Run(context.Background(), Config{Bin: bin, Dir: t.TempDir(), Fsync: "always", Cycles: 1,
 		Clients: 2, MinRun: 100 * time.Millisecond, MaxRun: 200 * time.Millisecond, Seed: 1,
 		ExtraArgs: []string{"--appendonly", "no"}})

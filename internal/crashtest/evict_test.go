@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
 // Eviction cannot take a lock (issue 26, deliverable 8; decision 0044): a
@@ -19,7 +21,7 @@ import (
 // evicted 99 of 100), which shows the test can fail. A process of its own,
 // so that used_memory is the server's alone.
 func TestLocksSurviveEviction(t *testing.T) {
-	bin := buildHotKV(t)
+	bin := hotkvtest.BuildHotKV(t)
 	held, evicted := locksAfterCacheLoad(t, bin, "yes")
 	if held != 100 {
 		t.Fatalf("%d of 100 locks held after 200 MB of cache keys (evicted_keys %d)", held, evicted)

@@ -7,7 +7,6 @@ package sentineltest
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,30 +43,6 @@ func sentinelBin(t *testing.T) string {
 }
 
 func fileExists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// buildHotKV builds the server binary (crashtest's way: go test's cache sees
-// the sources).
-func buildHotKV(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and kills hotkv processes")
-	}
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && (strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "go.mod")) {
-			_, _ = os.Stat(p)
-		}
-		return nil
-	})
-	bin := filepath.Join(t.TempDir(), "hotkv")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/hotkv/hotkv/cmd/hotkv").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // node is one HotKV process.
 type node struct {
@@ -121,7 +96,7 @@ func waitPing(t *testing.T, addr string) {
 // is 20: `make sentinel-failover`).
 func TestSentinelFailover(t *testing.T) {
 	sbin := sentinelBin(t)
-	bin := buildHotKV(t)
+	bin := hotkvtest.BuildHotKV(t)
 	rounds := 2
 	if v, err := strconv.Atoi(os.Getenv("ROUNDS")); err == nil && v > 0 {
 		rounds = v

@@ -299,24 +299,30 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	}
 	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
 	rs.db = 0 // the stream after a full sync starts with a SELECT
-	rs.offset.Store(sy.Offset)
-	rs.readOffset.Store(sy.Offset)
 	s.repl.ResetBacklog(sy.Offset)
+	s.linkUp(sy.Offset)
+	s.eng.Unlock()
+	s.log.Info("MASTER <-> REPLICA sync: Finished with success")
+	return s.applyStream(gen, link)
+}
+
+// linkUp marks the link connected with the stream at offset off (a full
+// sync's start, or where a partial one continues). Engine lock.
+func (s *Server) linkUp(off int64) {
+	rs := &s.rs
+	rs.offset.Store(off)
+	rs.readOffset.Store(off)
 	rs.attempts.Store(0)
 	rs.up.Store(true)
 	rs.synced.Store(true)
 	rs.upSince.Store(s.clock.NowUs() / 1e6)
 	rs.state.Store("connected")
-	s.eng.Unlock()
-	s.log.Info("MASTER <-> REPLICA sync: Finished with success")
-	return s.applyStream(gen, link)
 }
 
 // continueWithMaster is +CONTINUE: the stream goes on from this server's
 // offset, under the master's id (the old one becomes replid2 when it
 // changed: the master is a promoted replica).
 func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID string, myOff int64, sy repl.Sync) error {
-	rs := &s.rs
 	s.eng.Lock()
 	if !s.current(gen) {
 		s.eng.Unlock()
@@ -327,13 +333,7 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 		s.replID = sy.ReplID
 		s.dropReplicas() // they follow the new id from a fresh PSYNC
 	}
-	rs.offset.Store(myOff)
-	rs.readOffset.Store(myOff)
-	rs.attempts.Store(0)
-	rs.up.Store(true)
-	rs.synced.Store(true)
-	rs.upSince.Store(s.clock.NowUs() / 1e6)
-	rs.state.Store("connected")
+	s.linkUp(myOff)
 	s.eng.Unlock()
 	s.log.Info("Successful partial resynchronization with master.")
 	s.log.Info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
