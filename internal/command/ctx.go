@@ -56,14 +56,22 @@ type Ctx struct {
 	// Lock is what the command did to a distributed lock (NoteLock), for the
 	// server's lock view; the server clears it before each command.
 	Lock locks.Note
+	// Locks is the server's lock view (nil: none), told of a report as it is
+	// made (locks.Table.Expect) so that the change the command then makes
+	// to its key costs the view nothing more.
+	Locks *locks.Table
 }
 
 // NoteLock reports a lock event on key (locks.Kind); val is the value taken
 // or offered (the holder's token), at the expiry of a lock taken (Unix ms).
-// Both alias the arguments: the table copies what it keeps.
+// Both alias the arguments: the table copies what it keeps. An acquisition
+// or a release is reported before the command sets or deletes the key.
 func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64) {
 	l := &c.Lock // field by field: a struct copy with pointers costs a bulk write barrier
 	l.Kind, l.Key, l.Token, l.Deadline = k, key, val, at
+	if c.Locks != nil {
+		c.Locks.Expect(l)
+	}
 }
 
 // Redact hides argument i from the slow log and MONITOR (passwords: Redis's

@@ -135,13 +135,13 @@ func setCmd(c *Ctx) {
 		}
 		return
 	}
+	if at != 0 && o.flags&optNX != 0 {
+		c.NoteLock(locks.Acquired, key, val, at) // before the set (NoteLock)
+	}
 	setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
 	notifySetExpire(c, key, at)
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
-	}
-	if at != 0 && o.flags&optNX != 0 {
-		c.NoteLock(locks.Acquired, key, val, at)
 	}
 	if at != 0 && o.flags&optNX != 0 && c.KS.ProtectLocks {
 		protectLock(c, key, val, at)
@@ -824,11 +824,11 @@ func delifeqCmd(c *Ctx) {
 		c.W.Int(0)
 		return
 	}
+	c.NoteLock(locks.Released, key, nil, 0) // before the deletion (NoteLock)
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
-	c.NoteLock(locks.Released, key, nil, 0)
 	c.PropagateAs(wDel, key)
 }
 
@@ -885,13 +885,13 @@ func delexCmd(c *Ctx) {
 			return
 		}
 	}
+	if release {
+		c.NoteLock(locks.Released, key, nil, 0) // before the deletion (NoteLock)
+	}
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)
 	c.Dirty++
 	c.W.Int(1)
-	if release {
-		c.NoteLock(locks.Released, key, nil, 0)
-	}
 	if len(c.Argv) == 4 {
 		c.PropagateAs(wDel, key) // the condition held here: replay it as the deletion
 	}

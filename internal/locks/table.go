@@ -95,10 +95,22 @@ type Table struct {
 	C       Counters
 	Hold    Histogram // how long holders held: acquisition to release
 	Wait    Histogram // how long acquisitions waited: the first refused attempt since the lock was last taken to this acquisition; 0 uncontended
-	touched []*state
-	last    *state   // the state found last: a lock's release follows its acquisition
-	free    []*state // states to reuse
+	expect  *Note     // the running command's report (Expect): Touch skips its key
+	pend    []pendKey // the keys changed since the last Pending while a lock was held (Touch)
+	pendBuf []byte    // their bytes
+	last    *state    // the state found last: a lock's release follows its acquisition
+	free    []*state  // states to reuse
+	slab    []state   // states not yet used, allocated a chunk at a time
 }
+
+// pendKey is a key Touch recorded: pendBuf[off:off+n] of database db.
+type pendKey struct {
+	db     int32
+	off, n uint32
+}
+
+// slabChunk is how many states one allocation makes.
+const slabChunk = 64
 
 // New returns an empty Table for dbs databases.
 func New(dbs int) *Table {
@@ -167,10 +179,21 @@ func (t *Table) create(db int, key []byte) *state {
 		st, t.free[k-1] = t.free[k-1], nil
 		t.free = t.free[:k-1]
 	} else {
-		st = &state{}
+		if len(t.slab) == 0 {
+			t.slab = make([]state, slabChunk)
+		}
+		st = &t.slab[0]
+		t.slab = t.slab[1:]
 	}
 	st.db = db
+	if cap(st.keyBuf) < len(key) {
+		st.keyBuf = make([]byte, 0, len(key)+32)
+	}
+	// one buffer for the key and, after it, the holder's token: tok appends
+	// into the room left (a longer token gets its own buffer), the key's
+	// bytes are never written while the state is in the map
 	st.keyBuf = append(st.keyBuf[:0], key...)
+	st.tok = st.keyBuf[len(key):len(key)]
 	st.key = ""
 	if len(st.keyBuf) > 0 {
 		// the map's key is the state's own buffer: no string allocated per
@@ -194,7 +217,7 @@ func (t *Table) forget(st *state) {
 	}
 	t.nKeys--
 	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 && cap(st.tok) <= 256 {
-		*st = state{keyBuf: st.keyBuf[:0], tok: st.tok[:0]}
+		*st = state{keyBuf: st.keyBuf[:0]} // tok is set after the next key
 		t.free = append(t.free, st)
 	}
 }
@@ -282,48 +305,50 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 	}
 }
 
-// Touch records that db's key changed (the keyspace's Modified): when it is a
-// held lock, the server checks it after the command (Pending, Check).
+// Touch records that db's key changed (the keyspace's Modified) while some
+// lock is held: the server judges the key after the command (Pending,
+// Check), unless the command's own report explains it. Recording is a copy
+// of the key; which keys are held is looked up once, after the command.
 func (t *Table) Touch(db int, key []byte) {
 	if t.n != 0 { // inlined: a write pays this test while no lock is held
 		t.touch(db, key)
 	}
 }
 
+// Expect tells the table of a command's report as the command makes it,
+// before it changes the key (an acquisition's set, a release's deletion):
+// until the report is counted (its Kind is None again), Touch skips that
+// key, which the report explains.
+func (t *Table) Expect(n *Note) { t.expect = n }
+
+//go:noinline (Touch stays inlinable)
 func (t *Table) touch(db int, key []byte) {
-	if st := t.heldState(db, key); st != nil {
-		t.touched = append(t.touched, st)
+	if e := t.expect; e != nil && (e.Kind == Acquired || e.Kind == Released) && string(e.Key) == string(key) {
+		return // the command's own report: the database is the command's too
 	}
+	t.pend = append(t.pend, pendKey{int32(db), uint32(len(t.pendBuf)), uint32(len(key))})
+	t.pendBuf = append(t.pendBuf, key...)
 }
 
-// Pending calls check for each held key touched since the last call, and
-// forgets them; check reports what the key holds now (see Check).
-func (t *Table) Pending(check func(db int, key string)) {
-	for i := 0; i < len(t.touched); i++ {
-		st := t.touched[i]
-		t.touched[i] = nil
-		if st.held { // not released by the command in the meantime
+// Pending calls check for each held key touched since the last call, but
+// the one the command reported (n: a report says all there is to say about
+// its key), and forgets them; check reports what the key holds now (see
+// Check).
+func (t *Table) Pending(n *Note, db int, check func(db int, key string)) {
+	for _, p := range t.pend {
+		key := t.pendBuf[p.off : p.off+p.n]
+		if n != nil && n.Kind != None && int(p.db) == db && string(n.Key) == string(key) {
+			continue
+		}
+		if st := t.heldState(int(p.db), key); st != nil {
 			check(st.db, st.key)
 		}
 	}
-	t.touched = t.touched[:0]
+	t.pend, t.pendBuf = t.pend[:0], t.pendBuf[:0]
 }
 
-// HasPending reports whether a key touched since the last Pending is still
-// held (the command's own report, a release, usually explains the touch).
-func (t *Table) HasPending() bool {
-	return len(t.touched) != 0 && t.stillHeld() // inlined: most commands touch no lock
-}
-
-func (t *Table) stillHeld() bool {
-	for _, st := range t.touched {
-		if st.held {
-			return true
-		}
-	}
-	t.touched = t.touched[:0] // (the states stay referenced: they are the table's)
-	return false
-}
+// HasPending reports whether a key was touched since the last Pending.
+func (t *Table) HasPending() bool { return len(t.pend) != 0 }
 
 // Check judges a change to db's key that no command reported, from what the
 // key holds now: exists, its value (str: it is a string) and its expiry
@@ -335,8 +360,8 @@ func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value [
 	if t.n == 0 || db < 0 || db >= len(t.keys) {
 		return
 	}
-	st := t.keys[db][key]
-	if st == nil || !st.held {
+	st := t.heldState(db, unsafe.Slice(unsafe.StringData(key), len(key)))
+	if st == nil {
 		return
 	}
 	st.LastUs = nowUs

@@ -55,7 +55,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatal("a held key touched")
 	}
 	n := 0
-	tb.Pending(func(db int, key string) {
+	tb.Pending(nil, 0, func(db int, key string) {
 		n++
 		tb.Check(db, key, 3500, true, true, []byte("t1"), 7000, false) // a new deadline: extended
 	})
@@ -120,5 +120,72 @@ func TestTableBounds(t *testing.T) {
 	})
 	if allocs > 0 {
 		t.Errorf("%.1f allocations per fresh key's lock", allocs)
+	}
+}
+
+// A state keeps its key and its holder's token in one buffer (the token after
+// the key): tokens of every length, states reused for keys of other lengths,
+// and the listing shows each lock's own key and token.
+func TestTableKeyAndTokenBuffers(t *testing.T) {
+	tb := New(1)
+	want := map[string]string{}
+	for i := 0; i < 3*MaxKeys; i++ {
+		k := fmt.Sprint("key:", i, ":", string(make([]byte, i%70)))
+		tok := fmt.Sprint("tok-", i, string(make([]byte, (i*7)%90)))
+		tb.Apply(0, &Note{Kind: Acquired, Key: []byte(k), Token: []byte(tok), Deadline: 1}, int64(i))
+		if i%3 == 0 { // re-taken with a longer token, then a shorter one
+			tb.Apply(0, &Note{Kind: Acquired, Key: []byte(k), Token: []byte(tok + tok + tok), Deadline: 1}, int64(i))
+			tb.Apply(0, &Note{Kind: Acquired, Key: []byte(k), Token: []byte("s"), Deadline: 1}, int64(i))
+			tok = "s"
+		}
+		if i%2 == 0 { // released: past MaxKeys its state goes back for reuse
+			tb.Apply(0, &Note{Kind: Released, Key: []byte(k)}, int64(i))
+			continue
+		}
+		want[k] = tok
+	}
+	got := tb.Locks()
+	if len(got) != len(want) {
+		t.Fatalf("%d locks, want %d", len(got), len(want))
+	}
+	for _, l := range got {
+		if w, ok := want[l.Key]; !ok || string(l.Token) != w {
+			t.Fatalf("lock %q token %q, want %q (%v)", l.Key, l.Token, w, ok)
+		}
+	}
+}
+
+// Pending judges the touched keys that are held, but not the one the
+// command's report is about; Touch skips the key of the report the command
+// made before changing it (Expect).
+func TestTablePendingSkipsTheReport(t *testing.T) {
+	tb := New(1)
+	for _, k := range []string{"a", "b"} {
+		tb.Apply(0, &Note{Kind: Acquired, Key: []byte(k), Token: []byte("t"), Deadline: 1}, 0)
+	}
+	judged := func(n *Note) (keys []string) {
+		tb.Pending(n, 0, func(db int, key string) { keys = append(keys, key) })
+		return keys
+	}
+	tb.Touch(0, []byte("a"))
+	tb.Touch(0, []byte("b"))
+	tb.Touch(0, []byte("other")) // not held
+	if got := judged(&Note{Kind: Released, Key: []byte("a")}); fmt.Sprint(got) != "[b]" {
+		t.Fatalf("judged %v, want [b]", got)
+	}
+	if tb.HasPending() {
+		t.Fatal("pending after Pending")
+	}
+	rel := &Note{Kind: Released, Key: []byte("a")}
+	tb.Expect(rel)
+	tb.Touch(0, []byte("a")) // explained by the report
+	tb.Touch(0, []byte("b"))
+	if got := judged(nil); fmt.Sprint(got) != "[b]" {
+		t.Fatalf("judged %v with Expect, want [b]", got)
+	}
+	rel.Kind = None // counted: its key is judged again
+	tb.Touch(0, []byte("a"))
+	if got := judged(nil); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("judged %v after the report, want [a]", got)
 	}
 }

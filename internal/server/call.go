@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/introspect"
 	"github.com/hotkv/hotkv/internal/locks"
 )
 
@@ -61,14 +62,10 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.trk.BeginCommand()
 	}
 	unitEnd, seq := s.repl.UnitEnd(), s.barrier.seq.Load()
-	hot, hotOut := s.hk.on, 0
-	if observing && hot != nil {
-		hotOut = s.hotBegin(o, c)
-	}
-	if observing && len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
-		// a script shows before the commands it runs (evalCommand,
-		// fcallCommandGeneric)
-		s.feedMonitors(o, c)
+	var hot *introspect.Hotkeys
+	hotOut := 0
+	if observing && s.obs.every {
+		hot, hotOut = s.observeBefore(o, c, spec)
 	}
 	s.propBegin(c, spec)
 	s.run(c, spec)
@@ -83,18 +80,20 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	s.trk.Remember(spec, c.Argv)
 	endUs = s.clock.NowUs()
-	if observing && (c.Lock.Kind != locks.None || s.locks.HasPending()) {
-		s.noteLocks(o, c, endUs)
-	}
 	s.stats.dirty += int64(c.Dirty)
 	if c.Dirty != 0 && o != fromApply && s.rs.host != "" {
 		s.noteOwnKeys(c, spec) // a writable replica's own keys
 	}
-	if observing && (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
-		s.observeCall(o, c, spec, endUs-startUs)
-	}
-	if observing && hot != nil && s.hk.on == hot {
-		s.hotEnd(o, c, spec, hotOut, endUs-startUs)
+	if observing {
+		if c.Lock.Kind != locks.None || s.locks.HasPending() {
+			s.noteLocks(o, c, endUs)
+		}
+		// one test for the rest: nobody watches every command (floorUs
+		// is MinInt64 while someone does), and the command was quicker
+		// than anything the slow log or the latency monitor records
+		if endUs-startUs >= s.obs.floorUs {
+			s.observeAfter(o, c, spec, hot, hotOut, endUs-startUs)
+		}
 	}
 	if c.Parked {
 		return endUs
@@ -105,11 +104,8 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	st := &s.cmdStats[spec.ID]
 	st.calls++
 	st.usec += endUs - startUs
-	if observing {
-		s.recordLatency(spec.ID, endUs-startUs)
-	}
-	if observing && endUs-startUs >= s.obs.slowUs && o != fromApply {
-		s.logSlow(o, c, spec, endUs-startUs)
+	if observing && s.latencyTracking.Load() {
+		s.latency[spec.ID].record(endUs - startUs)
 	}
 	s.stats.commands++
 	if c.ErrCode != "" {

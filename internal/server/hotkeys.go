@@ -11,8 +11,8 @@ import (
 // HOTKEYS (Redis 8.6): while a session runs, call (call.go) hands every
 // command that names keys to hotBegin and hotEnd, which charge the keys with
 // the command's time and network bytes, as Redis's call() feeds its
-// hotkeyStats. With no session running the cost is one nil test at each end
-// of call.
+// hotkeyStats. With no session running it costs nothing beyond call's own test
+// (observe.every).
 //
 // What counts, as in Redis: a unit's outermost command (a client's, a blocked
 // client's when it is served, an applied one), each command of an EXEC, and
@@ -46,6 +46,7 @@ func (s *Server) HotkeysStart(cfg introspect.HotkeysConfig) {
 	h.StartUserUs, h.StartSysUs = processCPUUs()
 	s.hk.sess, s.hk.on = h, h
 	s.hk.topOut = -1 // not known until the next outermost command begins
+	s.refreshObserve()
 }
 
 // HotkeysStop implements command.Server.
@@ -53,11 +54,15 @@ func (s *Server) HotkeysStop() {
 	if h := s.hk.on; h != nil {
 		h.Stop(s.clock.NowUs() / 1000)
 		s.hk.on = nil
+		s.refreshObserve()
 	}
 }
 
 // HotkeysReset implements command.Server.
-func (s *Server) HotkeysReset() { s.hk.sess, s.hk.on = nil, nil }
+func (s *Server) HotkeysReset() {
+	s.hk.sess, s.hk.on = nil, nil
+	s.refreshObserve()
+}
 
 // HotkeysCPUMs implements command.Server.
 func (s *Server) HotkeysCPUMs() (user, sys int64) {
@@ -82,6 +87,7 @@ func (s *Server) hotkeysCron(nowMs int64) {
 	if h := s.hk.on; h != nil && h.Expired(nowMs) {
 		h.Stop(nowMs)
 		s.hk.on = nil
+		s.refreshObserve()
 	}
 }
 

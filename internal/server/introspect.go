@@ -25,6 +25,57 @@ type observe struct {
 	slowMax     int64        // slowlog-max-len
 	thresholdMs atomic.Int64 // latency-monitor-threshold; 0: off (read by the AOF's writers too)
 	monitors    []*client
+	// what call tests for every command (refreshObserve keeps them true):
+	every   bool  // MONITOR clients or a HOTKEYS session: observeBefore and observeAfter see every command
+	floorUs int64 // the shortest run observeAfter sees: what the slow log or the latency monitor records (MaxInt64: neither is on), MinInt64 while every
+}
+
+// refreshObserve recomputes every and floorUs after a change to what they
+// summarise: the parameters, the MONITOR clients, the HOTKEYS session.
+func (s *Server) refreshObserve() {
+	o := &s.obs
+	o.every = len(o.monitors) > 0 || s.hk.on != nil
+	o.floorUs = o.slowUs
+	if t := o.thresholdMs.Load(); t > 0 {
+		us := int64(math.MaxInt64)
+		if t < math.MaxInt64/1000 {
+			us = t * 1000
+		}
+		o.floorUs = min(o.floorUs, us)
+	}
+	if o.every {
+		o.floorUs = math.MinInt64
+	}
+}
+
+// observeBefore is call's step before the handler while something sees
+// every command (obs.every): a HOTKEYS session's start (it returns the
+// session and the reply's length), and MONITOR's line for a script, which
+// shows before the commands it runs (evalCommand, fcallCommandGeneric).
+func (s *Server) observeBefore(o origin, c *command.Ctx, spec *command.Spec) (hot *introspect.Hotkeys, hotOut int) {
+	if hot = s.hk.on; hot != nil {
+		hotOut = s.hotBegin(o, c)
+	}
+	if len(s.obs.monitors) > 0 && spec.Flags&(command.RunsCommands|command.SkipMonitor) == command.RunsCommands|command.SkipMonitor && o != fromApply {
+		s.feedMonitors(o, c)
+	}
+	return hot, hotOut
+}
+
+// observeAfter is call's step after the handler for a command that some
+// part of the operator's view records (call's one test, obs.floorUs): the
+// latency monitor, MONITOR, HOTKEYS (hot: the session observeBefore began
+// with) and the slow log (a parked command is logged when served).
+func (s *Server) observeAfter(o origin, c *command.Ctx, spec *command.Spec, hot *introspect.Hotkeys, hotOut int, durUs int64) {
+	if (s.obs.thresholdMs.Load() != 0 || len(s.obs.monitors) > 0) && o != fromApply {
+		s.observeCall(o, c, spec, durUs)
+	}
+	if hot != nil && s.hk.on == hot {
+		s.hotEnd(o, c, spec, hotOut, durUs)
+	}
+	if !c.Parked && durUs >= s.obs.slowUs && o != fromApply {
+		s.logSlow(o, c, spec, durUs)
+	}
 }
 
 // wireObserve follows the parameters; called by New.
@@ -37,6 +88,7 @@ func (s *Server) wireObserve() {
 			o.slowUs = math.MaxInt64
 		}
 		o.thresholdMs.Store(s.cfg.Int("latency-monitor-threshold"))
+		s.refreshObserve()
 		return nil
 	}
 	_ = load("")
@@ -150,6 +202,7 @@ func (s *Server) Monitor(c *command.Client, on bool) bool {
 	}
 	cl.monitor = true
 	s.obs.monitors = append(s.obs.monitors, cl)
+	s.refreshObserve()
 	return true
 }
 
@@ -163,6 +216,7 @@ func (s *Server) dropMonitor(cl *client) bool {
 	if i := slices.Index(s.obs.monitors, cl); i >= 0 {
 		s.obs.monitors = slices.Delete(s.obs.monitors, i, i+1)
 	}
+	s.refreshObserve()
 	return true
 }
 

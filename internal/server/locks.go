@@ -20,21 +20,24 @@ import (
 // master's stream) takes no lock in the view: the view counts what clients
 // do here, and a replayed SET ... PXAT is no acquisition.
 func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
-	if c.Lock.Kind != locks.None {
-		if o != fromApply {
-			s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
-		}
-		c.Lock.Kind = locks.None
+	if c.Lock.Kind != locks.None && o != fromApply {
+		s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
 	}
 	if s.locks.HasPending() {
-		s.checkLocks(nowUs, o == fromScript)
+		n := &c.Lock
+		if o == fromApply {
+			n = nil // not counted: it explains nothing
+		}
+		s.checkLocks(n, c.DB.ID, nowUs, o == fromScript)
 	}
+	c.Lock.Kind = locks.None
 }
 
 // checkLocks judges the held locks changed since the last check from what
-// their keys hold now.
-func (s *Server) checkLocks(nowUs int64, byScript bool) {
-	s.locks.Pending(func(db int, key string) {
+// their keys hold now, except the key that n, the command's report, is
+// about (nil: none).
+func (s *Server) checkLocks(n *locks.Note, db int, nowUs int64, byScript bool) {
+	s.locks.Pending(n, db, func(db int, key string) {
 		d := s.ks.DBs[db]
 		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
 		if e == nil {
