@@ -98,7 +98,7 @@ func locksList(c *Ctx) {
 		c.W.Bulk([]byte("db"))
 		c.W.Int(int64(l.DB))
 		c.W.Bulk([]byte("token-digest"))
-		c.W.Bulk(appendDigest(d[:0], l.Token)) // as DIGEST prints it
+		c.W.Bulk(appendHash(d[:0], l.Digest)) // as DIGEST prints it
 		c.W.Bulk([]byte("age-ms"))
 		c.W.Int(max(c.Now-l.AcquiredUs/1000, 0))
 		c.W.Bulk([]byte("ttl-ms"))

@@ -284,9 +284,11 @@ func checkCond(cond setFlags, arg []byte, e *keyspace.Entry) (ok bool, errMsg st
 
 // appendDigest appends DIGEST's text: XXH3-64 (seed 0) as 16 lowercase hex digits.
 // Int-encoded values hash their decimal text, which is how HotKV stores them anyway.
-func appendDigest(dst, val []byte) []byte {
+func appendDigest(dst, val []byte) []byte { return appendHash(dst, xxh3.Hash(val)) }
+
+// appendHash appends h as DIGEST prints a digest: 16 lowercase hex digits.
+func appendHash(dst []byte, h uint64) []byte {
 	const hexd = "0123456789abcdef"
-	h := xxh3.Hash(val)
 	for i := 60; i >= 0; i -= 4 {
 		dst = append(dst, hexd[(h>>uint(i))&0xf])
 	}

@@ -4,6 +4,8 @@ import (
 	"sort"
 	"strings"
 	"unsafe"
+
+	"github.com/zeebo/xxh3"
 )
 
 // Kind is what a command did to a lock, as the command reports it (Note).
@@ -66,7 +68,7 @@ type state struct {
 	keyBuf    []byte
 	db        int
 	held      bool
-	tok       []byte // the holder's token while held (its buffer kept for the next)
+	digest    uint64 // the holder's token's digest while held (xxh3, as DIGEST)
 	waitSince int64  // the first refused attempt since the lock was last taken (0: none)
 	Held
 	KeyStats
@@ -186,14 +188,7 @@ func (t *Table) create(db int, key []byte) *state {
 		t.slab = t.slab[1:]
 	}
 	st.db = db
-	if cap(st.keyBuf) < len(key) {
-		st.keyBuf = make([]byte, 0, len(key)+32)
-	}
-	// one buffer for the key and, after it, the holder's token: tok appends
-	// into the room left (a longer token gets its own buffer), the key's
-	// bytes are never written while the state is in the map
 	st.keyBuf = append(st.keyBuf[:0], key...)
-	st.tok = st.keyBuf[len(key):len(key)]
 	st.key = ""
 	if len(st.keyBuf) > 0 {
 		// the map's key is the state's own buffer: no string allocated per
@@ -216,8 +211,8 @@ func (t *Table) forget(st *state) {
 		t.keys[st.db] = nil
 	}
 	t.nKeys--
-	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 && cap(st.tok) <= 256 {
-		*st = state{keyBuf: st.keyBuf[:0]} // tok is set after the next key
+	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 {
+		*st = state{keyBuf: st.keyBuf[:0]}
 		t.free = append(t.free, st)
 	}
 }
@@ -227,10 +222,6 @@ func (t *Table) forget(st *state) {
 func (t *Table) release(st *state) {
 	st.held = false
 	st.Held = Held{}
-	if cap(st.tok) > 256 {
-		st.tok = nil // a big token's buffer is not kept for the next
-	}
-	st.tok = st.tok[:0]
 	t.n--
 	if t.nKeys-t.n > MaxKeys {
 		if st.worthKeeping() {
@@ -294,7 +285,7 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 		t.n++
 	}
 	st.Held = Held{AcquiredUs: nowUs, Deadline: n.Deadline}
-	st.tok = append(st.tok[:0], n.Token...)
+	st.digest = xxh3.Hash(n.Token)
 	st.Acquired++
 	st.LastUs = nowUs
 	if st.waitSince != 0 {
@@ -355,7 +346,9 @@ func (t *Table) HasPending() bool { return len(t.pend) != 0 }
 // (Unix ms, 0 none). byScript says the change came from a script:
 // a script that deletes a lock is a release (the Lua pattern: GET, compare,
 // DEL). Gone otherwise, overwritten or made persistent, the lock is removed;
-// with a new expiry it was extended.
+// with a new expiry it was extended. An overwrite is told by the value's
+// digest against the token's (a value of another token whose 64-bit digest
+// is the same would pass for the holder's: as likely as DELEX IFDEQ's).
 func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value []byte, deadline int64, byScript bool) {
 	if t.n == 0 || db < 0 || db >= len(t.keys) {
 		return
@@ -371,7 +364,7 @@ func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value [
 		st.Released++
 		t.Hold.Add(nowUs - st.AcquiredUs)
 		t.release(st)
-	case !exists || !str || string(value) != string(st.tok) || deadline == 0:
+	case !exists || !str || deadline == 0 || xxh3.Hash(value) != st.digest:
 		t.C.Removed++
 		st.Removed++
 		t.release(st)
@@ -444,9 +437,9 @@ func (t *Table) Reset() {
 
 // Lock is one held lock as listed.
 type Lock struct {
-	DB    int
-	Key   string
-	Token []byte // the holder's token (a copy)
+	DB     int
+	Key    string
+	Digest uint64 // the holder's token's digest (xxh3: what DIGEST shows)
 	Held
 }
 
@@ -456,7 +449,7 @@ func (t *Table) Locks() []Lock {
 	for _, m := range t.keys {
 		for _, st := range m {
 			if st.held {
-				out = append(out, Lock{st.db, strings.Clone(st.key), append([]byte(nil), st.tok...), st.Held})
+				out = append(out, Lock{st.db, strings.Clone(st.key), st.digest, st.Held})
 			}
 		}
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"github.com/zeebo/xxh3"
 )
 
 //go:embed status.html
@@ -189,7 +188,7 @@ func (st *status) compute(s *Snapshot) Status {
 		if i < len(l.TTLms) {
 			ttl = l.TTLms[i]
 		}
-		out.Locks.Table = append(out.Locks.Table, LockRow{k.Key, k.DB, fmt.Sprintf("%016x", xxh3.Hash(k.Token)), max(s.NowMs-k.AcquiredUs/1000, 0), ttl, k.Refusals, k.Extends})
+		out.Locks.Table = append(out.Locks.Table, LockRow{k.Key, k.DB, fmt.Sprintf("%016x", k.Digest), max(s.NowMs-k.AcquiredUs/1000, 0), ttl, k.Refusals, k.Extends})
 	}
 	return out
 }
