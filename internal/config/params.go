@@ -232,12 +232,13 @@ func paramTable() []paramDef {
 		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
 		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
 		replDisklessLoad(),
-		boolP("repl-rdb-channel", "", H|fHidden, false, "Send a full sync's snapshot on a channel of its own (HotKV: not implemented, yes is refused; Redis's default is yes)."),
+		boolP("repl-rdb-channel", "", H|fHidden, true, "Full syncs use a channel of their own for the snapshot while the stream goes on the replication link (Redis 8's rdb channel replication; a master needs repl-diskless-sync yes too)."),
 		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
 		intP("repl-timeout", "", H, 1, intMax, 60, "Replication timeout in seconds."),
 		intP("repl-ping-replica-period", "repl-ping-slave-period", H, 1, intMax, 10, "Seconds between pings to replicas."),
 		boolP("repl-disable-tcp-nodelay", "", 0, false, "Disable TCP_NODELAY on the replication link."),
 		intP("repl-backlog-size", "", H|fMemory, 1, longMax, mb, "Replication backlog size."),
+		intP("replica-full-sync-buffer-limit", "", H|fMemory, 0, longMax, 0, "How much of the stream a replica holds in memory while it loads a full sync's snapshot over an RDB channel (0: client-output-buffer-limit replica's hard limit)."),
 		intP("repl-backlog-ttl", "", H, 0, longMax, 3600, "Seconds to keep the backlog without replicas."),
 		enumP("propagation-error-behavior", "", 0, enumNames("ignore", "panic", "panic-on-replicas"), "ignore", "What to do when a propagated command fails."),
 
@@ -262,13 +263,6 @@ func boolP(name, alias string, f pflag, def bool, doc string) paramDef {
 	switch name {
 	case "activedefrag":
 		d.validN = validActiveDefrag
-	case "repl-rdb-channel":
-		d.validN = func(n int64) string {
-			if n != 0 {
-				return "HotKV does not implement the RDB channel replication (repl-rdb-channel): the snapshot goes on the replication link"
-			}
-			return ""
-		}
 	}
 	return d
 }

@@ -481,7 +481,9 @@ func TestParams(t *testing.T) {
 		"replicaof", "masterauth", "masteruser", "replica-read-only", "replica-serve-stale-data",
 		"replica-announce-ip", "replica-announce-port", "repl-timeout",
 		// the backlog: partial resynchronisation (PSYNC2)
-		"repl-backlog-size", "repl-backlog-ttl", "repl-rdb-channel", "repl-diskless-load"}
+		"repl-backlog-size", "repl-backlog-ttl", "repl-rdb-channel", "repl-diskless-load",
+		// rdb channel replication (decision 0052)
+		"replica-full-sync-buffer-limit"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -99,6 +99,11 @@ func TestRedisReplicaOfHotKVUnderWrites(t *testing.T) {
 	if got != want {
 		t.Fatalf("replica digest %v, HotKV %v", got, want)
 	}
+	// the sync used the RDB channel (both sides default to it): Redis held
+	// HotKV's stream on the main channel while the snapshot came
+	if peak := infoField(rd.Info(ctx, "replication").Val(), "replica_full_sync_buffer_peak"); peak == "0" || peak == "" {
+		t.Errorf("the replica held no stream during the sync (replica_full_sync_buffer_peak %q): no RDB channel", peak)
+	}
 	t.Logf("%d writes while the replica synced and after", sent[0]+sent[1]+sent[2])
 }
 

@@ -46,6 +46,15 @@ type client struct {
 	capaPsync2        bool  // REPLCONF capa psync2: +CONTINUE names the replication id
 	// REPLCONF rdb-only 1: SYNC sends the snapshot, then closes (no stream)
 	rdbOnly bool
+	// rdb channel replication (repl.go): capaRDBChannel is REPLCONF capa
+	// rdb-channel-repl, accepted; a main channel waiting for its snapshot
+	// keeps mainCh; a replica's RDB channel has rdbChannel and the id of
+	// its main channel (REPLCONF rdb-channel 1, main-ch-client-id)
+	capaRDBChannel bool
+	mainCh         *mainChannel
+	rdbChannel     bool
+	rdbSlave       bool // an RDB channel that asked for its snapshot: a replica's connection, not fed the stream
+	mainChID       int64
 	// REPLCONF rdb-filter-only: filtered is set, and the snapshot holds no
 	// keys, the function libraries only when filterFunctions
 	filtered, filterFunctions bool
@@ -183,3 +192,7 @@ func (cl *client) resetReplyBuf() {
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// isReplica reports whether cl is a replica's connection: one fed the
+// stream, or an RDB channel (Redis's CLIENT_SLAVE). Engine lock.
+func (cl *client) isReplica() bool { return cl.replica != nil || cl.rdbSlave }

@@ -228,7 +228,7 @@ func (s *Server) appendClientLine(b []byte, cl *client) []byte {
 // getClientType, "slave" being "replica"): pubsub counts as normal here, as
 // HotKV's CLIENT LIST has always matched it.
 func clientType(cl *client) string {
-	if cl.replica != nil {
+	if cl.isReplica() {
 		return "replica"
 	}
 	return "normal"
@@ -248,7 +248,7 @@ func appendClientFlags(b []byte, cl *client) []byte {
 	n := len(b)
 	if cl.monitor {
 		b = append(b, 'O')
-	} else if cl.replica != nil {
+	} else if cl.isReplica() {
 		b = append(b, 'S')
 	}
 	if cl.subscriptions() > 0 {
@@ -272,6 +272,9 @@ func appendClientFlags(b []byte, cl *client) []byte {
 	}
 	if cl.NoTouch {
 		b = append(b, 'T')
+	}
+	if cl.rdbChannel {
+		b = append(b, 'C')
 	}
 	if len(b) == n {
 		b = append(b, 'N')
@@ -344,7 +347,7 @@ func (s *Server) obufLimits() *[3]config.OBufLimit {
 // longer than its seconds, the client is disconnected as in Redis. It reports
 // whether cl must be closed.
 func (s *Server) overOutputLimit(cl *client, pending int) bool {
-	if cl.replica != nil {
+	if cl.isReplica() {
 		// the snapshot is not output in Redis's sense; the stream is limited
 		// in the push buffer, with the replica class (pushOverLimit)
 		return false

@@ -197,7 +197,7 @@ func (s *Server) Monitor(c *command.Client, on bool) bool {
 	if !on {
 		return s.dropMonitor(cl)
 	}
-	if cl.monitor || cl.replica != nil {
+	if cl.monitor || cl.isReplica() {
 		return false
 	}
 	cl.monitor = true

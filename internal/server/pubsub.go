@@ -124,7 +124,7 @@ func (cl *client) drainPush() {
 func (s *Server) pushOverLimit(cl *client, queued int) bool {
 	class := 0
 	switch {
-	case cl.replica != nil:
+	case cl.isReplica():
 		class = 1
 	case cl.subscriptions() > 0:
 		class = 2

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -45,7 +47,7 @@ var _ command.Replication = (*Server)(nil)
 // SetSnapshot writer still encode it here, under the lock.
 func (s *Server) Sync(c *command.Ctx, psync bool) {
 	cl := s.clientOf(c.Client)
-	if cl == nil || cl.replica != nil {
+	if cl == nil || cl.isReplica() {
 		return // a replica sending SYNC again is ignored, as in Redis
 	}
 	if psync && len(c.Argv) > 3 && strings.EqualFold(string(c.Argv[3]), "failover") {
@@ -55,6 +57,14 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		}
 	}
 	if psync && !cl.filtered && !cl.rdbOnly && s.partialResync(c, cl) {
+		return
+	}
+	if psync && cl.capaRDBChannel && !cl.filtered && !cl.rdbOnly {
+		s.awaitRDBChannel(c, cl)
+		return
+	}
+	if psync && cl.rdbChannel && cl.rdbOnly && !cl.filtered && s.snapshotFn == nil {
+		s.syncRDBChannel(c, cl)
 		return
 	}
 	if !cl.filtered && !cl.rdbOnly && s.snapshotFn == nil {
@@ -183,15 +193,53 @@ func (s *Server) ReplConf(c *command.Ctx) {
 				cl.filtered, cl.filterFunctions = true, functions
 			}
 		case "capa":
-			if cl != nil && bytes.EqualFold(val, []byte("psync2")) {
+			switch {
+			case cl == nil:
+			case bytes.EqualFold(val, []byte("psync2")):
 				cl.capaPsync2 = true
+			case bytes.EqualFold(val, []byte("rdb-channel-repl")):
+				// accepted only while this master syncs by socket with a
+				// channel for the snapshot (replconfCommand)
+				cl.capaRDBChannel = s.cfg.Bool("repl-rdb-channel") && s.cfg.Bool("repl-diskless-sync")
 			}
-		case "ip-address", "rdb-channel":
+		case "rdb-channel":
+			v, ok := resp.ParseInt(val)
+			if !ok {
+				c.Err(command.ErrNotInt)
+				return
+			}
+			if v < 0 || v > 1 {
+				c.Error("ERR value is out of range, value must between 0 and 1")
+				return
+			}
+			if cl != nil {
+				cl.rdbChannel = v == 1
+			}
+		case "main-ch-client-id":
+			id, ok := resp.ParseInt(val)
+			if !ok {
+				c.Err(command.ErrNotInt)
+				return
+			}
+			s.mu.Lock()
+			main := s.clients[id]
+			s.mu.Unlock()
+			if main == nil || main.mainCh == nil || main.mainCh.live {
+				c.Error("ERR Unrecognized RDB client id: " + strconv.FormatInt(id, 10))
+				return
+			}
+			if cl != nil {
+				cl.mainChID = id
+			}
+		case "ip-address":
 		case "ack", "fack":
 			// only a replica acknowledges; ACK gets no reply
 			if cl != nil && cl.replica != nil && opt == "ack" {
 				off, _ := resp.ParseInt(val)
 				s.repl.Ack(cl.replica, off, s.clock.NowMs())
+				if cl.replica.State == stateSendBulkAndStream {
+					s.replicaOnline(cl) // its snapshot is loaded (replconfCommand)
+				}
 				s.wakeWaiters()
 			}
 			return
@@ -341,9 +389,11 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
 	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
+	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	go func() {
 		var payload bytes.Buffer
-		err := s.runSnapshot(st, &payload, 0, func(int) bool { return !cl.killed() })
+		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
+		err := s.runSnapshot(st, &payload, maxKeys, pause)
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		if err != nil {
@@ -364,4 +414,161 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 		cl.pushBulk(h.held)
 		h.holding, h.held = false, nil
 	}()
+}
+
+// Rdb channel replication (Redis 8's repl-rdb-channel; decision 0052). A
+// replica that announced REPLCONF capa rdb-channel-repl and cannot continue
+// is told +RDBCHANNELSYNC <its client id> on its main channel, which then
+// waits (INFO: wait_bgsave) and is fed nothing. The replica opens a second
+// connection, its RDB channel (REPLCONF rdb-only 1 rdb-channel 1
+// main-ch-client-id <id>), and sends PSYNC ? -1 there: it gets +FULLRESYNC
+// and the snapshot of that moment, EOF-marked, while from the same moment
+// the main channel gets the stream (send_bulk_and_stream). The main channel
+// is online when the replica acknowledges the loaded snapshot (REPLCONF ACK)
+// or when the payload is all queued, whichever comes first.
+
+// INFO's states of a main channel before it is online.
+const (
+	stateWaitBgsave        = "wait_bgsave"
+	stateSendBulkAndStream = "send_bulk_and_stream"
+)
+
+// mainChannel is a replica's main channel under rdb channel replication:
+// it gets nothing until its RDB channel's snapshot begins (live), then the
+// stream as it is produced.
+type mainChannel struct {
+	cl   *client
+	live bool
+}
+
+// Push implements repl.Replica.
+func (m *mainChannel) Push(msg []byte) {
+	if m.live {
+		m.cl.pushMsg(msg)
+	}
+}
+
+// RemoteAddr implements repl.Replica.
+func (m *mainChannel) RemoteAddr() net.Addr { return m.cl.raddr }
+
+// awaitRDBChannel answers a main channel's PSYNC that cannot continue
+// (syncCommand's rdb channel branch): +RDBCHANNELSYNC with its client id.
+// No full sync is counted here: its RDB channel's PSYNC counts it.
+func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
+	if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+		s.stats.syncPartialErr++
+	}
+	cl.mainCh = &mainChannel{cl: cl}
+	cl.replica = s.repl.Attach(cl.mainCh, true, cl.pendingListenPort, s.clock.NowMs())
+	cl.replica.State = stateWaitBgsave
+	cl.Flags = "S"
+	s.log.Info(fmt.Sprintf("Replica %s is capable of rdb channel synchronization, and partial sync isn't possible. "+
+		"Full sync will continue with dedicated rdb channel.", replicaName(cl)))
+	c.W.SimpleString("RDBCHANNELSYNC " + strconv.FormatInt(cl.ID, 10))
+}
+
+// syncRDBChannel is an RDB channel's PSYNC: +FULLRESYNC now, the snapshot of
+// this moment encoded in the background and sent EOF-marked; its main
+// channel gets the stream from this moment on. The RDB channel itself never
+// gets the stream; the replica closes it once the snapshot is loaded.
+func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
+	s.mu.Lock()
+	main := s.clients[cl.mainChID]
+	s.mu.Unlock()
+	if main != nil && (main.mainCh == nil || main.mainCh.live || main.killed()) {
+		main = nil
+	}
+	st := s.rdb.SyncStream()
+	s.fullResync(c, true)
+	cl.Flags, cl.rdbSlave = "S", true
+	if main != nil {
+		main.mainCh.live = true
+		main.replica.State = stateSendBulkAndStream
+		s.repl.ForceSelect() // the main channel's stream starts with a SELECT
+		s.log.Info("Starting to deliver RDB and replication stream to replica: " + replicaName(main))
+	} else {
+		s.log.Warn(fmt.Sprintf("Starting to deliver RDB to replica %s but it has no associated main channel", replicaName(cl)))
+	}
+	s.log.Info("Starting BGSAVE for SYNC with target: replicas sockets (rdb-channel)")
+	keyDelay := s.cfg.Int("rdb-key-save-delay")
+	go func() {
+		var payload bytes.Buffer
+		mark := eofMark()
+		payload.WriteString("$EOF:" + mark + "\r\n")
+		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
+		err := s.runSnapshot(st, &payload, maxKeys, pause)
+		payload.WriteString(mark)
+		s.eng.Lock()
+		defer s.eng.Unlock()
+		if err != nil {
+			st.Close()
+			if !cl.killed() {
+				s.log.Warn("Background transfer error: " + err.Error())
+				cl.kill()
+			}
+			if main != nil && !main.killed() {
+				main.kill()
+			}
+			return
+		}
+		if cl.killed() {
+			if main != nil && !main.killed() {
+				main.kill() // the replica starts again with a new full sync
+			}
+			return
+		}
+		cl.pushBulk(payload.Bytes())
+		s.log.Info(fmt.Sprintf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", replicaName(cl)))
+		if main != nil && main.replica != nil && main.replica.State == stateSendBulkAndStream {
+			s.replicaOnline(main)
+		}
+	}()
+}
+
+// replicaOnline puts a main channel online (replicaPutOnline).
+func (s *Server) replicaOnline(cl *client) {
+	cl.replica.State = ""
+	s.log.Info("Synchronization with replica " + replicaName(cl) + " succeeded")
+}
+
+// replicaName is Redis's replicationGetSlaveName: ip:listening-port.
+func replicaName(cl *client) string {
+	host := cl.Addr
+	if h, _, err := net.SplitHostPort(cl.Addr); err == nil {
+		host = h
+	}
+	return net.JoinHostPort(host, strconv.FormatInt(cl.pendingListenPort, 10))
+}
+
+// eofMark is a diskless payload's end mark: 40 random hex characters.
+func eofMark() string {
+	const hexd = "0123456789abcdef"
+	var b [40]byte
+	for i := range b {
+		b[i] = hexd[rand.IntN(16)]
+	}
+	return string(b[:])
+}
+
+// replicaSnapshotPause is runSnapshot's pause for a replica's snapshot: it
+// stops once cl is gone, and with rdb-key-save-delay (µs per key; negative:
+// one µs with a chance of 1 in -delay per key, as Redis's child sleeps) it
+// hands out one key a step and sleeps for it.
+func (s *Server) replicaSnapshotPause(cl *client, keyDelay int64) (maxKeys int, pause func(keys int) bool) {
+	if keyDelay == 0 {
+		return 0, func(int) bool { return !cl.killed() }
+	}
+	return 1, func(keys int) bool {
+		d := time.Duration(int64(keys)*keyDelay) * time.Microsecond
+		if keyDelay < 0 {
+			d = 0
+			for range keys {
+				if rand.Int64N(-keyDelay) == 0 {
+					d += time.Microsecond
+				}
+			}
+		}
+		time.Sleep(d)
+		return !cl.killed()
+	}
 }

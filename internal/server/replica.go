@@ -43,7 +43,12 @@ type replicaState struct {
 	port int64
 	gen  uint64 // each REPLICAOF starts a generation: an older link stops
 	link *repl.MasterLink
-	wg   sync.WaitGroup
+	// rdbLink is the RDB channel while a full sync uses one, and fullSync
+	// the main channel's stream held meanwhile (rdbchannel.go)
+	rdbLink      *repl.MasterLink
+	fullSync     atomic.Pointer[repl.StreamBuffer]
+	fullSyncPeak atomic.Int64 // the most it held, since the start
+	wg           sync.WaitGroup
 
 	state      atomic.Value // ROLE's: "connect", "connecting", "handshake", "sync", "connected"
 	offset     atomic.Int64 // slave_repl_offset: the stream applied
@@ -155,6 +160,10 @@ func (s *Server) stopLink() {
 		_ = rs.link.Close()
 		rs.link = nil
 	}
+	if rs.rdbLink != nil {
+		_ = rs.rdbLink.Close()
+		rs.rdbLink = nil
+	}
 }
 
 // dropReplicas disconnects this server's own replicas (their history
@@ -163,7 +172,7 @@ func (s *Server) dropReplicas() {
 	s.mu.Lock()
 	var reps []*client
 	for _, cl := range s.clients {
-		if cl.replica != nil {
+		if cl.isReplica() {
 			reps = append(reps, cl)
 		}
 	}
@@ -258,7 +267,11 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 			s.log.Info("(Non critical) Master does not understand REPLCONF ip-address: " + err.Error())
 		}
 	}
-	if _, err := link.Call("REPLCONF", "capa", "eof", "capa", "psync2"); err != nil {
+	capa := []string{"REPLCONF", "capa", "eof", "capa", "psync2"}
+	if s.cfg.Bool("repl-rdb-channel") {
+		capa = append(capa, "capa", "rdb-channel-repl")
+	}
+	if _, err := link.Call(capa...); err != nil {
 		s.log.Info("(Non critical) Master does not understand REPLCONF capa: " + err.Error())
 	}
 	rs.attempts.Add(1)
@@ -284,6 +297,10 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	if err != nil {
 		return err
 	}
+	if sy.RDBChannel {
+		s.log.Info("PSYNC is not possible, initialize RDB channel.")
+		return s.rdbChannelSync(gen, host, port, link, sy.MainID)
+	}
 	if !sy.Full {
 		return s.continueWithMaster(gen, link, myID, myOff, sy)
 	}
@@ -303,7 +320,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	s.linkUp(sy.Offset)
 	s.eng.Unlock()
 	s.log.Info("MASTER <-> REPLICA sync: Finished with success")
-	return s.applyStream(gen, link)
+	return s.applyStream(gen, link, 0)
 }
 
 // linkUp marks the link connected with the stream at offset off (a full
@@ -337,7 +354,7 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 	s.eng.Unlock()
 	s.log.Info("Successful partial resynchronization with master.")
 	s.log.Info("MASTER <-> REPLICA sync: Master accepted a Partial Resynchronization.")
-	return s.applyStream(gen, link)
+	return s.applyStream(gen, link, 0)
 }
 
 // loadFromMaster receives the snapshot into a temporary file of dir
@@ -429,7 +446,12 @@ func (s *Server) datasetEmpty() bool {
 // generation ends; it acknowledges every second meanwhile. Each command's
 // bytes are passed on as they are applied (Master.Proxy: this server's
 // backlog and replicas), so that its offset is the master's.
-func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
+//
+// held is the length of the stream an RDB channel sync held in memory, at
+// the front of link's (logged once applied, as Redis's
+// rdbChannelStreamReplDataToDb does).
+func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) error {
+	total := held
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -459,6 +481,11 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink) error {
 		}
 		rs.lastIOUnix.Store(time.Now().Unix())
 		rs.readOffset.Add(int64(n))
+		if held > 0 {
+			if held -= int64(n); held <= 0 {
+				s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (%d bytes in total)", total))
+			}
+		}
 		// the master's encoding is canonical: re-encoding gives its bytes
 		raw = resp.AppendCommand(raw[:0], argv...)
 		if len(raw) != n {
@@ -541,8 +568,9 @@ func (s *Server) appendReplicaInfo(b []byte) []byte {
 	}
 	b = kvi(b, "slave_read_repl_offset", read)
 	b = kvi(b, "slave_repl_offset", applied)
-	b = kvi(b, "replica_full_sync_buffer_size", 0)
-	b = kvi(b, "replica_full_sync_buffer_peak", 0)
+	size, peak := s.fullSyncBuffer()
+	b = kvi(b, "replica_full_sync_buffer_size", size)
+	b = kvi(b, "replica_full_sync_buffer_peak", peak)
 	b = kvi(b, "master_current_sync_attempts", rs.attempts.Load())
 	b = kvi(b, "master_total_sync_attempts", rs.total.Load())
 	down := int64(0)

@@ -58,6 +58,10 @@ type Link struct {
 	ackOff     int64
 	ackMs      int64 // when it last acknowledged (or attached), Unix ms
 	preSync    bool  // attached with SYNC, not PSYNC (gets no REPLCONF GETACK)
+	// State is INFO's state of a replica not yet online (Redis's
+	// replstateToString): "wait_bgsave", "send_bulk_and_stream"; "" is
+	// online. Only online replicas count as good ones and show in ROLE.
+	State string
 }
 
 // AckOffset is the stream offset it acknowledged last.
@@ -138,6 +142,14 @@ func (m *Master) Attach(r Replica, psync bool, listenPort, nowMs int64) *Link {
 		m.feed.seldb = -1 // a new replica needs a SELECT before the next command
 	}
 	return l
+}
+
+// ForceSelect makes the stream select its database again before the next
+// command (Redis's slaveseldb = -1): where a replica's stream starts.
+func (m *Master) ForceSelect() {
+	if m.feed != nil {
+		m.feed.seldb = -1
+	}
 }
 
 // startFeed subscribes the stream to the propagation (not on a replica).
@@ -383,7 +395,7 @@ func (m *Master) Good(nowMs, maxLag int64) int64 {
 	now := nowMs / 1000
 	good := int64(0)
 	for _, l := range m.replicas {
-		if now-l.ackMs/1000 <= maxLag {
+		if l.State == "" && now-l.ackMs/1000 <= maxLag {
 			good++
 		}
 	}
@@ -412,6 +424,9 @@ func (m *Master) RequestAcks() {
 func (m *Master) Replicas() []command.ReplicaInfo {
 	out := make([]command.ReplicaInfo, 0, len(m.replicas))
 	for _, l := range m.replicas {
+		if l.State != "" {
+			continue // ROLE lists online replicas (Redis's roleCommand)
+		}
 		out = append(out, command.ReplicaInfo{IP: hostOf(l.r.RemoteAddr()), Port: l.ListenPort, Offset: l.ackOff})
 	}
 	return out
@@ -440,7 +455,13 @@ func (m *Master) AppendInfo(b []byte, nowMs int64) []byte {
 		b = append(b, hostOf(l.r.RemoteAddr())...)
 		b = append(b, ",port="...)
 		b = strconv.AppendInt(b, l.ListenPort, 10)
-		b = append(b, ",state=online,offset="...)
+		b = append(b, ",state="...)
+		if l.State == "" {
+			b = append(b, "online"...)
+		} else {
+			b = append(b, l.State...)
+		}
+		b = append(b, ",offset="...)
 		b = strconv.AppendInt(b, l.ackOff, 10)
 		b = append(b, ",lag="...)
 		b = strconv.AppendInt(b, (nowMs-l.ackMs)/1000, 10)

@@ -105,6 +105,10 @@ type Sync struct {
 	Full   bool   // +FULLRESYNC: a payload follows
 	ReplID string // the master's replication id
 	Offset int64  // where the stream starts (full), or where it continues
+	// RDBChannel: +RDBCHANNELSYNC <id>: the snapshot comes on an RDB
+	// channel that names this link's client id at the master (MainID)
+	RDBChannel bool
+	MainID     string
 }
 
 // Psync sends PSYNC replid offset (and extra: FAILOVER) and reads the
@@ -122,6 +126,8 @@ func (l *MasterLink) Psync(replID string, offset int64, extra ...string) (Sync, 
 			return Sync{}, fmt.Errorf("bad FULLRESYNC reply %q", line)
 		}
 		return Sync{Full: true, ReplID: f[1], Offset: off}, nil
+	case len(f) == 2 && f[0] == "RDBCHANNELSYNC":
+		return Sync{RDBChannel: true, MainID: f[1]}, nil
 	case len(f) >= 1 && f[0] == "CONTINUE":
 		s := Sync{ReplID: replID, Offset: offset}
 		if len(f) == 2 {
@@ -238,3 +244,104 @@ func (l *MasterLink) Ack(offset, aof int64) error {
 
 // ErrClosed is what the link's reads return once Close was called.
 var ErrClosed = errors.New("the link to the master was closed")
+
+// SendNewline writes a newline: a replica's keep-alive while it loads a
+// snapshot (replicationSendNewlineToMaster).
+func (l *MasterLink) SendNewline() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout))
+	_, err := l.conn.Write([]byte{'\n'})
+	return err
+}
+
+// StreamBuffer holds the stream a main channel receives while the RDB
+// channel's snapshot downloads and loads (Redis's repl_full_sync_buffer).
+type StreamBuffer struct {
+	l     *MasterLink
+	limit int64
+	mu    sync.Mutex
+	data  []byte
+	peak  int64
+	err   error // what ended the reading (not Stop's)
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// BufferStream starts reading the link's stream into memory until Stop,
+// while the server loads a snapshot from elsewhere. Past limit bytes (0: no
+// limit) it stops reading: the master keeps the rest (TCP's back-pressure,
+// then its own output buffer limit), as Redis's replica does.
+func (l *MasterLink) BufferStream(limit int64) *StreamBuffer {
+	b := &StreamBuffer{l: l, limit: limit, stop: make(chan struct{}), done: make(chan struct{})}
+	// no read deadline: the master sends nothing while it has nothing to
+	// send; Stop ends a pending read by setting one in the past
+	_ = l.conn.SetReadDeadline(time.Time{})
+	go b.run()
+	return b
+}
+
+func (b *StreamBuffer) run() {
+	defer close(b.done)
+	buf := make([]byte, 64<<10)
+	for {
+		select {
+		case <-b.stop:
+			return
+		default:
+		}
+		b.mu.Lock()
+		full := b.limit > 0 && int64(len(b.data)) >= b.limit
+		b.mu.Unlock()
+		if full {
+			<-b.stop
+			return
+		}
+		n, err := b.l.br.Read(buf)
+		b.mu.Lock()
+		b.data = append(b.data, buf[:n]...)
+		b.peak = max(b.peak, int64(cap(b.data)))
+		b.mu.Unlock()
+		if err != nil {
+			select {
+			case <-b.stop: // the deadline Stop set
+			default:
+				b.err = err
+			}
+			return
+		}
+	}
+}
+
+// Size is the bytes held now and the most allocated (INFO's
+// replica_full_sync_buffer_size and _peak).
+func (b *StreamBuffer) Size() (size, peak int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return int64(cap(b.data)), b.peak
+}
+
+// Stop ends the reading and puts what was read back in front of the
+// link's stream, so that Next reads it first; it returns its length and
+// the error that ended the reading early, if any (the link then fails
+// after the held stream is applied, and the replica resyncs from there).
+func (b *StreamBuffer) Stop() (int64, error) {
+	close(b.stop)
+	_ = b.l.conn.SetReadDeadline(time.Now().Add(-time.Second))
+	<-b.done
+	_ = b.l.conn.SetReadDeadline(time.Time{})
+	rest := io.Reader(b.l.br)
+	if b.err != nil {
+		rest = errReader{b.err}
+	}
+	n := int64(len(b.data))
+	if n > 0 || b.err != nil {
+		b.l.br = bufio.NewReaderSize(io.MultiReader(bytes.NewReader(b.data), rest), 64<<10)
+	}
+	return n, b.err
+}
+
+// errReader fails with err.
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }

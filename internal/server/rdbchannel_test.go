@@ -1,0 +1,144 @@
+package server_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+func infoValue(info, field string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// A HotKV replica of a HotKV master over the RDB channel (repl-rdb-channel
+// yes, the default): the main channel waits (INFO state wait_bgsave), the
+// RDB channel shows in CLIENT LIST with flag C, the snapshot is slowed
+// (rdb-key-save-delay) while clients write, so the replica holds the stream
+// (replica_full_sync_buffer_peak) and applies it after the snapshot; the
+// datasets end equal, with one full sync counted. With repl-rdb-channel no
+// on the replica the sync is the classic one: no RDB channel, nothing held.
+func TestRDBChannelSync(t *testing.T) {
+	for _, channel := range []bool{true, false} {
+		t.Run("rdb-channel="+strconv.FormatBool(channel), func(t *testing.T) {
+			ctx := context.Background()
+			m := hotkvtest.Start(t)
+			r := hotkvtest.Start(t)
+			mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+			defer mc.Close()
+			rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+			defer rc.Close()
+			if !channel {
+				if err := rc.ConfigSet(ctx, "repl-rdb-channel", "no").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 2000 {
+				mc.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+			}
+			mc.ConfigSet(ctx, "rdb-key-save-delay", "500") // µs per key: about 1 s
+			stop := make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; ; i++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					mc.Incr(ctx, "counter")
+					mc.HSet(ctx, "h", strconv.Itoa(i%100), i)
+				}
+			}()
+			host, port, _ := net.SplitHostPort(m.Addr)
+			if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			sawChannel, sawWait := false, false
+			deadline := time.Now().Add(30 * time.Second)
+			for infoValue(rc.Info(ctx, "replication").Val(), "master_link_status") != "up" {
+				if time.Now().After(deadline) {
+					t.Fatalf("no sync: %s", rc.Info(ctx, "replication").Val())
+				}
+				for _, line := range strings.Split(mc.ClientList(ctx).Val(), "\n") {
+					if strings.Contains(line, " flags=SC ") || strings.Contains(line, " flags=C ") {
+						sawChannel = true
+					}
+				}
+				if strings.Contains(mc.Info(ctx, "replication").Val(), "state=send_bulk_and_stream") {
+					sawWait = true
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			time.Sleep(100 * time.Millisecond)
+			close(stop)
+			wg.Wait()
+			mc.ConfigSet(ctx, "rdb-key-save-delay", "0")
+			for {
+				want, got := mc.Do(ctx, "DEBUG", "DIGEST").Val(), rc.Do(ctx, "DEBUG", "DIGEST").Val()
+				if want == got {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("replica digest %v, master %v", got, want)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			rinfo, minfo := rc.Info(ctx, "replication").Val(), mc.Info(ctx, "stats", "replication").Val()
+			peak, _ := strconv.ParseInt(infoValue(rinfo, "replica_full_sync_buffer_peak"), 10, 64)
+			if full := infoValue(minfo, "sync_full"); full != "1" {
+				t.Errorf("sync_full %s", full)
+			}
+			if !strings.Contains(minfo, "connected_slaves:1") || !strings.Contains(minfo, "state=online") {
+				t.Errorf("master's INFO replication:\n%s", minfo)
+			}
+			if channel {
+				if !sawChannel || !sawWait || peak == 0 {
+					t.Errorf("RDB channel seen %v, send_bulk_and_stream seen %v, stream held %d bytes at most", sawChannel, sawWait, peak)
+				}
+			} else if sawChannel || peak != 0 {
+				t.Errorf("repl-rdb-channel no: RDB channel seen %v, stream held %d", sawChannel, peak)
+			}
+		})
+	}
+}
+
+// An RDB channel naming no waiting main channel is refused with Redis's
+// error; the options are checked as Redis's REPLCONF does.
+func TestRDBChannelReplconfErrors(t *testing.T) {
+	ctx := context.Background()
+	m := hotkvtest.Start(t)
+	c := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer c.Close()
+	me := c.ClientID(ctx).Val()
+	for _, tc := range []struct {
+		args []any
+		want string
+	}{
+		{[]any{"REPLCONF", "main-ch-client-id", me}, "ERR Unrecognized RDB client id: " + strconv.FormatInt(me, 10)},
+		{[]any{"REPLCONF", "main-ch-client-id", 999999}, "ERR Unrecognized RDB client id: 999999"},
+		{[]any{"REPLCONF", "rdb-channel", 2}, "ERR value is out of range, value must between 0 and 1"},
+		{[]any{"REPLCONF", "rdb-channel", "x"}, "ERR value is not an integer or out of range"},
+	} {
+		if err := c.Do(ctx, tc.args...).Err(); err == nil || err.Error() != tc.want {
+			t.Errorf("%v: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+	if err := c.Do(ctx, "REPLCONF", "rdb-channel", 1, "capa", "rdb-channel-repl").Err(); err != nil {
+		t.Fatal(err)
+	}
+}
