@@ -45,6 +45,8 @@ func debugCmd(c *Ctx) {
 			"      existing RDB file.",
 			"    * DEBUG RELOAD NOSAVE NOFLUSH MERGE: add the contents of an existing RDB",
 			"      file to the database.",
+			"REPL-PAUSE <clear|after-fork|before-rdb-channel|on-streaming-repl-buf>",
+			"    Pause the server's main process during various replication steps.",
 			"SET-ACTIVE-EXPIRE <0|1>",
 			"    Setting it to 0 disables expiring keys in background when they are not",
 			"    accessed (otherwise the Redis behavior). Setting it to 1 reenables back the",
@@ -181,6 +183,13 @@ func debugCmd(c *Ctx) {
 			return
 		}
 		c.Srv.SetCopyAvoidance(atoi(args[0]) != 0)
+		c.W.SimpleString("OK")
+	case "repl-pause":
+		r := replication(c)
+		if len(args) != 1 || r == nil || !r.ReplPause(strings.ToLower(string(args[0]))) {
+			debugUnknown(c)
+			return
+		}
 		c.W.SimpleString("OK")
 	case "change-repl-id":
 		if r := replication(c); r != nil {

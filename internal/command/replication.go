@@ -49,6 +49,10 @@ type Replication interface {
 	// CHANGE-REPL-ID).
 	DebugReplicate(argv [][]byte)
 	ChangeReplID()
+	// ReplPause sets a point where replication stops the process (DEBUG
+	// REPL-PAUSE: clear, after-fork, before-rdb-channel,
+	// on-streaming-repl-buf); false for an unknown point.
+	ReplPause(point string) bool
 	// Failover starts FAILOVER (host "": any replica; timeoutMs 0: none)
 	// and returns its refusal or ""; FailoverAbort ends one (false: none
 	// runs); FailoverRunning reports one.

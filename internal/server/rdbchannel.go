@@ -66,6 +66,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	if _, err := rdb.Call(args...); err != nil {
 		return fmt.Errorf("rdb channel sync failed with error: Master replied error to replconf: %v", err)
 	}
+	s.debugPause(pauseBeforeRDBChannel)
 	sy, err := rdb.Psync("?", -1)
 	if err != nil {
 		return fmt.Errorf("rdb channel sync failed with error: %v", err)
@@ -148,4 +149,41 @@ func (s *Server) fullSyncBuffer() (size, peak int64) {
 		peak = max(peak, p)
 	}
 	return size, peak
+}
+
+// DEBUG REPL-PAUSE's points (Redis's REPL_DEBUG_*): where replication
+// stops the process with SIGSTOP, for a test to look at it and resume it
+// with SIGCONT.
+const (
+	pauseAfterFork = 1 << iota
+	pauseBeforeRDBChannel
+	pauseOnStreamingReplBuf
+)
+
+// ReplPause implements command.Replication.
+func (s *Server) ReplPause(point string) bool {
+	switch point {
+	case "clear":
+		s.replPause.Store(0)
+	case "after-fork":
+		s.replPause.Or(pauseAfterFork)
+	case "before-rdb-channel":
+		s.replPause.Or(pauseBeforeRDBChannel)
+	case "on-streaming-repl-buf":
+		s.replPause.Or(pauseOnStreamingReplBuf)
+	default:
+		return false
+	}
+	return true
+}
+
+// debugPause stops the process at a point DEBUG REPL-PAUSE set (Redis's
+// debugPauseProcess). Any goroutine.
+func (s *Server) debugPause(point uint32) {
+	if s.replPause.Load()&point == 0 {
+		return
+	}
+	s.log.Info("Process is about to stop.")
+	stopSelf()
+	s.log.Info("Process has been continued.")
 }

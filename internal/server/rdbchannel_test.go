@@ -3,9 +3,13 @@ package server_test
 import (
 	"context"
 	"net"
+	"os"
+	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -140,5 +144,78 @@ func TestRDBChannelReplconfErrors(t *testing.T) {
 	}
 	if err := c.Do(ctx, "REPLCONF", "rdb-channel", 1, "capa", "rdb-channel-repl").Err(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// DEBUG REPL-PAUSE before-rdb-channel stops a replica process (SIGSTOP)
+// after its RDB channel's REPLCONF: the master shows its main channel
+// waiting (wait_bgsave) and no RDB channel has asked for a snapshot; once
+// the process is continued (SIGCONT) the sync completes.
+func TestDebugReplPause(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs a hotkv process")
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("tells a stopped process by /proc")
+	}
+	ctx := context.Background()
+	bin := hotkvtest.BuildHotKV(t)
+	m := hotkvtest.Start(t)
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer mc.Close()
+	mc.Set(ctx, "k", "v", 0)
+	port := hotkvtest.FreePort(t)
+	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--save", "", "--dir", t.TempDir(), "--enable-debug-command", "yes")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Signal(syscall.SIGCONT); _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	rc := redis.NewClient(&redis.Options{Addr: "127.0.0.1:" + strconv.Itoa(port), MaxRetries: -1})
+	defer rc.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for rc.Ping(ctx).Err() != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := rc.Do(ctx, "DEBUG", "REPL-PAUSE", "nowhere").Err(); err == nil || !strings.Contains(err.Error(), "unknown subcommand") {
+		t.Fatalf("unknown point: %v", err)
+	}
+	if err := rc.Do(ctx, "DEBUG", "REPL-PAUSE", "before-rdb-channel").Err(); err != nil {
+		t.Fatal(err)
+	}
+	host, mport, _ := net.SplitHostPort(m.Addr)
+	if err := rc.Do(ctx, "REPLICAOF", host, mport).Err(); err != nil {
+		t.Fatal(err)
+	}
+	stopped := func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+		if err != nil {
+			return false
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		return len(f) > 0 && f[0] == "T"
+	}
+	for !stopped() {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica process did not stop")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	info := mc.Info(ctx, "replication").Val()
+	if !strings.Contains(info, "connected_slaves:1") || !strings.Contains(info, "state=wait_bgsave") {
+		t.Fatalf("master while the replica is stopped:\n%s", info)
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	for !strings.Contains(mc.Info(ctx, "replication").Val(), "state=online") ||
+		infoValue(rc.Info(ctx, "replication").Val(), "master_link_status") != "up" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync after SIGCONT:\n%s", mc.Info(ctx, "replication").Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if rc.Get(ctx, "k").Val() != "v" {
+		t.Error("the snapshot did not reach the replica")
 	}
 }

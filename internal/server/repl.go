@@ -389,6 +389,13 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
 	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
+	if s.cfg.Bool("repl-diskless-sync") {
+		// the snapshot goes from memory to the replica's socket, as Redis's
+		// diskless sync (with repl-diskless-sync no Redis writes a file
+		// first: HotKV does not, and says nothing it does not do)
+		s.log.Info("Starting BGSAVE for SYNC with target: replicas sockets")
+	}
+	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	go func() {
 		var payload bytes.Buffer
@@ -490,6 +497,7 @@ func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
 		s.log.Warn(fmt.Sprintf("Starting to deliver RDB to replica %s but it has no associated main channel", replicaName(cl)))
 	}
 	s.log.Info("Starting BGSAVE for SYNC with target: replicas sockets (rdb-channel)")
+	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	go func() {
 		var payload bytes.Buffer
@@ -500,20 +508,18 @@ func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
 		payload.WriteString(mark)
 		s.eng.Lock()
 		defer s.eng.Unlock()
-		if err != nil {
-			st.Close()
+		if err != nil || cl.killed() {
+			// the RDB channel is gone or the snapshot failed: the main
+			// channel goes too, and the replica starts again
+			if err != nil {
+				st.Close()
+			}
+			s.log.Warn("Background transfer error")
 			if !cl.killed() {
-				s.log.Warn("Background transfer error: " + err.Error())
 				cl.kill()
 			}
 			if main != nil && !main.killed() {
 				main.kill()
-			}
-			return
-		}
-		if cl.killed() {
-			if main != nil && !main.killed() {
-				main.kill() // the replica starts again with a new full sync
 			}
 			return
 		}

@@ -485,6 +485,7 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) erro
 			if held -= int64(n); held <= 0 {
 				s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (%d bytes in total)", total))
 			}
+			s.debugPause(pauseOnStreamingReplBuf)
 		}
 		// the master's encoding is canonical: re-encoding gives its bytes
 		raw = resp.AppendCommand(raw[:0], argv...)

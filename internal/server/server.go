@@ -128,6 +128,7 @@ type Server struct {
 	memPeakTime int64                             // Unix seconds
 
 	latencyTracking atomic.Bool      // latency-tracking
+	replPause       atomic.Uint32    // DEBUG REPL-PAUSE's points (rdbchannel.go)
 	notifier        *notify.Notifier // keyspace notifications (notify.go)
 	obufDirty       atomic.Bool
 	obufLimit       atomic.Pointer[[3]config.OBufLimit] // client-output-buffer-limit (obufLimits)
