@@ -77,7 +77,10 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	s.log.Info(fmt.Sprintf("Full resync from master: %s:%d", sy.ReplID, sy.Offset))
 	s.log.Info("Starting to receive RDB and replication stream in parallel.")
 	rs.state.Store("sync")
-	buf := link.BufferStream(s.fullSyncBufferLimit())
+	buf := link.BufferStream(s.fullSyncBufferLimit(), func(limit int64) {
+		s.log.Info(fmt.Sprintf("Replication buffer limit has been reached (%d bytes), stopped buffering replication stream. "+
+			"Further accumulation may occur on master side.", limit))
+	})
 	rs.fullSync.Store(buf)
 	stopAlive := make(chan struct{})
 	go func() { // the replica's keep-alive on the main channel while it loads

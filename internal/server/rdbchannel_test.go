@@ -34,9 +34,17 @@ func infoValue(info, field string) string {
 // (replica_full_sync_buffer_peak) and applies it after the snapshot; the
 // datasets end equal, with one full sync counted. With repl-rdb-channel no
 // on the replica the sync is the classic one: no RDB channel, nothing held.
+//
+// With replica-full-sync-buffer-limit 1 the replica stops holding the
+// stream at once: the master keeps the rest, and the sync ends the same.
 func TestRDBChannelSync(t *testing.T) {
-	for _, channel := range []bool{true, false} {
-		t.Run("rdb-channel="+strconv.FormatBool(channel), func(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		channel bool
+		limit   string
+	}{{"rdb-channel=yes", true, ""}, {"rdb-channel=no", false, ""}, {"rdb-channel=yes,limit=1", true, "1"}} {
+		channel := tc.channel
+		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			m := hotkvtest.Start(t)
 			r := hotkvtest.Start(t)
@@ -46,6 +54,11 @@ func TestRDBChannelSync(t *testing.T) {
 			defer rc.Close()
 			if !channel {
 				if err := rc.ConfigSet(ctx, "repl-rdb-channel", "no").Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.limit != "" {
+				if err := rc.ConfigSet(ctx, "replica-full-sync-buffer-limit", tc.limit).Err(); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -109,6 +122,9 @@ func TestRDBChannelSync(t *testing.T) {
 			}
 			if !strings.Contains(minfo, "connected_slaves:1") || !strings.Contains(minfo, "state=online") {
 				t.Errorf("master's INFO replication:\n%s", minfo)
+			}
+			if tc.limit != "" && peak > 64<<10 {
+				t.Errorf("held %d bytes of stream past replica-full-sync-buffer-limit %s", peak, tc.limit)
 			}
 			if channel {
 				if !sawChannel || !sawWait || peak == 0 {

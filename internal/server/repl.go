@@ -397,12 +397,14 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	}
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
+	s.rdb.ReplSnapshot(true)
 	go func() {
 		var payload bytes.Buffer
 		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
 		err := s.runSnapshot(st, &payload, maxKeys, pause)
 		s.eng.Lock()
 		defer s.eng.Unlock()
+		s.rdb.ReplSnapshot(false)
 		if err != nil {
 			st.Close()
 			if !cl.killed() {
@@ -499,6 +501,7 @@ func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
 	s.log.Info("Starting BGSAVE for SYNC with target: replicas sockets (rdb-channel)")
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
+	s.rdb.ReplSnapshot(true)
 	go func() {
 		var payload bytes.Buffer
 		mark := eofMark()
@@ -508,6 +511,7 @@ func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
 		payload.WriteString(mark)
 		s.eng.Lock()
 		defer s.eng.Unlock()
+		s.rdb.ReplSnapshot(false)
 		if err != nil || cl.killed() {
 			// the RDB channel is gone or the snapshot failed: the main
 			// channel goes too, and the replica starts again

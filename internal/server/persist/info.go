@@ -20,6 +20,8 @@ func (r *RDB) AppendInfo(b []byte, aof func([]byte) []byte) []byte {
 	inProgress, cur := "0", int64(-1)
 	if r.bg != nil {
 		inProgress, cur = "1", r.nowUnix()-r.bg.startUnix
+	} else if r.replSnaps > 0 {
+		inProgress, cur = "1", r.nowUnix()-r.replSnapsSince
 	}
 	b = kv(b, "rdb_bgsave_in_progress", inProgress)
 	b = kvi(b, "rdb_last_save_time", r.lastSave)

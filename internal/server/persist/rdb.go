@@ -100,6 +100,10 @@ type RDB struct {
 	lastBgTime   int64  // rdb_last_bgsave_time_sec; -1 before the first
 	scheduled    bool   // rdb_bgsave_scheduled
 	bg           *bgJob // the BGSAVE in progress, nil when none
+	// replica snapshots being encoded (a full sync's payload: Redis's
+	// BGSAVE for replication) and when the oldest began, Unix s
+	replSnaps      int
+	replSnapsSince int64
 	jobs         int    // BGSAVEs started (temporary file names)
 	lastSize     int    // bytes of the last BGSAVE's file (buffer size hint)
 	loadedKeys   int64  // rdb_last_load_keys_loaded
@@ -466,6 +470,20 @@ func debugDelay(usec int64) func() {
 		}
 	}
 	return nil
+}
+
+// ReplSnapshot counts a replica's snapshot that begins (true) or ends
+// (false): INFO's rdb_bgsave_in_progress shows it, as Redis's shows the
+// BGSAVE it forks for a full sync. Engine lock.
+func (r *RDB) ReplSnapshot(begins bool) {
+	if begins {
+		if r.replSnaps == 0 {
+			r.replSnapsSince = r.nowUnix()
+		}
+		r.replSnaps++
+	} else if r.replSnaps > 0 {
+		r.replSnaps--
+	}
 }
 
 // SyncStream starts a snapshot of the dataset as an RDB stream: a

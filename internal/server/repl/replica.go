@@ -260,20 +260,22 @@ func (l *MasterLink) SendNewline() error {
 type StreamBuffer struct {
 	l     *MasterLink
 	limit int64
-	mu    sync.Mutex
-	data  []byte
-	peak  int64
-	err   error // what ended the reading (not Stop's)
-	stop  chan struct{}
-	done  chan struct{}
+	// Full is called once when the limit stops the reading
+	Full func(limit int64)
+	mu   sync.Mutex
+	data []byte
+	peak int64
+	err  error // what ended the reading (not Stop's)
+	stop chan struct{}
+	done chan struct{}
 }
 
 // BufferStream starts reading the link's stream into memory until Stop,
 // while the server loads a snapshot from elsewhere. Past limit bytes (0: no
 // limit) it stops reading: the master keeps the rest (TCP's back-pressure,
 // then its own output buffer limit), as Redis's replica does.
-func (l *MasterLink) BufferStream(limit int64) *StreamBuffer {
-	b := &StreamBuffer{l: l, limit: limit, stop: make(chan struct{}), done: make(chan struct{})}
+func (l *MasterLink) BufferStream(limit int64, full func(limit int64)) *StreamBuffer {
+	b := &StreamBuffer{l: l, limit: limit, Full: full, stop: make(chan struct{}), done: make(chan struct{})}
 	// no read deadline: the master sends nothing while it has nothing to
 	// send; Stop ends a pending read by setting one in the past
 	_ = l.conn.SetReadDeadline(time.Time{})
@@ -294,6 +296,9 @@ func (b *StreamBuffer) run() {
 		full := b.limit > 0 && int64(len(b.data)) >= b.limit
 		b.mu.Unlock()
 		if full {
+			if b.Full != nil {
+				b.Full(b.limit)
+			}
 			<-b.stop
 			return
 		}
