@@ -104,9 +104,9 @@ type RDB struct {
 	// BGSAVE for replication) and when the oldest began, Unix s
 	replSnaps      int
 	replSnapsSince int64
-	jobs         int    // BGSAVEs started (temporary file names)
-	lastSize     int    // bytes of the last BGSAVE's file (buffer size hint)
-	loadedKeys   int64  // rdb_last_load_keys_loaded
+	jobs           int   // BGSAVEs started (temporary file names)
+	lastSize       int   // bytes of the last BGSAVE's file (buffer size hint)
+	loadedKeys     int64 // rdb_last_load_keys_loaded
 	// LoadedRepl is the replication state the file loaded at startup
 	// recorded (nil: none), for the server to continue its history
 	LoadedRepl  *rdb.ReplInfo
