@@ -421,17 +421,10 @@ func shutdownP(name string, valid func(string) string, doc string) paramDef {
 
 // replDisklessLoad is repl-diskless-load: how a replica loads a full sync's
 // snapshot. disabled: into a file first; on-empty-db: from the link when
-// the dataset is empty; flush-before-load: flush, then from the link.
-// swapdb (keep the old dataset until the new one loaded) is refused: HotKV
-// does not keep two datasets.
+// the dataset is empty; flush-before-load: flush, then from the link;
+// swapdb: from the link into empty databases, the old dataset kept aside
+// until the new one loaded (put back if the load fails).
 func replDisklessLoad() paramDef {
-	d := enumP("repl-diskless-load", "", fHonoured, enumNames("disabled", "on-empty-db", "swapdb", "flush-before-load"), "disabled",
-		"How a replica loads a full sync's snapshot (HotKV: swapdb is refused).")
-	d.validN = func(n int64) string {
-		if d.enum[n].name == "swapdb" {
-			return "HotKV does not implement repl-diskless-load swapdb (two datasets in memory during the load)"
-		}
-		return ""
-	}
-	return d
+	return enumP("repl-diskless-load", "", fHonoured, enumNames("disabled", "on-empty-db", "swapdb", "flush-before-load"), "disabled",
+		"How a replica loads a full sync's snapshot.")
 }

@@ -1,7 +1,10 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -9,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -233,5 +237,110 @@ func TestDebugReplPause(t *testing.T) {
 	}
 	if rc.Get(ctx, "k").Val() != "v" {
 		t.Error("the snapshot did not reach the replica")
+	}
+}
+
+// fakeMaster answers a replica's handshake and every PSYNC with a full sync
+// whose payload is corrupt; psyncs counts them.
+func fakeMaster(t *testing.T) (addr string, psyncs *atomic.Int64) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	psyncs = new(atomic.Int64)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				for {
+					argv, err := readCommand(br)
+					if err != nil {
+						return
+					}
+					switch strings.ToUpper(argv[0]) {
+					case "PING":
+						c.Write([]byte("+PONG\r\n"))
+					case "PSYNC":
+						psyncs.Add(1)
+						mark := strings.Repeat("a", 40)
+						c.Write([]byte("+FULLRESYNC " + strings.Repeat("b", 40) + " 0\r\n$EOF:" + mark + "\r\nREDIS0012\xfe\x00garbage that is no RDB" + mark))
+					default:
+						c.Write([]byte("+OK\r\n"))
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String(), psyncs
+}
+
+func readCommand(br *bufio.Reader) ([]string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+	if err != nil || line[0] != '*' {
+		return nil, fmt.Errorf("bad line %q", line)
+	}
+	argv := make([]string, n)
+	for i := range argv {
+		if line, err = br.ReadString('\n'); err != nil {
+			return nil, err
+		}
+		l, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+		b := make([]byte, l+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return nil, err
+		}
+		argv[i] = string(b[:l])
+	}
+	return argv, nil
+}
+
+// repl-diskless-load swapdb keeps the dataset aside while the master's
+// snapshot loads: a payload that fails to load leaves the replica with
+// its old dataset (flush-before-load leaves it empty).
+func TestSwapdbKeepsDatasetOnFailedLoad(t *testing.T) {
+	for _, mode := range []string{"swapdb", "flush-before-load"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			addr, psyncs := fakeMaster(t)
+			r := hotkvtest.Start(t)
+			rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+			defer rc.Close()
+			for i := range 100 {
+				rc.Set(ctx, "old:"+strconv.Itoa(i), i, time.Hour)
+			}
+			rc.Do(ctx, "SELECT", 0)
+			if err := rc.ConfigSet(ctx, "repl-diskless-load", mode).Err(); err != nil {
+				t.Fatal(err)
+			}
+			host, port, _ := net.SplitHostPort(addr)
+			if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for psyncs.Load() < 2 { // the first load failed: the replica tries again
+				if time.Now().After(deadline) {
+					t.Fatal("the replica did not sync twice")
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			n := rc.DBSize(ctx).Val()
+			switch {
+			case mode == "swapdb" && (n != 100 || rc.TTL(ctx, "old:7").Val() <= 0):
+				t.Errorf("swapdb: %d keys after a failed load, want the 100 kept aside", n)
+			case mode != "swapdb" && n != 0:
+				t.Errorf("flush-before-load: %d keys after a failed load, want 0", n)
+			}
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
+	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/repl"
 )
@@ -365,10 +366,10 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 	s.eng.Lock()
 	mode := s.cfg.String("repl-diskless-load")
-	diskless := mode == "flush-before-load" || (mode == "on-empty-db" && s.datasetEmpty())
+	diskless := mode == "flush-before-load" || mode == "swapdb" || (mode == "on-empty-db" && s.datasetEmpty())
 	s.eng.Unlock()
 	if diskless {
-		return s.loadFromLink(gen, link)
+		return s.loadFromLink(gen, link, mode == "swapdb")
 	}
 	path := filepath.Join(s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.Create(path)
@@ -407,8 +408,10 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 }
 
 // loadFromLink is the diskless load: the payload goes through a pipe into
-// the loader, which flushes the dataset first.
-func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink) error {
+// the loader, which flushes the dataset first; with swap (repl-diskless-load
+// swapdb) the dataset is kept aside meanwhile and put back if the load
+// fails (Redis's disklessLoadInitTempDb / disklessLoadDiscardTempDb).
+func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) error {
 	pr, pw := io.Pipe()
 	go func() {
 		_, err := link.Payload(pw)
@@ -420,11 +423,24 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink) error {
 	if !s.current(gen) {
 		return nil
 	}
+	var stash *keyspace.Stash
+	if swap {
+		stash = s.ks.Stash()
+	}
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(pr, 1<<20))
 	if err != nil {
 		_ = pr.CloseWithError(err)
+		if stash != nil {
+			s.log.Info("Restoring the backup of the dataset kept aside (repl-diskless-load swapdb)")
+			s.ks.Unstash(stash)
+			s.mem.forceGC = true
+		}
 		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %w", err)
+	}
+	if stash != nil {
+		s.log.Info(fmt.Sprintf("Discarding the dataset kept aside: %d keys (repl-diskless-load swapdb)", stash.Keys()))
+		s.mem.forceGC = true // its memory goes with the next collection
 	}
 	s.rs.lastIOUnix.Store(time.Now().Unix())
 	s.stats.dirty++
