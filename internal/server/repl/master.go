@@ -243,12 +243,12 @@ func (m *Master) Has(host string, port int64) bool {
 	return false
 }
 
-// CaughtUp finds a replica that acknowledged the whole stream: the one at
-// host and port, or any when host is "" (updateFailoverStatus).
+// CaughtUp finds an online replica that acknowledged the whole stream: the
+// one at host and port, or any when host is "" (updateFailoverStatus).
 func (m *Master) CaughtUp(host string, port int64) (string, int64, bool) {
 	for _, l := range m.replicas {
 		h := hostOf(l.r.RemoteAddr())
-		if (host == "" || (h == host && l.ListenPort == port)) && l.ackOff == m.offset {
+		if (host == "" || (h == host && l.ListenPort == port)) && l.State == "" && l.ackOff == m.offset {
 			return h, l.ListenPort, true
 		}
 	}
