@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-exporter redis-suite redis-suite-spawned metrics
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-replica bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-exporter redis-suite redis-suite-spawned metrics
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -49,6 +49,9 @@ bench-vs: ## redis-benchmark against HotKV and redis-server side by side (see be
 
 bench-aof: ## the AOF side by side with redis-server 8.6.3 (everysec, always) and against HotKV without AOF
 	bench/aof.sh
+
+bench-replica: ## a primary with one replica against none and against redis-server with one (SET, lock acquire)
+	bench/replica.sh
 
 bench-snapshot: ## the longest PING wait during BGSAVE, BGREWRITEAOF, CONFIG SET appendonly yes, side by side with redis-server (KEYS=1000000)
 	bench/snapshot.sh
