@@ -421,10 +421,10 @@ func shutdownP(name string, valid func(string) string, doc string) paramDef {
 
 // replDisklessLoad is repl-diskless-load: how a replica loads a full sync's
 // snapshot. disabled: into a file first; on-empty-db: from the link when
-// the dataset is empty; flush-before-load: flush, then from the link;
+// the dataset is empty; flushdb: flush, then from the link;
 // swapdb: from the link into empty databases, the old dataset kept aside
 // until the new one loaded (put back if the load fails).
 func replDisklessLoad() paramDef {
-	return enumP("repl-diskless-load", "", fHonoured, enumNames("disabled", "on-empty-db", "swapdb", "flush-before-load"), "disabled",
+	return enumP("repl-diskless-load", "", fHonoured, enumNames("disabled", "on-empty-db", "swapdb", "flushdb"), "disabled",
 		"How a replica loads a full sync's snapshot.")
 }

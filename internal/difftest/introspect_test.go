@@ -177,3 +177,22 @@ func TestDiffShutdownFlagsOrder(t *testing.T) {
 		p.same("CONFIG", "GET", "shutdown-on-sigint")
 	}
 }
+
+// The replication load and channel parameters take Redis's values and give
+// its errors (repl-diskless-load's enum, repl-rdb-channel,
+// replica-full-sync-buffer-limit).
+func TestDiffReplicationParams(t *testing.T) {
+	p := newPair(t)
+	for _, v := range []string{"flushdb", "swapdb", "on-empty-db", "disabled", "flush-before-load", "bogus", ""} {
+		p.same("CONFIG", "SET", "repl-diskless-load", v)
+		p.same("CONFIG", "GET", "repl-diskless-load")
+	}
+	for _, v := range []string{"no", "yes", "maybe"} {
+		p.same("CONFIG", "SET", "repl-rdb-channel", v)
+		p.same("CONFIG", "GET", "repl-rdb-channel")
+	}
+	for _, v := range []string{"20mb", "0", "1024", "-1", "x"} {
+		p.same("CONFIG", "SET", "replica-full-sync-buffer-limit", v)
+		p.same("CONFIG", "GET", "replica-full-sync-buffer-limit")
+	}
+}

@@ -307,9 +307,9 @@ func readCommand(br *bufio.Reader) ([]string, error) {
 
 // repl-diskless-load swapdb keeps the dataset aside while the master's
 // snapshot loads: a payload that fails to load leaves the replica with
-// its old dataset (flush-before-load leaves it empty).
+// its old dataset (flushdb leaves it empty).
 func TestSwapdbKeepsDatasetOnFailedLoad(t *testing.T) {
-	for _, mode := range []string{"swapdb", "flush-before-load"} {
+	for _, mode := range []string{"swapdb", "flushdb"} {
 		t.Run(mode, func(t *testing.T) {
 			ctx := context.Background()
 			addr, psyncs := fakeMaster(t)
@@ -339,7 +339,7 @@ func TestSwapdbKeepsDatasetOnFailedLoad(t *testing.T) {
 			case mode == "swapdb" && (n != 100 || rc.TTL(ctx, "old:7").Val() <= 0):
 				t.Errorf("swapdb: %d keys after a failed load, want the 100 kept aside", n)
 			case mode != "swapdb" && n != 0:
-				t.Errorf("flush-before-load: %d keys after a failed load, want 0", n)
+				t.Errorf("flushdb: %d keys after a failed load, want 0", n)
 			}
 		})
 	}

@@ -360,13 +360,13 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 
 // loadFromMaster receives the snapshot into a temporary file of dir
 // (Redis's temp-<time>.<pid>.rdb), then loads it under the engine lock; or,
-// with repl-diskless-load flush-before-load (on-empty-db on an empty
+// with repl-diskless-load flushdb (on-empty-db on an empty
 // dataset), loads it from the link as it comes, the engine lock held
 // meanwhile.
 func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 	s.eng.Lock()
 	mode := s.cfg.String("repl-diskless-load")
-	diskless := mode == "flush-before-load" || mode == "swapdb" || (mode == "on-empty-db" && s.datasetEmpty())
+	diskless := mode == "flushdb" || mode == "swapdb" || (mode == "on-empty-db" && s.datasetEmpty())
 	s.eng.Unlock()
 	if diskless {
 		return s.loadFromLink(gen, link, mode == "swapdb")
