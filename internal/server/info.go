@@ -320,9 +320,15 @@ func (s *Server) infoMemory(b []byte) []byte {
 	b = kv(b, "mem_fragmentation_ratio", ratio(st.RSS, int64(used)))
 	u("mem_fragmentation_bytes", st.RSS-int64(used))
 	u("mem_not_counted_for_evict", 0)
-	u("mem_replication_backlog", 0)
-	u("mem_total_replication_buffers", 0)
+	// the backlog's ring is allocated whole (repl/backlog.go): its size is
+	// its memory; replicas' output is the clients' (not counted here)
+	backlog := int64(0)
+	if active, size, _, _ := s.repl.BacklogInfo(); active {
+		backlog = size
+	}
 	fullSync, _ := s.fullSyncBuffer()
+	u("mem_replication_backlog", backlog)
+	u("mem_total_replication_buffers", backlog+fullSync)
 	u("mem_replica_full_sync_buffer", fullSync)
 	u("mem_clients_slaves", 0)
 	u("mem_clients_normal", st.ClientsNormal)

@@ -124,6 +124,10 @@ func TestRDBChannelSync(t *testing.T) {
 			if full := infoValue(minfo, "sync_full"); full != "1" {
 				t.Errorf("sync_full %s", full)
 			}
+			mem := mc.Info(ctx, "memory").Val()
+			if b, tot := infoValue(mem, "mem_replication_backlog"), infoValue(mem, "mem_total_replication_buffers"); b != "1048576" || tot != b {
+				t.Errorf("master's mem_replication_backlog %s, mem_total_replication_buffers %s: want the 1 MB backlog", b, tot)
+			}
 			if !strings.Contains(minfo, "connected_slaves:1") || !strings.Contains(minfo, "state=online") {
 				t.Errorf("master's INFO replication:\n%s", minfo)
 			}
