@@ -512,7 +512,7 @@ func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		s.rdb.ReplSnapshot(false)
-		if err != nil || cl.killed() {
+		if err != nil || cl.killed() || !s.clientLive(cl) {
 			// the RDB channel is gone or the snapshot failed: the main
 			// channel goes too, and the replica starts again
 			if err != nil {
@@ -565,8 +565,13 @@ func eofMark() string {
 // one µs with a chance of 1 in -delay per key, as Redis's child sleeps) it
 // hands out one key a step and sleeps for it.
 func (s *Server) replicaSnapshotPause(cl *client, keyDelay int64) (maxKeys int, pause func(keys int) bool) {
+	gone := func() bool { // killed, or closed by its peer
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return cl.killed() || s.clients[cl.ID] != cl
+	}
 	if keyDelay == 0 {
-		return 0, func(int) bool { return !cl.killed() }
+		return 0, func(int) bool { return !gone() }
 	}
 	return 1, func(keys int) bool {
 		d := time.Duration(int64(keys)*keyDelay) * time.Microsecond
@@ -579,6 +584,13 @@ func (s *Server) replicaSnapshotPause(cl *client, keyDelay int64) (maxKeys int, 
 			}
 		}
 		time.Sleep(d)
-		return !cl.killed()
+		return !gone()
 	}
+}
+
+// clientLive reports whether cl is still registered (not closed).
+func (s *Server) clientLive(cl *client) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clients[cl.ID] == cl
 }

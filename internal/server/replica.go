@@ -466,8 +466,13 @@ func (s *Server) datasetEmpty() bool {
 // held is the length of the stream an RDB channel sync held in memory, at
 // the front of link's (logged once applied, as Redis's
 // rdbChannelStreamReplDataToDb does).
-func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) error {
+func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err error) {
 	total := held
+	defer func() {
+		if held > 0 { // the held stream was not all applied (rdbChannelStreamReplDataToDb)
+			s.log.Info("Master client was freed while streaming accumulated replication data to db.")
+		}
+	}()
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -498,6 +503,9 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) erro
 		rs.lastIOUnix.Store(time.Now().Unix())
 		rs.readOffset.Add(int64(n))
 		if held > 0 {
+			if link.Closed() {
+				return repl.ErrClosed // the master client went: the rest of the held stream with it
+			}
 			if held -= int64(n); held <= 0 {
 				s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (%d bytes in total)", total))
 			}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hotkv/hotkv/internal/resp"
@@ -27,6 +28,8 @@ type MasterLink struct {
 	br   *bufio.Reader
 	rd   *resp.Reader // the stream, after the payload
 	wmu  sync.Mutex   // writes: the link's goroutine and the ACK ticker
+	// closed is set by Close (CLIENT KILL TYPE MASTER, REPLICAOF)
+	closed atomic.Bool
 	// Timeout bounds each step of the handshake and each read of the
 	// payload and the stream (repl-timeout).
 	Timeout time.Duration
@@ -42,7 +45,13 @@ func Dial(host string, port int, timeout time.Duration) (*MasterLink, error) {
 }
 
 // Close closes the connection (any goroutine: it unblocks a read).
-func (l *MasterLink) Close() error { return l.conn.Close() }
+func (l *MasterLink) Close() error {
+	l.closed.Store(true)
+	return l.conn.Close()
+}
+
+// Closed reports whether Close was called.
+func (l *MasterLink) Closed() bool { return l.closed.Load() }
 
 // RemoteAddr is the master's address.
 func (l *MasterLink) RemoteAddr() net.Addr { return l.conn.RemoteAddr() }
