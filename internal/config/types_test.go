@@ -483,7 +483,9 @@ func TestParams(t *testing.T) {
 		// the backlog: partial resynchronisation (PSYNC2)
 		"repl-backlog-size", "repl-backlog-ttl", "repl-rdb-channel", "repl-diskless-load",
 		// rdb channel replication (decision 0052)
-		"replica-full-sync-buffer-limit"}
+		"replica-full-sync-buffer-limit",
+		// TLS replication: the replica's link
+		"tls-replication", "tls-client-cert-file", "tls-client-key-file", "tls-client-key-file-pass"}
 	slices.Sort(want)
 	if !slices.Equal(honoured, want) {
 		t.Errorf("honoured = %q", honoured)

@@ -23,6 +23,7 @@ type Certs struct {
 	Dir                       string
 	CA, ServerCert, ServerKey string
 	ClientCert, ClientKey     string
+	GenericCert, GenericKey   string // for both ends (Redis's tests/tls/redis.crt): a replica's own certificate as its client one
 	Pool                      *x509.CertPool
 	Client                    tls.Certificate
 }
@@ -45,11 +46,11 @@ func MakeCerts(t testing.TB) *Certs {
 	c.Pool = x509.NewCertPool()
 	c.Pool.AddCert(ca)
 	c.CA = writePEM(t, dir, "ca.crt", "CERTIFICATE", caDER)
-	issue := func(name, cn string, serial int64, usage x509.ExtKeyUsage) (string, string) {
+	issue := func(name, cn string, serial int64, usage ...x509.ExtKeyUsage) (string, string) {
 		key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		tpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn, Organization: []string{"HotKV Test"}},
 			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: usage,
 			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, DNSNames: []string{"localhost"}}
 		der, err := x509.CreateCertificate(rand.Reader, tpl, ca, &key.PublicKey, caKey)
 		if err != nil {
@@ -60,6 +61,7 @@ func MakeCerts(t testing.TB) *Certs {
 	}
 	c.ServerCert, c.ServerKey = issue("server", "Server-only", 2, x509.ExtKeyUsageServerAuth)
 	c.ClientCert, c.ClientKey = issue("client", "Client-only", 3, x509.ExtKeyUsageClientAuth)
+	c.GenericCert, c.GenericKey = issue("redis", "Generic-cert", 4, x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth)
 	if c.Client, err = tls.LoadX509KeyPair(c.ClientCert, c.ClientKey); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,11 @@ import (
 // rdbChannelSync is syncWithMaster's full sync over an RDB channel.
 func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.MasterLink, mainID string) error {
 	rs := &s.rs
-	rdb, err := repl.Dial(host, port, link.Timeout)
+	tc, err := s.replicationTLS()
+	if err != nil {
+		return fmt.Errorf("Error condition on socket for rdb channel replication: %w", err)
+	}
+	rdb, err := repl.Dial(host, port, link.Timeout, tc)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for rdb channel replication: %w", err)
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/network"
 	"github.com/hotkv/hotkv/internal/server/repl"
 )
 
@@ -225,7 +227,11 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	timeout := time.Duration(s.cfg.Int("repl-timeout")) * time.Second
 	rs.state.Store("connecting")
 	s.log.Info(fmt.Sprintf("Connecting to MASTER %s:%d", host, port))
-	link, err := repl.Dial(host, port, timeout)
+	tc, err := s.replicationTLS()
+	if err != nil {
+		return fmt.Errorf("Error condition on socket for SYNC: %w", err)
+	}
+	link, err := repl.Dial(host, port, timeout, tc)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for SYNC: %w", err)
 	}
@@ -716,6 +722,9 @@ func (s *Server) masterCommandFailed(reply []byte, cmd string) {
 // listenPort is the TCP port clients reach this server on: the port
 // parameter, or the listener's own port when the server was given one.
 func (s *Server) listenPort() int64 {
+	if s.cfg.Bool("tls-replication") && s.cfg.Int("tls-port") != 0 {
+		return s.cfg.Int("tls-port") // the port its replicas reach it on (slaveGetPortStr)
+	}
 	for _, l := range s.net.Listeners() {
 		if a, ok := l.Addr().(*net.TCPAddr); ok {
 			return int64(a.Port)
@@ -742,4 +751,15 @@ func (s *Server) killMasterLink(f command.KillFilter) bool {
 	_ = l.Close()
 	s.log.Info("Connection with master lost (CLIENT KILL).")
 	return true
+}
+
+// replicationTLS is the TLS configuration of the link to the master with
+// tls-replication yes (nil: a plain connection).
+func (s *Server) replicationTLS() (*tls.Config, error) {
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	if !s.cfg.Bool("tls-replication") {
+		return nil, nil
+	}
+	return network.ClientTLS(s.cfg)
 }

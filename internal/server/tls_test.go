@@ -295,3 +295,55 @@ func TestTLSConcurrentClients(t *testing.T) {
 		}
 	}
 }
+
+// tls-replication yes: a replica reaches its master's TLS port, which
+// requires client certificates (tls-auth-clients yes), with its own
+// tls-cert-file as its client certificate (Redis's tls.tcl "tls-cert-file
+// is also used as a client cert"); over the RDB channel too, and the stream
+// follows. Without tls-replication the plain link to a TLS port fails.
+func TestTLSReplication(t *testing.T) {
+	ctx := context.Background()
+	certs := hotkvtest.MakeCerts(t)
+	m, mtls := startTLS(t, certs)
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer mc.Close()
+	for i := range 100 {
+		mc.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+	}
+	r, _ := startTLS(t, certs, hotkvtest.WithConfig("tls-replication", "yes"),
+		hotkvtest.WithConfig("tls-cert-file", certs.GenericCert), hotkvtest.WithConfig("tls-key-file", certs.GenericKey))
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	host, port, _ := net.SplitHostPort(mtls)
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no link over TLS: %s", rc.Info(ctx, "replication").Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	mc.Set(ctx, "after", "sync", 0)
+	for rc.Get(ctx, "after").Val() != "sync" || rc.DBSize(ctx).Val() != 101 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the stream did not follow: %d keys", rc.DBSize(ctx).Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(mc.ClientList(ctx).Val(), "flags=SC") && !strings.Contains(mc.Info(ctx, "stats").Val(), "sync_full:1") {
+		t.Error("no full sync counted")
+	}
+	// a replica without tls-replication cannot sync with the TLS port
+	p := hotkvtest.Start(t)
+	pc := redis.NewClient(&redis.Options{Addr: p.Addr})
+	defer pc.Close()
+	if err := pc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if strings.Contains(pc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		t.Error("a plain link to a TLS port came up")
+	}
+}

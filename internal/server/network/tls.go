@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hotkv/hotkv/internal/config"
 )
 
 // TLS (decision 0047): the tls-port listeners speak TLS through Go's
@@ -436,3 +438,57 @@ func (n *Net) runHandshake(conn *tls.Conn, raw net.Conn) bool {
 // PeerCN is the Common Name of a TLS client's verified certificate ("" for
 // none, or a plain connection).
 func (c *Conn) PeerCN() string { return c.peerCN }
+
+// ClientTLS is the configuration of this server's outgoing TLS connections,
+// a replica's link to its master with tls-replication yes (Redis's
+// redisTLSClientCtx): its certificate is tls-client-cert-file and
+// tls-client-key-file, or else the server's own tls-cert-file and
+// tls-key-file; the master's certificate must chain to tls-ca-cert-file or
+// tls-ca-cert-dir (its name is not checked, as Redis does not); versions as
+// tls-protocols.
+func ClientTLS(c *config.Config) (*tls.Config, error) {
+	certFile, keyFile, pass := c.String("tls-client-cert-file"), c.String("tls-client-key-file"), c.String("tls-client-key-file-pass")
+	if certFile == "" || keyFile == "" {
+		certFile, keyFile, pass = c.String("tls-cert-file"), c.String("tls-key-file"), c.String("tls-key-file-pass")
+	}
+	tc := &tls.Config{}
+	if certFile != "" && keyFile != "" {
+		cert, err := loadKeyPair(certFile, keyFile, pass)
+		if err != nil {
+			return nil, err
+		}
+		tc.Certificates = []tls.Certificate{cert}
+	}
+	caFile, caDir := c.String("tls-ca-cert-file"), c.String("tls-ca-cert-dir")
+	if caFile == "" && caDir == "" {
+		return nil, errors.New("Either tls-ca-cert-file or tls-ca-cert-dir must be specified when tls-cluster, tls-replication or tls-auth-clients are enabled!")
+	}
+	pool, err := loadCAs(caFile, caDir)
+	if err != nil {
+		return nil, err
+	}
+	// the chain is verified, not the name (Redis sets SSL_VERIFY_PEER and no
+	// host name)
+	tc.InsecureSkipVerify = true
+	tc.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+		if len(raw) == 0 {
+			return errors.New("the master sent no certificate")
+		}
+		certs := make([]*x509.Certificate, len(raw))
+		for i, b := range raw {
+			if certs[i], err = x509.ParseCertificate(b); err != nil {
+				return err
+			}
+		}
+		inter := x509.NewCertPool()
+		for _, ct := range certs[1:] {
+			inter.AddCert(ct)
+		}
+		_, err := certs[0].Verify(x509.VerifyOptions{Roots: pool, Intermediates: inter, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
+		return err
+	}
+	if tc.MinVersion, tc.MaxVersion, err = parseProtocols(c.String("tls-protocols")); err != nil {
+		return nil, err
+	}
+	return tc, nil
+}

@@ -3,6 +3,7 @@ package repl
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,11 +36,22 @@ type MasterLink struct {
 	Timeout time.Duration
 }
 
-// Dial connects to host:port.
-func Dial(host string, port int, timeout time.Duration) (*MasterLink, error) {
+// Dial connects to host:port; over TLS with tc (tls-replication), the
+// handshake within timeout.
+func Dial(host string, port int, timeout time.Duration, tc *tls.Config) (*MasterLink, error) {
 	conn, err := net.DialTimeout("tcp", net.JoinHostPort(host, strconv.Itoa(port)), timeout)
 	if err != nil {
 		return nil, err
+	}
+	if tc != nil {
+		tconn := tls.Client(conn, tc)
+		_ = conn.SetDeadline(time.Now().Add(timeout))
+		if err := tconn.Handshake(); err != nil {
+			conn.Close()
+			return nil, err
+		}
+		_ = conn.SetDeadline(time.Time{})
+		conn = tconn
 	}
 	return &MasterLink{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), Timeout: timeout}, nil
 }
