@@ -5,7 +5,7 @@ package command
 // server's memstats.go for what each one is in HotKV.
 type MemoryStats struct {
 	PeakAllocated, TotalAllocated, StartupAllocated int64
-	ClientsNormal                                   int64
+	ClientsNormal, ClientsSlaves, ReplBacklog       int64
 	LuaCaches, FunctionsCaches, ScriptVMs           int64
 	DBs                                             []DBOverhead
 	HashtableLUT, HashtableRehashing                int64

@@ -330,7 +330,7 @@ func (s *Server) infoMemory(b []byte) []byte {
 	u("mem_replication_backlog", backlog)
 	u("mem_total_replication_buffers", backlog+fullSync)
 	u("mem_replica_full_sync_buffer", fullSync)
-	u("mem_clients_slaves", 0)
+	u("mem_clients_slaves", st.ClientsSlaves)
 	u("mem_clients_normal", st.ClientsNormal)
 	u("mem_cluster_slot_migration_output_buffer", 0)
 	u("mem_cluster_slot_migration_input_buffer", 0)

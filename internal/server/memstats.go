@@ -19,11 +19,12 @@ import (
 //   - the per-database overhead is the key tables' bucket arrays plus one
 //     dict entry per key, and the expiring set (keyspace.DB.Overhead);
 //   - clients.normal is the sum of the clients' tot-mem (their structures,
-//     query and reply buffers, queued output, MULTI state: clientmem.go);
+//     query and reply buffers, queued output, MULTI state: clientmem.go),
+//     clients.slaves the same for replicas' connections (their queued
+//     stream); replication.backlog is the backlog's ring (allocated whole);
 //   - lua.caches / functions.caches are the script caches' code bytes,
 //     script.VMs the figure INFO's used_memory_vm_total shows;
-//   - replication.backlog, clients.slaves, cluster.links, aof.buffer: 0,
-//     HotKV has none of them yet;
+//   - cluster.links, aof.buffer: 0, HotKV has none of them;
 //   - allocator.* come from Go's runtime/metrics: allocated = heap objects
 //     (live and not yet swept), active = heap spans in use, resident = the
 //     heap memory mapped and not returned to the OS; muzzy is 0.
@@ -47,10 +48,17 @@ func (s *Server) memStats() command.MemoryStats {
 	s.mu.Lock()
 	st.Clients = int64(len(s.clients))
 	for _, cl := range s.clients {
-		st.ClientsNormal += max(cl.mem.tot.Load(), clientStructBytes)
+		if cl.isReplica() {
+			st.ClientsSlaves += max(cl.mem.tot.Load(), clientStructBytes)
+		} else {
+			st.ClientsNormal += max(cl.mem.tot.Load(), clientStructBytes)
+		}
 	}
 	s.mu.Unlock()
-	total := st.StartupAllocated + st.ClientsNormal + st.LuaCaches + st.FunctionsCaches + st.ScriptVMs
+	if active, size, _, _ := s.repl.BacklogInfo(); active {
+		st.ReplBacklog = size
+	}
+	total := st.StartupAllocated + st.ClientsNormal + st.ClientsSlaves + st.ReplBacklog + st.LuaCaches + st.FunctionsCaches + st.ScriptVMs
 	if h := s.hk.sess; h != nil { // a HOTKEYS session's sketches (hotkeysGetMemoryUsage)
 		total += int64(h.MemBytes())
 	}

@@ -128,6 +128,9 @@ func TestRDBChannelSync(t *testing.T) {
 			if b, tot := infoValue(mem, "mem_replication_backlog"), infoValue(mem, "mem_total_replication_buffers"); b != "1048576" || tot != b {
 				t.Errorf("master's mem_replication_backlog %s, mem_total_replication_buffers %s: want the 1 MB backlog", b, tot)
 			}
+			if n, _ := strconv.ParseInt(infoValue(mem, "mem_clients_slaves"), 10, 64); n <= 0 {
+				t.Errorf("master's mem_clients_slaves %d with a replica connected", n)
+			}
 			if !strings.Contains(minfo, "connected_slaves:1") || !strings.Contains(minfo, "state=online") {
 				t.Errorf("master's INFO replication:\n%s", minfo)
 			}
