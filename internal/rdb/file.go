@@ -86,6 +86,9 @@ type LoadOptions struct {
 	// hint sized ahead of its keys: the key table's buckets and the TTL
 	// index's capacity.
 	Resized func(db, keyBuckets, expireSlots int)
+	// Expired, when not nil, is told of each key not loaded because its
+	// deadline had passed (key is the caller's to keep).
+	Expired func(db int, key []byte)
 }
 
 // LoadStats are the counts of a load.
@@ -251,6 +254,9 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			return st, fmt.Errorf("key %q: %w", key, err)
 		case expireAt != -1 && expireAt < o.Now:
 			st.Expired++
+			if o.Expired != nil {
+				o.Expired(db.ID, key)
+			}
 		default:
 			if !o.Merge && db.Peek(key) != nil {
 				return st, fmt.Errorf("RDB has duplicated key '%s' in DB %d", key, db.ID)

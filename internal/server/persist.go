@@ -58,6 +58,8 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 	if s.cfg.Bool("appendonly") {
 		return s.loadAOFAtStartup()
 	}
+	var expired []dbKey // keys left out as expired: DELs for the restored history
+	s.rdb.ExpiredAtStartup = func(db int, key []byte) { expired = append(expired, dbKey{db, key}) }
 	err := s.rdb.LoadAtStartup(func() error {
 		s.eng.Lend()
 		select {
@@ -67,8 +69,9 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 			return nil
 		}
 	})
+	s.rdb.ExpiredAtStartup = nil
 	if err == nil {
-		s.restoreReplication(s.rdb.LoadedRepl)
+		s.restoreReplication(s.rdb.LoadedRepl, expired)
 	}
 	if err == nil && s.cfg.Bool("appendonly") {
 		// CONFIG SET appendonly yes while the snapshot loaded: the AOF
@@ -83,7 +86,12 @@ func (s *Server) loadAtStartup(startNet func() error) error {
 // back, to ask its master for a partial resync; a master keeps them as its
 // replid2 up to the offset, with a backlog from there, so that its replicas
 // continue.
-func (s *Server) restoreReplication(ri *rdb.ReplInfo) {
+//
+// The keys the load left out because they had expired are deleted in the
+// history too (a DEL each, UNLINK with lazyfree-lazy-expire, in the backlog
+// after the restored offset: Redis's RDBFLAGS_FEED_REPL), so that a replica
+// that continues gets them; past the backlog's size it cannot continue.
+func (s *Server) restoreReplication(ri *rdb.ReplInfo, expired []dbKey) {
 	if ri == nil {
 		return
 	}
@@ -95,6 +103,19 @@ func (s *Server) restoreReplication(ri *rdb.ReplInfo) {
 	}
 	s.replID2, s.secondOffset = ri.ID, ri.Offset+1
 	s.repl.RestoreHistory(ri.Offset)
+	del := []byte("DEL")
+	if s.cfg.Bool("lazyfree-lazy-expire") {
+		del = []byte("UNLINK")
+	}
+	for _, k := range expired {
+		s.repl.FeedBacklog(k.db, [][]byte{del, k.key})
+	}
+}
+
+// dbKey is a key of a database.
+type dbKey struct {
+	db  int
+	key []byte
 }
 
 // replInfo is what a snapshot records of replication (rdbPopulateSaveInfo):

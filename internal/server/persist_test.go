@@ -1,12 +1,17 @@
 package server_test
 
 import (
+	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
@@ -349,4 +354,59 @@ func TestKeyDelays(t *testing.T) {
 		t.Fatalf("BGSAVE with 200 ms of delays done after 50 ms (rdb_bgsave_in_progress %s)", got)
 	}
 	waitField(t, c, "rdb_bgsave_in_progress", "0")
+}
+
+// A master restarted from its snapshot continues its history (the RDB's
+// repl-id and repl-offset as replid2) and deletes in it the keys that
+// expired while it was down: PSYNC <old id> <offset+1> continues with a
+// SELECT and a DEL for each (Redis's RDBFLAGS_FEED_REPL), so a replica that
+// continues loses them too.
+func TestRestartedMasterDeletesExpiredKeysInItsHistory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	a := hotkvtest.Start(t, hotkvtest.WithFakeClock(t0), hotkvtest.WithConfig("dir", dir))
+	r := hotkvtest.Start(t)
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	host, port, _ := net.SplitHostPort(a.Addr)
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c := hotkvtest.Dial(t, a.Addr)
+	do(t, c, "+OK\r\n", "SET", "keep", "v")
+	do(t, c, "+OK\r\n", "SET", "soon", "v", "PX", "5000")
+	do(t, c, "+OK\r\n", "SELECT", "5")
+	do(t, c, "+OK\r\n", "SET", "soon5", "v", "PX", "5000")
+	do(t, c, "+OK\r\n", "SAVE")
+	info := c.Do("INFO", "replication")
+	id := regexp.MustCompile(`master_replid:(\w+)`).FindStringSubmatch(info)[1]
+	off, _ := strconv.ParseInt(regexp.MustCompile(`master_repl_offset:(\d+)`).FindStringSubmatch(info)[1], 10, 64)
+
+	b := hotkvtest.Start(t, hotkvtest.WithFakeClock(t0+10_000), hotkvtest.WithConfig("dir", dir))
+	d := hotkvtest.Dial(t, b.Addr)
+	want := "*2\r\n$6\r\nSELECT\r\n$1\r\n0\r\n*2\r\n$3\r\nDEL\r\n$4\r\nsoon\r\n" +
+		"*2\r\n$6\r\nSELECT\r\n$1\r\n5\r\n*2\r\n$3\r\nDEL\r\n$5\r\nsoon5\r\n"
+	info = d.Do("INFO", "replication")
+	if !strings.Contains(info, "master_replid2:"+id) || !strings.Contains(info, "master_repl_offset:"+strconv.FormatInt(off+int64(len(want)), 10)) {
+		t.Fatalf("after the restart (history %s up to %d, %d bytes of DELs):\n%s", id, off, len(want), info)
+	}
+	d.Write([]byte("REPLCONF capa psync2\r\n"))
+	if r, _ := d.ReadReply(); r != "+OK\r\n" {
+		t.Fatalf("REPLCONF: %q", r)
+	}
+	d.Write([]byte("PSYNC " + id + " " + strconv.FormatInt(off+1, 10) + "\r\n"))
+	buf := make([]byte, 0, 512)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(string(buf), "soon5\r\n") && time.Now().Before(deadline) {
+		_ = d.Net().SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		var p [512]byte
+		n, _ := d.Net().Read(p[:])
+		buf = append(buf, p[:n]...)
+	}
+	if got := string(buf); !strings.HasPrefix(got, "+CONTINUE ") || !strings.HasSuffix(got, want) {
+		t.Fatalf("PSYNC of the old history: %q, want +CONTINUE then %q", got, want)
+	}
 }

@@ -117,6 +117,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
 	rs.db = 0 // the main channel's stream starts with a SELECT
 	s.repl.ResetBacklog(sy.Offset)
+	s.dropReplicas() // a new dataset and history: they sync again (replicationAttachToNewMaster)
 	s.linkUp(sy.Offset)
 	s.eng.Unlock()
 	s.log.Info("MASTER <-> REPLICA sync: Finished with success")

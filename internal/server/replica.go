@@ -324,6 +324,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	s.replID, s.replID2, s.secondOffset = sy.ReplID, strings.Repeat("0", 40), -1
 	rs.db = 0 // the stream after a full sync starts with a SELECT
 	s.repl.ResetBacklog(sy.Offset)
+	s.dropReplicas() // a new dataset and history: they sync again (replicationAttachToNewMaster)
 	s.linkUp(sy.Offset)
 	s.eng.Unlock()
 	s.log.Info("MASTER <-> REPLICA sync: Finished with success")

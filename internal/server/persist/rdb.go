@@ -104,9 +104,14 @@ type RDB struct {
 	// BGSAVE for replication) and when the oldest began, Unix s
 	replSnaps      int
 	replSnapsSince int64
-	jobs           int   // BGSAVEs started (temporary file names)
-	lastSize       int   // bytes of the last BGSAVE's file (buffer size hint)
-	loadedKeys     int64 // rdb_last_load_keys_loaded
+	// ExpiredAtStartup collects the keys the startup load left out because
+	// they had expired (db, key), for a restarted master to tell its
+	// replicas (Redis's RDBFLAGS_FEED_REPL); set before LoadAtStartup
+	ExpiredAtStartup func(db int, key []byte)
+	expiredAtLoad    func(db int, key []byte) // the load's current hook
+	jobs             int                      // BGSAVEs started (temporary file names)
+	lastSize         int                      // bytes of the last BGSAVE's file (buffer size hint)
+	loadedKeys       int64                    // rdb_last_load_keys_loaded
 	// LoadedRepl is the replication state the file loaded at startup
 	// recorded (nil: none), for the server to continue its history
 	LoadedRepl  *rdb.ReplInfo
@@ -243,7 +248,7 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 			r.d.Log.Log(context.Background(), logging.LevelVerbose,
 				fmt.Sprintf("DB %d resized: %d key buckets, %d expire buckets", db, keyBuckets, expireSlots))
 		},
-		Progress: progress}
+		Progress: progress, Expired: r.expiredAtLoad}
 	if fn := r.d.Functions; fn != nil {
 		opts.Function = func(code string) error { return fn.Load(code, merge) }
 	}
@@ -357,6 +362,8 @@ func (r *RDB) LoadAtStartup(yield func() error) error {
 	}
 	r.loading.Store(true)
 	defer r.loading.Store(false)
+	r.expiredAtLoad = r.ExpiredAtStartup
+	defer func() { r.expiredAtLoad = nil }()
 	start := time.Now()
 	next := interval
 	progress := func(read, total int) error {

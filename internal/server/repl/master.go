@@ -81,10 +81,11 @@ type Master struct {
 	// stream (Redis's replicationFeedStreamFromMasterStream)
 	proxy      bool
 	aloneSince int64 // when the last replica went (ms since procStart), for repl-backlog-ttl
+	backlogDB  int   // the database FeedBacklog selected last (-1: none)
 }
 
 // New returns a master without replicas.
-func New(host Host) *Master { return &Master{host: host} }
+func New(host Host) *Master { return &Master{host: host, backlogDB: -1} }
 
 var procStart = time.Now()
 
@@ -142,6 +143,29 @@ func (m *Master) Attach(r Replica, psync bool, listenPort, nowMs int64) *Link {
 		m.feed.seldb = -1 // a new replica needs a SELECT before the next command
 	}
 	return l
+}
+
+// FeedBacklog appends argv, run in database db, to the backlog alone (a
+// restarted master's deletions of keys that expired while it was down,
+// before any replica attached), with a SELECT when the database differs
+// from the last one fed here; the offset advances.
+func (m *Master) FeedBacklog(db int, argv [][]byte) {
+	if m.backlog == nil {
+		return
+	}
+	var b []byte
+	if db != m.backlogDB {
+		var n [20]byte
+		b = resp.AppendCommand(b, wordSelect, strconv.AppendInt(n[:0], int64(db), 10))
+		m.backlogDB = db
+	}
+	b = resp.AppendCommand(b, argv...)
+	m.backlog.Append(b)
+	m.offset += int64(len(b))
+	m.unitEnd = m.offset
+	if m.feed != nil {
+		m.feed.seldb = -1
+	}
 }
 
 // ForceSelect makes the stream select its database again before the next
