@@ -195,16 +195,7 @@ func (w *Writer) KeyDelay(us int64, kill <-chan struct{}) (maxKeys int, pause fu
 		return 0, nil
 	}
 	return 1, func(keys int) bool {
-		d := time.Duration(int64(keys)*us) * time.Microsecond
-		if us < 0 {
-			d = 0
-			for range keys {
-				if rand.Int64N(-us) == 0 {
-					d += time.Microsecond
-				}
-			}
-		}
-		t := time.NewTimer(d)
+		t := time.NewTimer(KeyDelayFor(keys, us))
 		defer t.Stop()
 		select {
 		case <-t.C:
@@ -214,6 +205,22 @@ func (w *Writer) KeyDelay(us int64, kill <-chan struct{}) (maxKeys int, pause fu
 		}
 		return false
 	}
+}
+
+// KeyDelayFor is how long rdb-key-save-delay (us µs per key) pauses after
+// keys keys: us each, or when us is negative one µs with a chance of 1 in
+// -us per key (Redis's debugDelay).
+func KeyDelayFor(keys int, us int64) time.Duration {
+	if us >= 0 {
+		return time.Duration(int64(keys)*us) * time.Microsecond
+	}
+	var d time.Duration
+	for range keys {
+		if rand.Int64N(-us) == 0 {
+			d += time.Microsecond
+		}
+	}
+	return d
 }
 
 // Kill stops the child (the job is abandoned) and waits for it.

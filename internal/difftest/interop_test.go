@@ -94,6 +94,23 @@ func (p *linkProxy) cut() {
 
 func (p *linkProxy) mend() { p.down.Store(false) }
 
+// interopPair starts redis-server 8.6.3 (repl-diskless-sync-delay 0) and
+// HotKV, and returns them as master and replica (HotKV the master when
+// hotkvMaster) with the master's address; not yet linked.
+func interopPair(t *testing.T, hotkvMaster bool) (master, replica *redis.Client, maddr string) {
+	t.Helper()
+	raddr := startRedisTCP(t)
+	srv := hotkvtest.Start(t)
+	rd := redis.NewClient(&redis.Options{Addr: raddr})
+	hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
+	t.Cleanup(func() { rd.Close(); hk.Close() })
+	rd.ConfigSet(context.Background(), "repl-diskless-sync-delay", "0")
+	if hotkvMaster {
+		return hk, rd, srv.Addr
+	}
+	return rd, hk, raddr
+}
+
 // mixedWrites sends n writes of every type to c, pipelined, drawn from r.
 func mixedWrites(t *testing.T, c *redis.Client, r *rand.Rand, n int) {
 	t.Helper()
@@ -159,17 +176,7 @@ func TestInteropStreamAndLinkDrop(t *testing.T) {
 			name = "HotKV replica of Redis"
 		}
 		t.Run(name, func(t *testing.T) {
-			raddr := startRedisTCP(t)
-			srv := hotkvtest.Start(t)
-			rd := redis.NewClient(&redis.Options{Addr: raddr})
-			defer rd.Close()
-			hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
-			defer hk.Close()
-			rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
-			master, replica, maddr := rd, hk, raddr
-			if hotkvMaster {
-				master, replica, maddr = hk, rd, srv.Addr
-			}
+			master, replica, maddr := interopPair(t, hotkvMaster)
 			r := rand.New(rand.NewPCG(7, 11))
 			if err := master.Do(ctx, "DEBUG", "POPULATE", 200000, "pop", 20).Err(); err != nil {
 				t.Fatal(err)

@@ -334,17 +334,7 @@ func TestPartialResyncWithRedis(t *testing.T) {
 			name = "Redis replica of HotKV"
 		}
 		t.Run(name, func(t *testing.T) {
-			raddr := startRedisTCP(t)
-			srv := hotkvtest.Start(t)
-			rd := redis.NewClient(&redis.Options{Addr: raddr})
-			defer rd.Close()
-			hk := redis.NewClient(&redis.Options{Addr: srv.Addr})
-			defer hk.Close()
-			rd.ConfigSet(ctx, "repl-diskless-sync-delay", "0")
-			master, replica, maddr := rd, hk, raddr
-			if hotkvMaster {
-				master, replica, maddr = hk, rd, srv.Addr
-			}
+			master, replica, maddr := interopPair(t, hotkvMaster)
 			for i := range 1000 {
 				master.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
 			}

@@ -22,6 +22,23 @@ import (
 	"github.com/hotkv/hotkv/internal/hotkvtest"
 )
 
+// waitSameDigest waits until the replica rc holds the master mc's dataset
+// (DEBUG DIGEST), failing past deadline.
+func waitSameDigest(t *testing.T, mc, rc *redis.Client, deadline time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	for {
+		want, got := mc.Do(ctx, "DEBUG", "DIGEST").Val(), rc.Do(ctx, "DEBUG", "DIGEST").Val()
+		if want == got {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica digest %v, master %v", got, want)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 func infoValue(info, field string) string {
 	for _, line := range strings.Split(info, "\r\n") {
 		if v, ok := strings.CutPrefix(line, field+":"); ok {
@@ -109,16 +126,7 @@ func TestRDBChannelSync(t *testing.T) {
 			close(stop)
 			wg.Wait()
 			mc.ConfigSet(ctx, "rdb-key-save-delay", "0")
-			for {
-				want, got := mc.Do(ctx, "DEBUG", "DIGEST").Val(), rc.Do(ctx, "DEBUG", "DIGEST").Val()
-				if want == got {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("replica digest %v, master %v", got, want)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitSameDigest(t, mc, rc, deadline)
 			rinfo, minfo := rc.Info(ctx, "replication").Val(), mc.Info(ctx, "stats", "replication").Val()
 			peak, _ := strconv.ParseInt(infoValue(rinfo, "replica_full_sync_buffer_peak"), 10, 64)
 			if full := infoValue(minfo, "sync_full"); full != "1" {

@@ -13,6 +13,7 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
+	"github.com/hotkv/hotkv/internal/server/persist"
 	"github.com/hotkv/hotkv/internal/server/repl"
 )
 
@@ -221,10 +222,7 @@ func (s *Server) ReplConf(c *command.Ctx) {
 				c.Err(command.ErrNotInt)
 				return
 			}
-			s.mu.Lock()
-			main := s.clients[id]
-			s.mu.Unlock()
-			if main == nil || main.mainCh == nil || main.mainCh.live {
+			if s.waitingMainChannel(id) == nil {
 				c.Error("ERR Unrecognized RDB client id: " + strconv.FormatInt(id, 10))
 				return
 			}
@@ -481,10 +479,8 @@ func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
 // channel gets the stream from this moment on. The RDB channel itself never
 // gets the stream; the replica closes it once the snapshot is loaded.
 func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
-	s.mu.Lock()
-	main := s.clients[cl.mainChID]
-	s.mu.Unlock()
-	if main != nil && (main.mainCh == nil || main.mainCh.live || main.killed()) {
+	main := s.waitingMainChannel(cl.mainChID)
+	if main != nil && main.killed() {
 		main = nil
 	}
 	st := s.rdb.SyncStream()
@@ -565,27 +561,26 @@ func eofMark() string {
 // one µs with a chance of 1 in -delay per key, as Redis's child sleeps) it
 // hands out one key a step and sleeps for it.
 func (s *Server) replicaSnapshotPause(cl *client, keyDelay int64) (maxKeys int, pause func(keys int) bool) {
-	gone := func() bool { // killed, or closed by its peer
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return cl.killed() || s.clients[cl.ID] != cl
-	}
+	gone := func() bool { return cl.killed() || !s.clientLive(cl) } // killed, or closed by its peer
 	if keyDelay == 0 {
 		return 0, func(int) bool { return !gone() }
 	}
 	return 1, func(keys int) bool {
-		d := time.Duration(int64(keys)*keyDelay) * time.Microsecond
-		if keyDelay < 0 {
-			d = 0
-			for range keys {
-				if rand.Int64N(-keyDelay) == 0 {
-					d += time.Microsecond
-				}
-			}
-		}
-		time.Sleep(d)
+		time.Sleep(persist.KeyDelayFor(keys, keyDelay))
 		return !gone()
 	}
+}
+
+// waitingMainChannel is the client with id when it is a main channel
+// waiting for its RDB channel (+RDBCHANNELSYNC sent, no snapshot begun).
+func (s *Server) waitingMainChannel(id int64) *client {
+	s.mu.Lock()
+	cl := s.clients[id]
+	s.mu.Unlock()
+	if cl == nil || cl.mainCh == nil || cl.mainCh.live {
+		return nil
+	}
+	return cl
 }
 
 // clientLive reports whether cl is still registered (not closed).

@@ -49,16 +49,7 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	})
 	mc.Eval(ctx, "redis.call('set', KEYS[1], 'x'); return redis.call('del', KEYS[2])", []string{"lua", "s:1"})
 	mc.Set(ctx, "soon", "v", time.Hour)
-	for {
-		want, got := mc.Do(ctx, "DEBUG", "DIGEST").Val(), rc.Do(ctx, "DEBUG", "DIGEST").Val()
-		if want == got {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("replica digest %v, master %v", got, want)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	waitSameDigest(t, mc, rc, deadline)
 	if rc.Get(ctx, "lua").Val() != "x" || rc.Exists(ctx, "s:1").Val() != 0 || rc.Get(ctx, "n").Val() != "1" {
 		t.Error("the stream's effects are not on the replica")
 	}

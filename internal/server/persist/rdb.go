@@ -26,6 +26,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hotkv/hotkv/internal/childwrite"
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/config"
@@ -478,6 +479,12 @@ func debugDelay(usec int64) func() {
 	}
 	return nil
 }
+
+// KeyDelayFor is how long rdb-key-save-delay (us µs per key) pauses a
+// snapshot after keys keys: the rule BGSAVE's writer follows
+// (childwrite.KeyDelayFor), for the snapshots the server streams to
+// replicas itself.
+func KeyDelayFor(keys int, us int64) time.Duration { return childwrite.KeyDelayFor(keys, us) }
 
 // ReplSnapshot counts a replica's snapshot that begins (true) or ends
 // (false): INFO's rdb_bgsave_in_progress shows it, as Redis's shows the
