@@ -9,9 +9,10 @@
 #   ROUNDS=5 bench/aof.sh   more rounds (bench-vs.sh's knobs apply)
 #   POLICIES=always NOAOF=0 bench/aof.sh   one policy, without the last part
 #
-# Then, with strace on PATH, the fsyncs per second each server makes under
-# the SET load with appendfsync always (strace slows both: the figure is a
-# count, not a speed).
+# Then the fsyncs per second each server makes under the SET load with
+# appendfsync always, and the SETs each fsync carried, counted with perf's
+# syscall tracepoints (else strace, which slows both: its figure is only a
+# count).
 #
 # REDIS_SERVER is the reference server (default: .ci/redis-ref.sh's build,
 # else redis-server on PATH). Output goes to stdout and
@@ -50,15 +51,27 @@ ONLY=${ONLY:-set_32B_c50,lock_acquire_c50}
     start_redis rd-$policy "$B" --appendonly yes --appendfsync "$policy"
     echo; echo "## appendfsync $policy: A = HotKV, B = Redis"
     ONLY=$ONLY bash bench/bench-vs.sh "$A" "$B" full
-    if [[ $policy == always ]] && command -v strace >/dev/null; then
-      echo; echo "## fsyncs per second under SET -c 50 (strace -f -c over 5 s; strace slows both servers)"
+    if [[ $policy == always ]]; then
+      # perf's syscall tracepoints count without slowing the servers much;
+      # strace stops both at every fsync (its figure is only a count)
+      if perf stat -e syscalls:sys_enter_fdatasync true >/dev/null 2>&1; then how=perf
+      elif command -v strace >/dev/null; then how=strace
+      else how=; fi
+      [[ -n $how ]] && { echo; echo "## fsyncs per second and commands per fsync under SET -c 50 (5 s, counted with $how)"; }
       for side in "HotKV $A ${PIDS[0]}" "Redis $B ${PIDS[1]}"; do
+        [[ -n $how ]] || break
         read -r name port pid <<<"$side"
         redis-benchmark -p "$port" -c 50 -n 100000000 -r 100000 -t set -q >/dev/null 2>&1 & bp=$!
         sleep 1
-        n=$( (timeout -s INT 5 strace -f -c -e trace=fsync,fdatasync -p "$pid" 2>&1 || true) | awk '$NF=="fsync"||$NF=="fdatasync"{s+=$4} END{print s+0}')
+        c0=$(redis-cli -p "$port" INFO commandstats | awk -F'[=,:]' '/^cmdstat_set:/{print $3}')
+        if [[ $how == perf ]]; then
+          n=$(perf stat -x, -e syscalls:sys_enter_fdatasync,syscalls:sys_enter_fsync -p "$pid" -- sleep 5 2>&1 | awk -F, '{s+=$1} END{print s+0}')
+        else
+          n=$( (timeout -s INT 5 strace -f -c -e trace=fsync,fdatasync -p "$pid" 2>&1 || true) | awk '$NF=="fsync"||$NF=="fdatasync"{s+=$4} END{print s+0}')
+        fi
+        c1=$(redis-cli -p "$port" INFO commandstats | awk -F'[=,:]' '/^cmdstat_set:/{print $3}')
         kill $bp 2>/dev/null || true; wait $bp 2>/dev/null || true
-        echo "$name: $((n / 5)) fsyncs/s"
+        echo "$name: $((n / 5)) fsyncs/s, $(( (c1 - c0) / (n > 0 ? n : 1) )) SETs per fsync"
       done
     fi
     stop_all

@@ -114,6 +114,13 @@ func (c *Config) Bool(name string) bool {
 	return c.vals[i].Load().n != 0
 }
 
+// BoolFunc returns a function that reads a yes/no parameter as Bool does,
+// without the name lookup: for the hottest paths. It panics as Bool does.
+func (c *Config) BoolFunc(name string) func() bool {
+	p := &c.vals[c.param(name, KindBool)]
+	return func() bool { return p.Load().n != 0 }
+}
+
 // String returns a string, enum or special parameter as CONFIG GET prints it
 // (an enum's name; "" for a string with no value). It panics when name is
 // unknown or a bool or integer parameter (use Bool or Int).

@@ -73,7 +73,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	if o == fromClient && (s.repl.UnitEnd() != unitEnd || s.barrier.seq.Load() != seq) {
 		// what a WAIT of this client waits for (Redis's c->woff): the stream
 		// up to the end of its own command's unit; WAITAOF, that unit
-		if cl := s.clientOf(c.Client); cl != nil {
+		// (s.cur: the client dispatch runs the command for, without
+		// clientOf's lock and map lookup on every write)
+		if cl := s.cur; cl != nil {
 			cl.woff = s.repl.UnitEnd()
 			cl.wseq = s.barrier.seq.Load()
 		}

@@ -32,9 +32,11 @@ func (h *netHost) Released(n int64) {
 // PauseRemainingMs implements network.Host.
 func (h *netHost) PauseRemainingMs() int64 { return (*Server)(h).pauseRemainingMs() }
 
-// CycleEnd implements network.Host: the AOF's group commit (appendfsync
-// always) before the cycle's replies are written.
-func (h *netHost) CycleEnd() { h.aof.CycleEnd() }
+// CycleStart, CycleEnd and CycleDone implement network.Host: the AOF's group
+// commit (appendfsync always) before the cycle's replies are written.
+func (h *netHost) CycleStart()       { h.aof.CycleStart() }
+func (h *netHost) CycleEnd(raw bool) { h.aof.CycleEnd(raw) }
+func (h *netHost) CycleDone()        { h.aof.CycleDone() }
 
 // Run implements network.Session: argv and the commands complete behind it
 // (those the connection read while the client was blocked first: pending,

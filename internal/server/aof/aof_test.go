@@ -200,3 +200,67 @@ func TestRewriteLimited(t *testing.T) {
 }
 
 func discardLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// The group commit's hand-off between the event loops and the writer under
+// appendfsync always: a unit that ends inside a loop's cycle is left to its
+// CycleEnd (no wake-up of the writer per cycle); one that ends outside every
+// cycle, or after the cycle's CycleEnd, wakes the writer.
+func TestCycleHandOff(t *testing.T) {
+	seq := uint64(0)
+	a := &AOF{kick: make(chan struct{}, 1), loops: true, d: Deps{UnitSeq: func() uint64 { return seq }}}
+	a.policy.Store(fsyncAlways)
+	woken := func() bool {
+		select {
+		case <-a.kick:
+			return true
+		default:
+			return false
+		}
+	}
+	unit := func() { seq++; a.UnitDone() }
+
+	unit() // the cron's unit, no loop in a cycle
+	if !woken() {
+		t.Fatal("a unit outside every cycle did not wake the writer")
+	}
+	a.synced.Store(seq)
+
+	a.CycleStart()
+	unit() // the loop's own command
+	if woken() {
+		t.Fatal("a unit inside a cycle woke the writer")
+	}
+	a.synced.Store(seq) // what CycleEnd does when it fsyncs
+	a.CycleDone()
+	if woken() || a.inCycle.Load() != 0 {
+		t.Fatalf("a cycle that left nothing woke the writer (inCycle %d)", a.inCycle.Load())
+	}
+
+	a.CycleStart()
+	a.synced.Store(seq) // CycleEnd found nothing more
+	unit()              // a blocked client's pipeline resumed among the pushes
+	if woken() {
+		t.Fatal("woken inside the cycle")
+	}
+	a.CycleDone()
+	if !woken() {
+		t.Fatal("a unit after CycleEnd was left without an fsync")
+	}
+
+	// two loops: the unit is left to the one still in its cycle
+	a.synced.Store(seq)
+	a.CycleStart()
+	a.CycleStart()
+	a.CycleDone()
+	unit()
+	if woken() {
+		t.Fatal("woken while a loop is in its cycle")
+	}
+
+	// without event loops (goroutine mode) every unit wakes the writer
+	a.loops = false
+	unit()
+	if !woken() {
+		t.Fatal("goroutine mode: not woken")
+	}
+}

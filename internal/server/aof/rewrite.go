@@ -293,7 +293,7 @@ func (a *AOF) installBase(job *rewriteJob) error {
 	// blessed keys) is durable before the manifest makes it the AOF
 	if a.state != Off {
 		a.write()
-		if err := a.fsyncAll(); err != nil {
+		if err := a.fsyncAll(false); err != nil {
 			return err
 		}
 	}

@@ -5,4 +5,4 @@ package aof
 import "os"
 
 // syncData is fsync where fdatasync is not available.
-func syncData(f *os.File) error { return f.Sync() }
+func syncData(f *os.File, _ bool) error { return f.Sync() }

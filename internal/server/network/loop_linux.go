@@ -32,7 +32,7 @@ type eventLoop struct {
 	n       *Net
 	epfd    int
 	wakefd  int // eventfd: shutdown and new listeners
-	conns   map[int]*Conn
+	conns   connTable
 	events  []unix.EpollEvent
 	backlog []*Conn // connections with complete commands still buffered (batch cap reached)
 	writes  []*Conn // connections whose replies wait for the end of the cycle (queueWrite)
@@ -143,7 +143,7 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		if err != nil {
 			return nil, err
 		}
-		l := &eventLoop{n: s, epfd: epfd, wakefd: wfd, conns: map[int]*Conn{}, events: make([]unix.EpollEvent, 256),
+		l := &eventLoop{n: s, epfd: epfd, wakefd: wfd, events: make([]unix.EpollEvent, 256),
 			bufs: resp.NewLocalPool(loopSpareBufs)}
 		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(wfd)}); err != nil {
 			return nil, err
@@ -244,6 +244,7 @@ func (l *eventLoop) run() {
 			break
 		}
 		n = max(n, 0) // EpollWait returns -1 with EINTR (a signal)
+		l.n.host.CycleStart()
 		cycleStart := l.n.clock.NowUs()
 		l.cmdUs, l.cmds = 0, 0
 		for _, ev := range l.events[:n] {
@@ -258,12 +259,12 @@ func (l *eventLoop) run() {
 			if ev.Events&unix.EPOLLOUT != 0 {
 				l.flushAndPublish(c) // the output that drains shrinks its figures
 			}
-			if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 && l.conns[c.fd] == c {
+			if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) != 0 && l.conns.has(c) {
 				l.serve(c, true)
 			}
 		}
 		l.retry()
-		l.n.host.CycleEnd()
+		l.n.host.CycleEnd(rawWait > 0)
 		l.servePushes()
 		l.flushWrites()
 		if len(l.closeLater) > 0 {
@@ -278,9 +279,12 @@ func (l *eventLoop) run() {
 		if now/1000-l.sweptMs >= 1000 {
 			l.sweepIdle(now / 1000)
 		}
+		l.n.host.CycleDone()
 	}
 	for _, cl := range l.conns {
-		l.close(cl)
+		if cl != nil {
+			l.close(cl)
+		}
 	}
 }
 
@@ -393,7 +397,7 @@ func (l *eventLoop) accept(lfd int) {
 			_ = unix.Close(fd)
 			continue
 		}
-		l.conns[fd] = c
+		l.conns.put(fd, c)
 	}
 }
 
@@ -416,7 +420,7 @@ func (l *eventLoop) serve(c *Conn, readable bool) {
 	l.serveConn(c, readable)
 	// a TLS read that returned data may have left records in crypto/tls's
 	// buffer, which no epoll event announces: read again this cycle
-	if c.tlsc != nil && c.tlsMore && l.conns[c.fd] == c && c.held == nil && !c.parked {
+	if c.tlsc != nil && c.tlsMore && l.conns.has(c) && c.held == nil && !c.parked {
 		l.tlsAgain = append(l.tlsAgain, c)
 	}
 }
@@ -502,6 +506,9 @@ func (l *eventLoop) sweepIdle(nowMs int64) {
 	l.sweptMs = nowMs
 	var freed int64
 	for _, c := range l.conns {
+		if c == nil {
+			continue
+		}
 		if b := c.dropIdleReply(nowMs); b > 0 {
 			freed += b
 			c.sess.Publish(false)
@@ -516,7 +523,7 @@ func (l *eventLoop) sweepIdle(nowMs int64) {
 // its memory figures.
 func (l *eventLoop) flushAndPublish(c *Conn) {
 	l.flush(c)
-	if l.conns[c.fd] == c {
+	if l.conns.has(c) {
 		c.sess.Publish(false)
 	}
 }
@@ -546,7 +553,7 @@ func (l *eventLoop) flushWrites() {
 	for i, c := range l.writes {
 		l.writes[i] = nil
 		c.writeQueued = false
-		if l.conns[c.fd] == c { // not closed in the meantime
+		if l.conns.has(c) { // not closed in the meantime
 			l.flushAndPublish(c)
 		}
 	}
@@ -632,7 +639,7 @@ func (l *eventLoop) retry() {
 		again := l.tlsAgain
 		l.tlsAgain = nil
 		for _, c := range again {
-			if l.conns[c.fd] == c && c.held == nil && !c.parked {
+			if l.conns.has(c) && c.held == nil && !c.parked {
 				l.serve(c, true)
 			}
 		}
@@ -641,7 +648,7 @@ func (l *eventLoop) retry() {
 		bl := l.backlog
 		l.backlog = nil
 		for _, c := range bl {
-			if l.conns[c.fd] == c {
+			if l.conns.has(c) {
 				l.serve(c, false)
 			}
 		}
@@ -652,7 +659,7 @@ func (l *eventLoop) retry() {
 	held := l.held
 	l.held = nil
 	for _, c := range held {
-		if l.conns[c.fd] != c {
+		if !l.conns.has(c) {
 			continue
 		}
 		if c.killed.Load() {
@@ -684,7 +691,7 @@ func (l *eventLoop) connOf(ev unix.EpollEvent) *Conn {
 	if l.plumbing(fd) {
 		return nil
 	}
-	return l.conns[fd]
+	return l.conns.get(fd)
 }
 
 // plumbing handles an event on the loop's own descriptors: the wake-up
@@ -704,7 +711,7 @@ func (l *eventLoop) plumbing(fd int) bool {
 }
 
 func (l *eventLoop) close(c *Conn) {
-	if l.conns[c.fd] != c {
+	if !l.conns.has(c) {
 		return
 	}
 	if l.blocked {
@@ -714,7 +721,7 @@ func (l *eventLoop) close(c *Conn) {
 		l.closeLater = append(l.closeLater, c)
 		return
 	}
-	delete(l.conns, c.fd)
+	l.conns.put(c.fd, nil)
 	c.rd.Release() // an empty buffer serves the next connection
 	// the session leaves the registry before the fd is closed: CLIENT KILL
 	// and the idle reaper shut down only registered clients, under the same
@@ -770,7 +777,7 @@ func (c *Conn) PollWhileBusy() {
 		if ev.Events&unix.EPOLLOUT != 0 {
 			l.flush(o)
 		}
-		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) == 0 || l.conns[o.fd] != o {
+		if ev.Events&(unix.EPOLLIN|unix.EPOLLHUP|unix.EPOLLERR) == 0 || !l.conns.has(o) {
 			continue
 		}
 		argv, err := o.rd.ReadCommand()
@@ -822,17 +829,45 @@ func (l *eventLoop) servePushes() {
 	l.pushQ = nil
 	l.pushMu.Unlock()
 	for _, c := range q {
-		if l.conns[c.fd] != c || c.held != nil {
+		if !l.conns.has(c) || c.held != nil {
 			continue
 		}
 		// published: a subscriber that does not read grows by its messages
 		// without running a command (client eviction, CLIENT LIST's omem)
 		l.flushAndPublish(c)
-		if c.parked && !c.sess.Blocked() && l.conns[c.fd] == c {
+		if c.parked && !c.sess.Blocked() && l.conns.has(c) {
 			// a blocking command was served: carry on with the pipeline
 			c.parked = false
 			l.interest(c)
 			l.serve(c, false)
 		}
 	}
+}
+
+// connTable is an event loop's connections by file descriptor: a slice, as
+// descriptors are small and dense (Redis's conns array), so that the
+// lookups of every event and write are an index, not a map's hash.
+type connTable []*Conn
+
+func (t connTable) get(fd int) *Conn {
+	if uint(fd) < uint(len(t)) {
+		return t[fd]
+	}
+	return nil
+}
+
+// has reports whether c is still the loop's (not closed meanwhile).
+func (t connTable) has(c *Conn) bool { return t.get(c.fd) == c }
+
+func (t *connTable) put(fd int, c *Conn) {
+	if fd >= len(*t) {
+		if c == nil {
+			return
+		}
+		n := max(2*len(*t), fd+1, 64)
+		grown := make(connTable, n)
+		copy(grown, *t)
+		*t = grown
+	}
+	(*t)[fd] = c
 }

@@ -38,10 +38,15 @@ type Host interface {
 	// PauseRemainingMs is how long CLIENT PAUSE still holds commands back
 	// (0: no pause): a loop with held commands wakes up for its end.
 	PauseRemainingMs() int64
-	// CycleEnd runs at the end of each event-loop cycle, after its
-	// commands and before its replies are written (Redis's beforeSleep: the
-	// AOF's fsync under appendfsync always). The loop's goroutine.
-	CycleEnd()
+	// CycleStart, CycleEnd and CycleDone frame each event-loop cycle, on
+	// the loop's goroutine: CycleStart before it runs commands, CycleEnd
+	// after them and before their replies are written (Redis's beforeSleep:
+	// the AOF's fsync under appendfsync always), CycleDone when the cycle
+	// runs no more commands (before the loop waits for events). raw: the
+	// loop keeps its P in its waits, so CycleEnd may block the same way.
+	CycleStart()
+	CycleEnd(raw bool)
+	CycleDone()
 }
 
 // Session is the server's side of one connection: the client its commands

@@ -42,7 +42,9 @@ func (h *fakeHost) Open(c *Conn) (Session, *resp.Writer, []byte) {
 
 func (h *fakeHost) Released(n int64) { h.released.Add(n) }
 
-func (h *fakeHost) CycleEnd() {}
+func (h *fakeHost) CycleStart()   {}
+func (h *fakeHost) CycleEnd(bool) {}
+func (h *fakeHost) CycleDone()    {}
 
 func (h *fakeHost) PauseRemainingMs() int64 {
 	if h.paused.Load() {

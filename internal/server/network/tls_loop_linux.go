@@ -193,7 +193,7 @@ func (l *eventLoop) takeAdopted() {
 			_ = unix.Close(c.fd)
 			continue
 		}
-		l.conns[c.fd] = c
+		l.conns.put(c.fd, c)
 		l.serve(c, true)
 	}
 }
