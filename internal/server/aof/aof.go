@@ -153,10 +153,10 @@ type AOF struct {
 	loops      bool        // event loops call CycleStart/End/Done (set before the writer starts)
 	// inCycle counts the event loops between CycleStart and CycleDone: a
 	// unit that ends while one is there is fsynced by its cycle end
-	inCycle      atomic.Int32
-	stopped      atomic.Bool  // the files are closed: CycleEnd has nothing to do
-	delayed      atomic.Int64 // aof_delayed_fsync
-	lastFsync    atomic.Int64 // Unix ms of the last background fsync's start
+	inCycle   atomic.Int32
+	stopped   atomic.Bool  // the files are closed: CycleEnd has nothing to do
+	delayed   atomic.Int64 // aof_delayed_fsync
+	lastFsync atomic.Int64 // Unix ms of the last background fsync's start
 
 	rw        *rewriteJob // the rewrite in progress; engine lock
 	rwActive  atomic.Bool // rw != nil, for the writer goroutine
