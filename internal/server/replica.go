@@ -508,61 +508,94 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 			return err
 		}
 		rs.lastIOUnix.Store(time.Now().Unix())
-		rs.readOffset.Add(int64(n))
-		if held > 0 {
-			if link.Closed() {
-				return repl.ErrClosed // the master client went: the rest of the held stream with it
-			}
-			if held -= int64(n); held <= 0 {
-				s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (%d bytes in total)", total))
-			}
-			s.debugPause(pauseOnStreamingReplBuf)
-		}
-		// the master's encoding is canonical: re-encoding gives its bytes
-		raw = resp.AppendCommand(raw[:0], argv...)
-		if len(raw) != n {
-			return fmt.Errorf("a command of %d bytes in the master's stream re-encodes in %d", n, len(raw))
-		}
-		var unit [][][]byte
-		switch {
-		case len(argv) >= 2 && strings.EqualFold(string(argv[0]), "REPLCONF") && strings.EqualFold(string(argv[1]), "GETACK"):
-			// the offset before this command, as Redis's master client's
-			_ = link.Ack(rs.offset.Load(), -1)
-		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "PING"):
-		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "MULTI") && !inTx:
-			inTx, tx = true, tx[:0]
-		case len(argv) == 1 && strings.EqualFold(string(argv[0]), "EXEC") && inTx:
-			inTx, unit = false, tx
-		case inTx:
-			tx = append(tx, copyArgv(argv))
-		default:
-			unit = append(tx[:0], argv)
-		}
+		// the commands already read apply under one hold of the engine lock
+		// (at most streamBatch of them), as a client's pipeline does: the
+		// master writes what a cycle of its event loop propagated at once
 		s.eng.Lock()
-		if !s.current(gen) {
-			s.eng.Unlock()
-			return nil
-		}
-		if unit != nil {
-			a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
-			db = a.DB
-			rs.db = db
-			if len(unit) == 1 && len(a.Replies) > 0 && a.Replies[0] == '-' {
-				name := "<unknown>"
-				if spec := s.specFor(unit[0]); spec != nil {
-					name = spec.FullName()
+		for batch := 1; ; batch++ {
+			rs.readOffset.Add(int64(n))
+			if held > 0 {
+				if link.Closed() {
+					s.eng.Unlock()
+					return repl.ErrClosed // the master client went: the rest of the held stream with it
 				}
-				s.masterCommandFailed(a.Replies, name)
+				if held -= int64(n); held <= 0 {
+					s.log.Info(fmt.Sprintf("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (%d bytes in total)", total))
+				}
+				s.eng.Unlock()
+				s.debugPause(pauseOnStreamingReplBuf)
+				s.eng.Lock()
 			}
-			s.applier.w.Reset()
-			clear(unit)
-			tx = unit[:0]
+			if !s.current(gen) {
+				s.eng.Unlock()
+				return nil
+			}
+			// the master's encoding is canonical: re-encoding gives its bytes
+			raw = resp.AppendCommand(raw[:0], argv...)
+			if len(raw) != n {
+				s.eng.Unlock()
+				return fmt.Errorf("a command of %d bytes in the master's stream re-encodes in %d", n, len(raw))
+			}
+			var unit [][][]byte
+			getack := false
+			switch {
+			case len(argv) >= 2 && strings.EqualFold(string(argv[0]), "REPLCONF") && strings.EqualFold(string(argv[1]), "GETACK"):
+				getack = true
+			case len(argv) == 1 && strings.EqualFold(string(argv[0]), "PING"):
+			case len(argv) == 1 && strings.EqualFold(string(argv[0]), "MULTI") && !inTx:
+				inTx, tx = true, tx[:0]
+			case len(argv) == 1 && strings.EqualFold(string(argv[0]), "EXEC") && inTx:
+				inTx, unit = false, tx
+			case inTx:
+				tx = append(tx, copyArgv(argv))
+			default:
+				unit = append(tx[:0], argv)
+			}
+			if getack {
+				// the offset before this command, as Redis's master
+				// client's; sent without the engine lock
+				off := rs.offset.Load()
+				s.repl.Proxy(raw)
+				rs.offset.Store(s.repl.Offset())
+				s.eng.Unlock()
+				_ = link.Ack(off, -1)
+				break
+			}
+			if unit != nil {
+				a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
+				db = a.DB
+				rs.db = db
+				if len(unit) == 1 && len(a.Replies) > 0 && a.Replies[0] == '-' {
+					name := "<unknown>"
+					if spec := s.specFor(unit[0]); spec != nil {
+						name = spec.FullName()
+					}
+					s.masterCommandFailed(a.Replies, name)
+				}
+				s.applier.w.Reset()
+				clear(unit)
+				tx = unit[:0]
+			}
+			s.repl.Proxy(raw)
+			rs.offset.Store(s.repl.Offset())
+			var ok bool
+			if held <= 0 && batch < streamBatch {
+				argv, n, ok, err = link.TryNext()
+			}
+			if !ok || err != nil {
+				s.eng.Unlock()
+				if err != nil {
+					return err
+				}
+				break
+			}
 		}
-		s.repl.Proxy(raw)
-		rs.offset.Store(s.repl.Offset())
-		s.eng.Unlock()
 	}
 }
+
+// streamBatch bounds the commands of the master's stream a replica applies
+// under one hold of the engine lock (its clients wait meanwhile).
+const streamBatch = 256
 
 // copyArgv copies a command the reader's buffer holds.
 func copyArgv(argv [][]byte) [][]byte {

@@ -53,7 +53,7 @@ func Dial(host string, port int, timeout time.Duration, tc *tls.Config) (*Master
 		_ = conn.SetDeadline(time.Time{})
 		conn = tconn
 	}
-	return &MasterLink{conn: conn, br: bufio.NewReaderSize(conn, 64<<10), Timeout: timeout}, nil
+	return &MasterLink{conn: conn, br: bufio.NewReaderSize(streamReader(conn), 64<<10), Timeout: timeout}, nil
 }
 
 // Close closes the connection (any goroutine: it unblocks a read).
@@ -236,7 +236,7 @@ func (l *MasterLink) copyUntilMark(w io.Writer, mark []byte) (int64, error) {
 func (l *MasterLink) Next() (argv [][]byte, n int, err error) {
 	if l.rd == nil {
 		lim := resp.NewLimits()
-		l.rd = resp.NewReader(deadlineReader{l}, lim)
+		l.rd = resp.NewReader(&deadlineReader{l: l}, lim)
 	}
 	argv, err = l.rd.ReadCommand()
 	if err != nil {
@@ -245,12 +245,33 @@ func (l *MasterLink) Next() (argv [][]byte, n int, err error) {
 	return argv, l.rd.LastLen(), nil
 }
 
-// deadlineReader reads the link's buffered reader with the read deadline
-// renewed for each read.
-type deadlineReader struct{ l *MasterLink }
+// TryNext is Next without reading: the next command if one is buffered
+// whole (ok false, nil error, when none is).
+func (l *MasterLink) TryNext() (argv [][]byte, n int, ok bool, err error) {
+	if l.rd == nil {
+		return nil, 0, false, nil
+	}
+	argv, ok, err = l.rd.TryCommand()
+	if !ok || err != nil {
+		return nil, 0, false, err
+	}
+	return argv, l.rd.LastLen(), true, nil
+}
 
-func (d deadlineReader) Read(p []byte) (int, error) {
-	_ = d.l.conn.SetReadDeadline(time.Now().Add(d.l.Timeout))
+// deadlineReader reads the link's buffered reader with the read deadline
+// renewed when it is older than a tenth of Timeout: a read that waits
+// fails after 0.9 to 1 Timeout, and a busy stream does not reset a runtime
+// timer for every read.
+type deadlineReader struct {
+	l       *MasterLink
+	renewed time.Time
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if now := time.Now(); now.Sub(d.renewed) > d.l.Timeout/10 {
+		d.renewed = now
+		_ = d.l.conn.SetReadDeadline(now.Add(d.l.Timeout))
+	}
 	return d.l.br.Read(p)
 }
 
