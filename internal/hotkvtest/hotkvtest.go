@@ -93,9 +93,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	// startup arguments: dir and the immutable parameters
 	// (enable-module-command, ...) are set as the command line sets them;
-	// DEBUG is allowed unless the test says otherwise, as the suite's
-	// default.conf allows it in Redis's own tests
-	args := []string{"--dir", dir, "--enable-debug-command", "yes"}
+	// DEBUG is allowed unless the test says otherwise, and full syncs start
+	// at once (repl-diskless-sync-delay 0), as the suite's default.conf has
+	// them in Redis's own tests
+	args := []string{"--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}
 	for _, kv := range rest {
 		args = append(args, "--"+kv[0], kv[1])
 	}

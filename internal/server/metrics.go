@@ -55,6 +55,7 @@ func (s *Server) cronTick(startUs int64) {
 	s.hotkeysCron(ms)
 	s.expireOwnKeys()
 	s.failoverCron(ms)
+	s.startDueSyncs(ms)
 	// in Redis the cron runs inside an event-loop cycle; here it has its own
 	// goroutine, so its tick counts as one cycle of its own
 	d := s.clock.NowUs() - startUs

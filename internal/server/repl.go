@@ -141,12 +141,24 @@ func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
 // and counts it in sync_full.
 func (s *Server) fullResync(c *command.Ctx, psync bool) {
 	if psync {
-		if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+		if askedPartial(c) {
 			s.stats.syncPartialErr++
 		}
-		c.W.SimpleString("FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10))
+		c.W.SimpleString(s.fullResyncLine())
 	}
 	s.stats.syncFull++
+}
+
+// fullResyncLine is +FULLRESYNC's text: the history's id and the offset the
+// stream continues from.
+func (s *Server) fullResyncLine() string {
+	return "FULLRESYNC " + s.replID + " " + strconv.FormatInt(s.repl.Offset(), 10)
+}
+
+// askedPartial reports whether a PSYNC asked to continue a history (not
+// PSYNC ? -1).
+func askedPartial(c *command.Ctx) bool {
+	return len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?'
 }
 
 // ReplConf implements REPLCONF (Redis's replconfCommand, master side).
@@ -354,15 +366,21 @@ func (s *Server) dropWaiter(cl *client) {
 // heldReplica is a replica whose snapshot is still being encoded: its
 // stream is held back until the payload is sent, as Redis keeps it in the
 // replica's output buffer while the BGSAVE for it runs (and limits it as
-// such: client-output-buffer-limit replica). Engine lock.
+// such: client-output-buffer-limit replica). While its sync waits for more
+// replicas (waiting: repl-diskless-sync-delay) it gets nothing: its
+// snapshot will hold everything before. Engine lock.
 type heldReplica struct {
 	cl      *client
 	holding bool
+	waiting bool
 	held    []byte
 }
 
 // Push implements repl.Replica.
 func (h *heldReplica) Push(msg []byte) {
+	if h.waiting {
+		return
+	}
 	if !h.holding {
 		h.cl.pushMsg(msg)
 		return
@@ -381,11 +399,21 @@ func (h *heldReplica) RemoteAddr() net.Addr { return h.cl.raddr }
 // snapshot of this moment (keyspace.Snapshot) encoded by a goroutine a
 // step at a time; the payload and the held stream follow when it is done.
 func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
-	st := s.rdb.SyncStream()
+	if s.delaySync(c, cl, psync, false) {
+		return
+	}
 	s.fullResync(c, psync)
 	h := &heldReplica{cl: cl, holding: true}
 	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
 	cl.Flags = "S"
+	s.snapshotForReplica(cl, h)
+}
+
+// snapshotForReplica starts the snapshot of this moment for a replica
+// attached with h (holding its stream) and sends it, then the held stream,
+// when it is encoded.
+func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
+	st := s.rdb.SyncStream()
 	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
 	if s.cfg.Bool("repl-diskless-sync") {
 		// the snapshot goes from memory to the replica's socket, as Redis's
@@ -420,6 +448,9 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 		cl.pushBulk(payload.Bytes())
 		cl.pushBulk(h.held)
 		h.holding, h.held = false, nil
+		if cl.replica != nil && cl.replica.State == stateWaitBgsave {
+			s.replicaOnline(cl) // a delayed sync's wait is over
+		}
 	}()
 }
 
@@ -479,12 +510,21 @@ func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
 // channel gets the stream from this moment on. The RDB channel itself never
 // gets the stream; the replica closes it once the snapshot is loaded.
 func (s *Server) syncRDBChannel(c *command.Ctx, cl *client) {
+	if s.delaySync(c, cl, true, true) {
+		return
+	}
+	s.fullResync(c, true)
+	s.startRDBChannel(cl)
+}
+
+// startRDBChannel starts an RDB channel's snapshot and its main channel's
+// stream, at this moment.
+func (s *Server) startRDBChannel(cl *client) {
 	main := s.waitingMainChannel(cl.mainChID)
 	if main != nil && main.killed() {
 		main = nil
 	}
 	st := s.rdb.SyncStream()
-	s.fullResync(c, true)
 	cl.Flags, cl.rdbSlave = "S", true
 	if main != nil {
 		main.mainCh.live = true

@@ -23,10 +23,11 @@ import (
 // replication stream (tests/util.tcl attach_to_replication_stream): "SYNC\r\n",
 // then "$<len>\r\n" and the RDB payload, then RESP commands.
 type replStream struct {
-	t   *testing.T
-	c   net.Conn
-	br  *bufio.Reader
-	rdb []byte
+	t          *testing.T
+	c          net.Conn
+	br         *bufio.Reader
+	rdb        []byte
+	fullResync string // the +FULLRESYNC line, for PSYNC
 }
 
 func attachStream(t *testing.T, addr string, cmd string) *replStream {
@@ -38,7 +39,16 @@ func attachStream(t *testing.T, addr string, cmd string) *replStream {
 	t.Cleanup(func() { _ = c.Close() })
 	r := &replStream{t: t, c: c, br: bufio.NewReader(c)}
 	_, _ = c.Write([]byte(cmd + "\r\n"))
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	r.readSnapshot(cmd, 5*time.Second)
+	return r
+}
+
+// readSnapshot reads the answer to a SYNC or PSYNC (cmd) sent on r: the
+// +FULLRESYNC line (kept in r.fullResync), then the payload.
+func (r *replStream) readSnapshot(cmd string, wait time.Duration) {
+	t := r.t
+	t.Helper()
+	_ = r.c.SetReadDeadline(time.Now().Add(wait))
 	line, err := r.br.ReadString('\n')
 	if err != nil {
 		t.Fatal(err)
@@ -47,6 +57,7 @@ func attachStream(t *testing.T, addr string, cmd string) *replStream {
 		if !regexp.MustCompile(`^\+FULLRESYNC [0-9a-f]{40} \d+\r\n$`).MatchString(line) {
 			t.Fatalf("PSYNC reply %q", line)
 		}
+		r.fullResync = line
 		if line, err = r.br.ReadString('\n'); err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +70,6 @@ func attachStream(t *testing.T, addr string, cmd string) *replStream {
 	if _, err := io.ReadFull(r.br, r.rdb); err != nil {
 		t.Fatal(err)
 	}
-	return r
 }
 
 // next reads one propagated command, joined by spaces; "" when nothing comes

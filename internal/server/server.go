@@ -118,6 +118,7 @@ type Server struct {
 	prop        propState                         // command propagation (propagate.go); engine lock
 	repl        *repl.Master                      // replicas (repl.go); engine lock
 	waiters     []*client                         // clients blocked in WAIT (repl.go); engine lock
+	syncs       []*pendingSync                    // full syncs waiting for more replicas (syncdelay.go); engine lock
 	snapshotFn  SnapshotFunc                      // SYNC's payload (snapshot.go); nil: internal/rdb
 	loadCaller  *client                           // the client running DEBUG LOADAOF (engine lock)
 	watchers    map[watchKey]map[*client]struct{} // guarded by the engine lock

@@ -1,0 +1,133 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/hotkv/hotkv/internal/hotkvtest"
+)
+
+// sendSync opens a connection that asks for a full sync with cmd, without
+// reading the answer.
+func sendSync(t *testing.T, addr, cmd string) *replStream {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	_, _ = c.Write([]byte(cmd + "\r\n"))
+	return &replStream{t: t, c: c, br: bufio.NewReader(c)}
+}
+
+// silent reports whether nothing arrives on r within wait.
+func (r *replStream) silent(wait time.Duration) bool {
+	_ = r.c.SetReadDeadline(time.Now().Add(wait))
+	_, err := r.br.Peek(1)
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+// TestDisklessSyncDelay: with repl-diskless-sync-delay, full syncs wait
+// (unanswered, INFO state=wait_bgsave) for more replicas, then start
+// together: the same +FULLRESYNC offset, the snapshot of that moment (a
+// write made while they waited is in it, not in their stream), the stream
+// from there; repl-diskless-sync-max-replicas starts them as soon as that
+// many wait.
+func TestDisklessSyncDelay(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-sync-delay", "1"))
+	cl := hotkvtest.Dial(t, srv.Addr)
+	cl.Do("SET", "before", "1")
+	start := time.Now()
+	a := sendSync(t, srv.Addr, "PSYNC ? -1")
+	b := sendSync(t, srv.Addr, "SYNC")
+	if !a.silent(300*time.Millisecond) || !b.silent(10*time.Millisecond) {
+		t.Fatal("a full sync started before repl-diskless-sync-delay")
+	}
+	info := cl.Do("INFO", "replication")
+	if strings.Count(info, "state=wait_bgsave") != 2 || !strings.Contains(info, "connected_slaves:2\r\n") {
+		t.Fatalf("INFO while the syncs wait:\n%s", info)
+	}
+	cl.Do("SET", "during", "2") // in the snapshot: the syncs start later
+	a.readSnapshot("PSYNC ? -1", 5*time.Second)
+	b.readSnapshot("SYNC", 5*time.Second)
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("the syncs started after %v, before the 1 s delay", d)
+	}
+	want := map[int]map[string]string{0: {"before": "1", "during": "2"}}
+	checkRDB(t, a.rdb, want)
+	checkRDB(t, b.rdb, want)
+	info = cl.Do("INFO", "replication")
+	// the stream went on while they waited (the backlog has it): the
+	// snapshot continues from the offset past the write
+	off := len(hotkvtest.EncodeCommand("SELECT", "0")) + len(hotkvtest.EncodeCommand("SET", "during", "2"))
+	if !strings.HasSuffix(a.fullResync, " "+strconv.Itoa(off)+"\r\n") || strings.Contains(info, "wait_bgsave") {
+		t.Fatalf("+FULLRESYNC %q (the offset when the syncs started: %d); INFO after:\n%s", a.fullResync, off, info)
+	}
+	cl.Do("SET", "after", "3")
+	a.expect("SELECT 0", "SET after 3")
+	b.expect("SELECT 0", "SET after 3")
+
+	// enough replicas waiting start at once, whatever the delay
+	cl.Do("CONFIG", "SET", "repl-diskless-sync-delay", "60", "repl-diskless-sync-max-replicas", "2")
+	c := sendSync(t, srv.Addr, "PSYNC ? -1")
+	if !c.silent(200 * time.Millisecond) {
+		t.Fatal("one replica of max-replicas 2 started its sync")
+	}
+	d := sendSync(t, srv.Addr, "PSYNC ? -1")
+	c.readSnapshot("PSYNC ? -1", 2*time.Second)
+	d.readSnapshot("PSYNC ? -1", 2*time.Second)
+	if c.fullResync != d.fullResync {
+		t.Fatalf("syncs started together with different offsets: %q %q", c.fullResync, d.fullResync)
+	}
+	checkRDB(t, c.rdb, map[int]map[string]string{0: {"before": "1", "during": "2", "after": "3"}})
+
+	// a replica that leaves while it waits is forgotten
+	cl.Do("CONFIG", "SET", "repl-diskless-sync-delay", "1", "repl-diskless-sync-max-replicas", "0")
+	e := sendSync(t, srv.Addr, "PSYNC ? -1")
+	e.silent(100 * time.Millisecond)
+	_ = e.c.Close()
+	f := sendSync(t, srv.Addr, "PSYNC ? -1")
+	f.readSnapshot("PSYNC ? -1", 5*time.Second)
+}
+
+// TestDisklessSyncDelayRDBChannel: a HotKV replica over the RDB channel
+// waits the delay too, both of its connections listed as replicas (Redis's
+// replication.tcl "Slave enters wait_bgsave"), then syncs.
+func TestDisklessSyncDelayRDBChannel(t *testing.T) {
+	ctx := context.Background()
+	m := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-sync-delay", "1"))
+	r := hotkvtest.Start(t)
+	mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+	defer mc.Close()
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	mc.Set(ctx, "k", "v", 0)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	start := time.Now()
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		info := mc.Info(ctx, "replication").Val()
+		slaves := strings.Count(mc.Do(ctx, "CLIENT", "LIST", "TYPE", "slave").String(), "id=")
+		if strings.Contains(info, "state=wait_bgsave") && slaves == 2 {
+			break
+		}
+		if time.Since(start) > 900*time.Millisecond {
+			t.Fatalf("no main and RDB channel waiting (%d replicas listed):\n%s", slaves, info)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	waitSameDigest(t, mc, rc, time.Now().Add(10*time.Second))
+	if d := time.Since(start); d < 900*time.Millisecond {
+		t.Fatalf("synced after %v, before the 1 s delay", d)
+	}
+}
