@@ -50,6 +50,9 @@ func (r *replStream) readSnapshot(cmd string, wait time.Duration) {
 	t.Helper()
 	_ = r.c.SetReadDeadline(time.Now().Add(wait))
 	line, err := r.br.ReadString('\n')
+	for err == nil && line == "\n" { // a waiting replica's keep-alive
+		line, err = r.br.ReadString('\n')
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -201,6 +201,7 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 			return
 		}
 		err := s.syncWithMaster(gen, host, port)
+		phase, _ := s.rs.state.Load().(string)
 		s.eng.Lock()
 		ok = s.current(gen)
 		if ok {
@@ -215,7 +216,15 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 			return
 		}
 		if err != nil {
-			s.log.Warn("Connection with master lost or failed: " + err.Error())
+			var ne net.Error
+			switch timeout := errors.As(err, &ne) && ne.Timeout(); {
+			case timeout && (phase == "connecting" || phase == "handshake"):
+				s.log.Warn("Timeout connecting to the MASTER...") // replicationCron's words
+			case timeout && phase == "sync":
+				s.log.Warn("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
+			default:
+				s.log.Warn("Connection with master lost or failed: " + err.Error())
+			}
 		}
 		time.Sleep(time.Second)
 	}

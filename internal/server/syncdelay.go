@@ -23,6 +23,7 @@ type pendingSync struct {
 	partial    bool         // the PSYNC asked to continue a history (counted when it starts)
 	held       *heldReplica // the replica as attached (not for an RDB channel)
 	sinceMs    int64
+	newlineMs  int64 // when it was last sent a newline
 }
 
 // delaySync reports whether cl's full sync waits, and records it if so.
@@ -32,6 +33,7 @@ func (s *Server) delaySync(c *command.Ctx, cl *client, psync, rdbChannel bool) b
 		return false
 	}
 	p := &pendingSync{cl: cl, rdbChannel: rdbChannel, psync: psync, partial: psync && askedPartial(c), sinceMs: s.clock.NowMs()}
+	p.newlineMs = p.sinceMs
 	cl.Flags = "S"
 	if rdbChannel {
 		cl.rdbSlave = true
@@ -65,6 +67,14 @@ func (s *Server) startDueSyncs(nowMs int64) {
 	if len(live) == 0 {
 		s.syncs = nil
 		return
+	}
+	// a newline a second keeps a waiting replica's link alive (its
+	// repl-timeout), as Redis's replicationCron writes to pre-sync replicas
+	for _, p := range live {
+		if nowMs-p.newlineMs >= 1000 {
+			p.newlineMs = nowMs
+			p.cl.pushBulk([]byte{'\n'})
+		}
 	}
 	m := s.cfg.Int("repl-diskless-sync-max-replicas")
 	due := !s.cfg.Bool("repl-diskless-sync") ||

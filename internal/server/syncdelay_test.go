@@ -131,3 +131,17 @@ func TestDisklessSyncDelayRDBChannel(t *testing.T) {
 		t.Fatalf("synced after %v, before the 1 s delay", d)
 	}
 }
+
+// TestDisklessSyncDelayKeepsLinkAlive: a replica waiting for a delayed sync
+// gets a newline a second (its repl-timeout does not fire), and its sync
+// starts when the delay ends.
+func TestDisklessSyncDelayKeepsLinkAlive(t *testing.T) {
+	srv := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-sync-delay", "3"))
+	a := sendSync(t, srv.Addr, "PSYNC ? -1")
+	_ = a.c.SetReadDeadline(time.Now().Add(2500 * time.Millisecond))
+	line, err := a.br.ReadString('\n')
+	if err != nil || line != "\n" {
+		t.Fatalf("no newline while waiting: %q %v", line, err)
+	}
+	a.readSnapshot("PSYNC ? -1", 5*time.Second) // skips the newlines before +FULLRESYNC
+}
