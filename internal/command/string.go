@@ -340,7 +340,9 @@ func setexGeneric(c *Ctx, seconds bool, name string) {
 	c.PropagateAs(wSet, c.Argv[1], c.Argv[3], wPXAT, c.PropInt(at))
 }
 
-// getsetCmd reads the key as GET does (a miss announces "keymiss"), then sets it.
+// getsetCmd reads the key as GET does (a miss announces "keymiss"), then
+// sets it; replicas and the AOF get a SET (Redis's getsetCommand rewrites
+// its argv[0]).
 func getsetCmd(c *Ctx) {
 	key := c.Argv[1]
 	e, wt := lookupString(c, key)
@@ -355,6 +357,7 @@ func getsetCmd(c *Ctx) {
 	c.DB.SetString(key, c.Argv[2], false)
 	c.Notify('$', "set", key)
 	c.Dirty++
+	c.PropagateAs(wSet, key, c.Argv[2])
 }
 
 func getdelCmd(c *Ctx) {

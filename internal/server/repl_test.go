@@ -199,6 +199,9 @@ func TestPropagationRewrites(t *testing.T) {
 		{"select", nil, [][]string{s("SET", "a", "1"), s("SELECT", "3"), s("SET", "b", "1"), s("SET", "c", "1"), s("MOVE", "b", "0"),
 			s("MOVE", "nokey", "0"), s("COPY", "c", "d", "DB", "5"), s("SWAPDB", "0", "3")},
 			s("SELECT 0", "SET a 1", "SELECT 3", "SET b 1", "SET c 1", "MOVE b 0", "COPY c d DB 5", "SWAPDB 0 3")},
+		// GETSET as SET (Redis's getsetCommand), SET ... GET without GET
+		{"getset", nil, [][]string{s("GETSET", "g", "1"), s("SET", "g", "2", "GET")},
+			s("SELECT 0", "SET g 1", "SET g 2")},
 		{"publish-flush", nil, [][]string{s("PUBLISH", "ch", "hi"), s("FLUSHALL"), s("FLUSHDB")},
 			s("SELECT 0", "PUBLISH ch hi", "FLUSHALL", "FLUSHDB")},
 		{"function", nil, [][]string{s("FUNCTION", "LOAD", "#!lua name=lib\nredis.register_function('f', function() return 1 end)"),
