@@ -364,16 +364,42 @@ func (s *Server) unblockClient(cl *client, withError bool) bool {
 		return false
 	}
 	if withError {
-		var w resp.Writer
-		w.Proto = cl.Proto
-		w.Error("UNBLOCKED client unblocked via CLIENT UNBLOCK")
-		s.countError("UNBLOCKED")
-		s.countUnblocked(cl, true) // the blocked command ends here, failed
-		s.releaseBlocked(cl, w.Buf)
+		s.unblockWithError(cl, "UNBLOCKED client unblocked via CLIENT UNBLOCK")
 		return true
 	}
 	s.timeoutBlocked(cl)
 	return true
+}
+
+// unblockWithError ends cl's blocked command with the error msg (an
+// UNBLOCKED one), counted as failed. Engine lock held.
+func (s *Server) unblockWithError(cl *client, msg string) {
+	var w resp.Writer
+	w.Proto = cl.Proto
+	w.Error(msg)
+	s.countError("UNBLOCKED")
+	s.countUnblocked(cl, true) // the blocked command ends here, failed
+	s.releaseBlocked(cl, w.Buf)
+}
+
+// disconnectAllBlocked is Redis's disconnectAllBlockedClients, for a master
+// that turns replica: what its blocked clients wait for would now come from
+// the master's stream (a BLPOP served on the replica would pop what the
+// master keeps), so they get UNBLOCKED and are closed after it. Engine
+// lock held.
+func (s *Server) disconnectAllBlocked() {
+	s.mu.Lock()
+	var blocked []*client
+	for _, cl := range s.clients {
+		if cl.block.on {
+			blocked = append(blocked, cl)
+		}
+	}
+	s.mu.Unlock()
+	for _, cl := range blocked {
+		cl.closeAfterBlocked.Store(true)
+		s.unblockWithError(cl, "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)")
+	}
 }
 
 // dropBlocked forgets a disconnecting client. Engine lock held.

@@ -19,27 +19,30 @@ import (
 // network.Session (session.go).
 type client struct {
 	command.Client
-	nc            *network.Conn // nil for the connection-less client of Apply
-	raddr         net.Addr
-	unix          bool  // connected on the Unix socket (CLIENT LIST flag U)
-	clockUs       int64 // the server clock when the next command of the batch starts
-	softSinceMs   int64 // when the pending output first exceeded the soft limit
-	obufOver      bool  // the output went over its limit in a batch: the next write drops the client
-	srv           *Server
-	push          pushState    // Pub/Sub messages and invalidations (pubsub.go)
-	block         blockedState // a parked blocking command (blocking.go)
-	isBlocked     atomic.Bool  // block.on, for the owner and CLIENT LIST
-	pauseCounted  bool         // counted in blocked_clients while CLIENT PAUSE holds it (notePaused)
-	pushSoftSince int64        // when queued messages first exceeded the soft limit
-	multi         multiState
-	w             resp.Writer
-	ctx           command.Ctx
-	lastCmd       atomic.Pointer[command.Spec] // read by CLIENT LIST
-	mem           clientMem                    // published memory figures (clientmem.go)
-	pushed        bool                         // the reply buffer holds out-of-band messages (resetReplyBuf)
-	monitor       bool                         // a MONITOR client (introspect.go); engine lock
-	cmds          int64                        // commands received (those refused and queued too)
-	cmdsDone      int64                        // commands run on its behalf (CLIENT LIST tot-cmds); engine lock
+	nc          *network.Conn // nil for the connection-less client of Apply
+	raddr       net.Addr
+	unix        bool  // connected on the Unix socket (CLIENT LIST flag U)
+	clockUs     int64 // the server clock when the next command of the batch starts
+	softSinceMs int64 // when the pending output first exceeded the soft limit
+	obufOver    bool  // the output went over its limit in a batch: the next write drops the client
+	srv         *Server
+	push        pushState    // Pub/Sub messages and invalidations (pubsub.go)
+	block       blockedState // a parked blocking command (blocking.go)
+	isBlocked   atomic.Bool  // block.on, for the owner and CLIENT LIST
+	// closeAfterBlocked: closed once its blocked command's reply is out (a
+	// master turned replica: disconnectAllBlocked); for the owner
+	closeAfterBlocked atomic.Bool
+	pauseCounted      bool  // counted in blocked_clients while CLIENT PAUSE holds it (notePaused)
+	pushSoftSince     int64 // when queued messages first exceeded the soft limit
+	multi             multiState
+	w                 resp.Writer
+	ctx               command.Ctx
+	lastCmd           atomic.Pointer[command.Spec] // read by CLIENT LIST
+	mem               clientMem                    // published memory figures (clientmem.go)
+	pushed            bool                         // the reply buffer holds out-of-band messages (resetReplyBuf)
+	monitor           bool                         // a MONITOR client (introspect.go); engine lock
+	cmds              int64                        // commands received (those refused and queued too)
+	cmdsDone          int64                        // commands run on its behalf (CLIENT LIST tot-cmds); engine lock
 	// replication (repl.go): set once the connection sent SYNC/PSYNC
 	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC

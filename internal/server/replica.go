@@ -118,6 +118,7 @@ func (s *Server) ReplicaState() (host string, port int64, state string, offset i
 // history), and a new link starts. Engine lock.
 func (s *Server) setMaster(host string, port int64) {
 	s.stopLink()
+	s.disconnectAllBlocked() // clients blocked on a master, now a replica
 	rs := &s.rs
 	rs.host, rs.port = host, port
 	s.cfg.SetReplicaOf(host, port)

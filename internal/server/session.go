@@ -161,6 +161,10 @@ func (cl *client) Held(on bool) { cl.srv.notePaused(cl, on) }
 // Blocked implements network.Session.
 func (cl *client) Blocked() bool { return cl.isBlocked.Load() }
 
+// Closing implements network.Session: a blocked command ended with an error
+// that closes the client (disconnectAllBlocked).
+func (cl *client) Closing() bool { return cl.closeAfterBlocked.Load() }
+
 // BeforeWrite implements network.Session: the queued messages join the reply
 // buffer, the reply barrier may hold it, and client-output-buffer-limit may
 // close the connection.

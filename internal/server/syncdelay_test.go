@@ -145,3 +145,50 @@ func TestDisklessSyncDelayKeepsLinkAlive(t *testing.T) {
 	}
 	a.readSnapshot("PSYNC ? -1", 5*time.Second) // skips the newlines before +FULLRESYNC
 }
+
+// TestRoleChangeUnblocksClients: a master that turns replica answers its
+// blocked clients -UNBLOCKED and closes them (Redis's
+// disconnectAllBlockedClients, replication.tcl "BLPOP followed by role
+// change"): served by the new master's stream, a BLPOP would pop on the
+// replica what the master keeps.
+func TestRoleChangeUnblocksClients(t *testing.T) {
+	t.Run("loop", func(t *testing.T) { testRoleChangeUnblocks(t) })
+	t.Run("goroutines", func(t *testing.T) { testRoleChangeUnblocks(t, hotkvtest.WithGoroutinePerConn()) })
+}
+
+func testRoleChangeUnblocks(t *testing.T, opts ...hotkvtest.Option) {
+	a := hotkvtest.Start(t)
+	b := hotkvtest.Start(t, opts...)
+	bc := hotkvtest.Dial(t, b.Addr)
+	blocked := hotkvtest.Dial(t, b.Addr)
+	blocked.Write(hotkvtest.EncodeCommand("BLPOP", "foo", "0"))
+	for !strings.Contains(bc.Do("INFO", "clients"), "blocked_clients:1\r\n") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	host, port, _ := net.SplitHostPort(a.Addr)
+	if got := bc.Do("REPLICAOF", host, port); got != "+OK\r\n" {
+		t.Fatalf("REPLICAOF: %q", got)
+	}
+	got, err := blocked.ReadReply()
+	if err != nil || got != "-UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)\r\n" {
+		t.Fatalf("blocked client got %q %v", got, err)
+	}
+	t0 := time.Now()
+	if _, err := blocked.ReadReply(); err == nil {
+		t.Fatal("the unblocked client was not closed")
+	}
+	if d := time.Since(t0); d > 2*time.Second {
+		t.Fatalf("the unblocked client was closed after %v", d)
+	}
+	if st := bc.Do("INFO", "commandstats"); !strings.Contains(st, "cmdstat_blpop:calls=1,") || !strings.Contains(st, "failed_calls=1") {
+		t.Fatalf("commandstats: %q", st)
+	}
+	ac := hotkvtest.Dial(t, a.Addr)
+	for !strings.Contains(bc.Do("INFO", "replication"), "master_link_status:up") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	ac.Do("RPUSH", "foo", "a", "b", "c")
+	for bc.Do("LLEN", "foo") != ":3\r\n" {
+		time.Sleep(10 * time.Millisecond)
+	}
+}

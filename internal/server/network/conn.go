@@ -175,7 +175,7 @@ func (n *Net) serve(c *Conn) {
 					// woken to deliver messages or a blocked command's reply,
 					// or to give an idle connection's buffers back
 					_ = c.conn.SetReadDeadline(time.Time{})
-					if !n.flush(c) {
+					if !n.flush(c) || c.sess.Closing() {
 						return
 					}
 					if c.idleShrink.Swap(false) {

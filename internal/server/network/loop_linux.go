@@ -832,6 +832,9 @@ func (l *eventLoop) servePushes() {
 		if !l.conns.has(c) || c.held != nil {
 			continue
 		}
+		if c.parked && c.sess.Closing() {
+			c.closing = true // closed once its blocked command's reply is out
+		}
 		// published: a subscriber that does not read grows by its messages
 		// without running a command (client eviction, CLIENT LIST's omem)
 		l.flushAndPublish(c)

@@ -71,6 +71,10 @@ type Session interface {
 	Held(on bool)
 	// Blocked reports whether a blocking command parks the session.
 	Blocked() bool
+	// Closing reports whether the session is to be closed once its output
+	// is written, though it ran no command (a blocked command ended with
+	// an error that closes the client: Redis's CLOSE_AFTER_REPLY).
+	Closing() bool
 	// BeforeWrite moves the queued messages into the reply buffer and says
 	// whether the buffer may be written: WriteHold while the reply barrier
 	// holds it (wait: block until released instead, goroutine mode),

@@ -127,6 +127,7 @@ func (s *fakeSession) Resume(argv [][]byte) bool {
 
 func (s *fakeSession) Held(bool)     {}
 func (s *fakeSession) Blocked() bool { return false }
+func (s *fakeSession) Closing() bool { return false }
 
 func (s *fakeSession) BeforeWrite(sent int, wait bool) Gate {
 	s.mu.Lock()
