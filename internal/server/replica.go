@@ -430,8 +430,11 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 // fails (Redis's disklessLoadInitTempDb / disklessLoadDiscardTempDb).
 func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) error {
 	pr, pw := io.Pipe()
+	var got atomic.Int64 // payload bytes handed to the loader
+	payloadErr := make(chan error, 1)
 	go func() {
-		_, err := link.Payload(pw)
+		_, err := link.Payload(countingWriter{pw, &got})
+		payloadErr <- err
 		_ = pw.CloseWithError(err)
 	}()
 	defer func() { _, _ = io.Copy(io.Discard, pr) }() // what follows the RDB's end, up to the payload's
@@ -447,6 +450,17 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(pr, 1<<20))
 	if err != nil {
+		// the link's failure reaches the loader through the pipe after it
+		// is reported here; a loader that failed on its own finds nothing
+		select {
+		case perr := <-payloadErr:
+			if perr != nil {
+				// the link ended inside the payload: Redis's
+				// rdbReportReadError on a short read from the socket
+				s.log.Warn(fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:0 -> Unexpected EOF reading RDB file", got.Load()))
+			}
+		default:
+		}
 		_ = pr.CloseWithError(err)
 		if stash != nil {
 			s.log.Info("Restoring the backup of the dataset kept aside (repl-diskless-load swapdb)")
@@ -806,4 +820,16 @@ func (s *Server) replicationTLS() (*tls.Config, error) {
 		return nil, nil
 	}
 	return network.ClientTLS(s.cfg)
+}
+
+// countingWriter counts what goes through it.
+type countingWriter struct {
+	w io.Writer
+	n *atomic.Int64
+}
+
+func (c countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n.Add(int64(n))
+	return n, err
 }
