@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/resp"
 	"github.com/hotkv/hotkv/internal/server/network"
+	"github.com/hotkv/hotkv/internal/server/persist"
 	"github.com/hotkv/hotkv/internal/server/repl"
 )
 
@@ -415,7 +417,9 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 	}
 	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
-	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(f, 1<<20))
+	s.rdb.SetLoading(true, n)
+	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(f, 1<<20), s.loadYield(gen))
+	s.rdb.SetLoading(false, 0)
 	if err != nil {
 		return err
 	}
@@ -425,9 +429,12 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 }
 
 // loadFromLink is the diskless load: the payload goes through a pipe into
-// the loader, which flushes the dataset first; with swap (repl-diskless-load
-// swapdb) the dataset is kept aside meanwhile and put back if the load
-// fails (Redis's disklessLoadInitTempDb / disklessLoadDiscardTempDb).
+// the loader; with swap (repl-diskless-load swapdb) the dataset is kept
+// aside meanwhile and put back if the load fails (Redis's
+// disklessLoadInitTempDb / disklessLoadDiscardTempDb). The server is
+// loading from the start of the transfer (INFO loading:1, commands not
+// allowed while loading get -LOADING): the transfer runs without the engine
+// lock, and the load lends it every loading-process-events-interval-bytes.
 func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) error {
 	pr, pw := io.Pipe()
 	var got atomic.Int64 // payload bytes handed to the loader
@@ -439,16 +446,30 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	}()
 	defer func() { _, _ = io.Copy(io.Discard, pr) }() // what follows the RDB's end, up to the payload's
 	s.eng.Lock()
-	defer s.eng.Unlock()
 	if !s.current(gen) {
+		s.eng.Unlock()
 		return nil
 	}
 	var stash *keyspace.Stash
 	if swap {
 		stash = s.ks.Stash()
 	}
+	s.rdb.SetLoading(true, 0)
+	defer s.rdb.SetLoading(false, 0)
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
-	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(pr, 1<<20))
+	s.eng.Unlock()
+	data, rerr := io.ReadAll(pr)
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	var keys int
+	err := rerr
+	if err == nil {
+		if !s.current(gen) {
+			err = persist.ErrLoadStopped // the link was replaced meanwhile
+		} else {
+			keys, err = s.rdb.LoadFromMaster(bytes.NewReader(data), s.loadYield(gen))
+		}
+	}
 	if err != nil {
 		// the link's failure reaches the loader through the pipe after it
 		// is reported here; a loader that failed on its own finds nothing
@@ -477,6 +498,24 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	s.stats.dirty++
 	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
 	return nil
+}
+
+// loadYield is a replica load's yield: the engine lock lent to the clients
+// (they get -LOADING but for what runs while loading), and the load stopped
+// when the server shuts down or the link is replaced. Engine lock held.
+func (s *Server) loadYield(gen uint64) func() error {
+	return func() error {
+		s.eng.Lend()
+		select {
+		case <-s.shutdown:
+			return persist.ErrLoadStopped
+		default:
+		}
+		if !s.current(gen) {
+			return persist.ErrLoadStopped
+		}
+		return nil
+	}
 }
 
 // datasetEmpty reports whether no database holds a key.

@@ -192,3 +192,55 @@ func testRoleChangeUnblocks(t *testing.T, opts ...hotkvtest.Option) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReplicaLoadingVisible: a replica receiving a slow diskless snapshot
+// is loading from the start of the transfer, and says so (INFO
+// loading:1 from INFO, -LOADING for commands not allowed while loading), as
+// Redis's replica; after the master drops it mid-transfer,
+// with repl-diskless-load swapdb its old dataset is back. Both channel
+// kinds.
+func TestReplicaLoadingVisible(t *testing.T) {
+	for _, channel := range []string{"yes", "no"} {
+		t.Run("rdb-channel="+channel, func(t *testing.T) {
+			ctx := context.Background()
+			m := hotkvtest.Start(t)
+			r := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-load", "swapdb"), hotkvtest.WithConfig("repl-rdb-channel", channel))
+			mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+			defer mc.Close()
+			rc := redis.NewClient(&redis.Options{Addr: r.Addr, MaxRetries: -1})
+			defer rc.Close()
+			rc.Set(ctx, "mykey", "myvalue", 0)
+			mc.Do(ctx, "DEBUG", "POPULATE", "200", "master", "10")
+			mc.ConfigSet(ctx, "rdb-key-save-delay", "10000") // 10 ms a key: 2 s
+			host, port, _ := net.SplitHostPort(m.Addr)
+			if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(5 * time.Second)
+			for !strings.Contains(rc.Info(ctx, "persistence").Val(), "loading:1\r\n") {
+				if time.Now().After(deadline) {
+					t.Fatal("the replica never showed loading:1 during the transfer")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if err := rc.Get(ctx, "mykey").Err(); err == nil || !strings.HasPrefix(err.Error(), "LOADING ") {
+				t.Fatalf("GET while loading: %v", err)
+			}
+			mc.ConfigSet(ctx, "repl-diskless-sync-delay", "5") // the next sync waits
+			mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica")
+			for strings.Contains(rc.Info(ctx, "persistence").Val(), "loading:1\r\n") {
+				if time.Now().After(deadline) {
+					t.Fatal("the replica kept loading after the master dropped it")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if v, err := rc.Get(ctx, "mykey").Result(); v != "myvalue" {
+				t.Fatalf("after the failed load: %q %v, want the dataset kept aside", v, err)
+			}
+			if n := rc.DBSize(ctx).Val(); n != 1 {
+				t.Fatalf("after the failed load: %d keys, want 1", n)
+			}
+			mc.ConfigSet(ctx, "rdb-key-save-delay", "0")
+		})
+	}
+}

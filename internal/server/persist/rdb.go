@@ -315,8 +315,10 @@ func (r *RDB) LoadAOFBase(data []byte) (int, error) {
 // from its master (readSyncBulkPayload): everything is flushed, then every
 // key loaded, expired ones too (on a replica keys expire when the master
 // says so, with a DEL in the stream), and the function libraries. It
-// returns the keys loaded.
-func (r *RDB) LoadFromMaster(rd io.Reader) (int, error) {
+// returns the keys loaded. Every loading-process-events-interval-bytes,
+// yield (when not nil) is called, as LoadAtStartup's; an error it returns
+// stops the load (ErrLoadStopped).
+func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 	ks := r.d.KS
 	ks.FlushAll()
 	if r.d.Functions != nil {
@@ -329,9 +331,22 @@ func (r *RDB) LoadFromMaster(rd io.Reader) (int, error) {
 	if fn := r.d.Functions; fn != nil {
 		opts.Function = func(code string) error { return fn.Load(code, true) }
 	}
+	interval := int(r.d.Config.Int("loading-process-events-interval-bytes"))
+	next := interval
+	opts.Progress = func(read, total int) error {
+		r.progress.loaded.Store(int64(read))
+		if yield == nil || read < next {
+			return nil
+		}
+		next = read + interval
+		if yield() != nil {
+			return ErrLoadStopped
+		}
+		return nil
+	}
 	st, err := rdb.Load(rd, ks, opts)
 	if err != nil {
-		r.d.Log.Warn("Failed trying to load the MASTER synchronization DB from disk", "err", err)
+		r.d.Log.Warn("Failed trying to load the MASTER synchronization DB", "err", err)
 		return 0, err
 	}
 	return st.Loaded, nil
