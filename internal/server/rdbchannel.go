@@ -28,7 +28,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for rdb channel replication: %w", err)
 	}
-	rdb, err := repl.Dial(host, port, link.Timeout, tc)
+	rdb, err := repl.Dial(host, port, link.Timeout(), tc)
 	if err != nil {
 		return fmt.Errorf("Error condition on socket for rdb channel replication: %w", err)
 	}
@@ -73,7 +73,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	s.debugPause(pauseBeforeRDBChannel)
 	sy, err := rdb.Psync("?", -1)
 	if err != nil {
-		return fmt.Errorf("rdb channel sync failed with error: %v", err)
+		return fmt.Errorf("rdb channel sync failed with error: %w", err)
 	}
 	if !sy.Full {
 		return fmt.Errorf("rdb channel sync failed with error: Received unexpected psync reply")

@@ -274,6 +274,15 @@ func New(cfg *config.Config, opts Options) *Server {
 		Functions: libraries{s.scripts}, Dirty: &s.stats.dirty, RunSnapshot: s.runSnapshot, Forked: s.forked, Latency: s.latencyEvent, Repl: s.replInfo}, s.startUs/1e6)
 	s.aof = s.newAOF()
 	cfg.OnChange("appendonly", func(v string) error { return s.switchAOF(v == "yes") })
+	cfg.OnChange("repl-timeout", func(string) error { // CONFIG SET, engine lock
+		d := time.Duration(s.cfg.Int("repl-timeout")) * time.Second
+		for _, l := range []*repl.MasterLink{s.rs.link, s.rs.rdbLink} {
+			if l != nil {
+				l.SetTimeout(d) // the main channel, and an RDB channel's handshake
+			}
+		}
+		return nil
+	})
 	cfg.OnChange("aof-disable-auto-gc", func(string) error { s.aof.AutoGC(); return nil })
 	ks.ProtectLocks = cfg.Bool("protect-locks-from-eviction")
 	cfg.OnChange("protect-locks-from-eviction", func(v string) error { ks.ProtectLocks = v == "yes"; return nil })

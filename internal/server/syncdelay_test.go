@@ -244,3 +244,28 @@ func TestReplicaLoadingVisible(t *testing.T) {
 		})
 	}
 }
+
+// TestReplicaHandshakeTimeout: a replica waiting for its sync times out
+// with the repl-timeout set meanwhile once the master goes silent (no
+// keep-alive newlines: DEBUG SLEEP), and logs Redis's words
+// (replication.tcl "Slave is able to detect timeout during handshake").
+func TestReplicaHandshakeTimeout(t *testing.T) {
+	m := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-sync-delay", "1000"))
+	var log hotkvtest.SyncBuffer
+	r := hotkvtest.Start(t, hotkvtest.WithLog(&log))
+	mc, rc := hotkvtest.Dial(t, m.Addr), hotkvtest.Dial(t, r.Addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	rc.Do("REPLICAOF", host, port)
+	for !strings.Contains(mc.Do("INFO", "replication"), "state=wait_bgsave") {
+		time.Sleep(10 * time.Millisecond)
+	}
+	rc.Do("CONFIG", "SET", "repl-timeout", "1")
+	mc.Write(hotkvtest.EncodeCommand("DEBUG", "SLEEP", "3"))
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for !strings.Contains(log.String(), "Timeout connecting to the MASTER...") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no handshake timeout logged:\n%s", log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

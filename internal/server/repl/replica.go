@@ -31,9 +31,24 @@ type MasterLink struct {
 	wmu  sync.Mutex   // writes: the link's goroutine and the ACK ticker
 	// closed is set by Close (CLIENT KILL TYPE MASTER, REPLICAOF)
 	closed atomic.Bool
-	// Timeout bounds each step of the handshake and each read of the
-	// payload and the stream (repl-timeout).
-	Timeout time.Duration
+	// timeout bounds each step of the handshake and each read of the
+	// payload and the stream (repl-timeout; ns)
+	timeout   atomic.Int64
+	buffering atomic.Bool // BufferStream reads the stream (no read deadline)
+}
+
+// Timeout is the link's repl-timeout.
+func (l *MasterLink) Timeout() time.Duration { return time.Duration(l.timeout.Load()) }
+
+// SetTimeout changes the link's repl-timeout (CONFIG SET repl-timeout): a
+// read waiting now fails d after this call unless data comes, as Redis's
+// replicationCron measures the timeout from the last I/O with the current
+// setting.
+func (l *MasterLink) SetTimeout(d time.Duration) {
+	l.timeout.Store(int64(d))
+	if !l.buffering.Load() { // BufferStream's reads wait without a deadline
+		_ = l.conn.SetReadDeadline(time.Now().Add(d))
+	}
 }
 
 // Dial connects to host:port; over TLS with tc (tls-replication), the
@@ -53,7 +68,9 @@ func Dial(host string, port int, timeout time.Duration, tc *tls.Config) (*Master
 		_ = conn.SetDeadline(time.Time{})
 		conn = tconn
 	}
-	return &MasterLink{conn: conn, br: bufio.NewReaderSize(streamReader(conn), 64<<10), Timeout: timeout}, nil
+	l := &MasterLink{conn: conn, br: bufio.NewReaderSize(streamReader(conn), 64<<10)}
+	l.timeout.Store(int64(timeout))
+	return l, nil
 }
 
 // Close closes the connection (any goroutine: it unblocks a read).
@@ -75,7 +92,7 @@ func (l *MasterLink) LocalAddr() net.Addr { return l.conn.LocalAddr() }
 func (l *MasterLink) Send(args ...string) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout))
+	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout()))
 	b := make([][]byte, len(args))
 	for i, a := range args {
 		b[i] = []byte(a)
@@ -88,7 +105,7 @@ func (l *MasterLink) Send(args ...string) error {
 // to keep the link alive while it prepares a snapshot are skipped.
 func (l *MasterLink) readLine() (string, error) {
 	for {
-		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout()))
 		line, err := l.br.ReadString('\n')
 		if err != nil {
 			return "", err
@@ -188,7 +205,7 @@ func (l *MasterLink) Payload(w io.Writer) (int64, error) {
 	}
 	var copied int64
 	for copied < n {
-		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout()))
 		k, err := io.CopyN(w, l.br, min(n-copied, 1<<20))
 		copied += k
 		if err != nil {
@@ -204,7 +221,7 @@ func (l *MasterLink) copyUntilMark(w io.Writer, mark []byte) (int64, error) {
 	var total int64
 	buf := make([]byte, 64<<10)
 	for {
-		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout))
+		_ = l.conn.SetReadDeadline(time.Now().Add(l.Timeout()))
 		k, err := l.br.Read(buf)
 		held = append(held, buf[:k]...)
 		if i := bytes.Index(held, mark); i >= 0 {
@@ -268,9 +285,9 @@ type deadlineReader struct {
 }
 
 func (d *deadlineReader) Read(p []byte) (int, error) {
-	if now := time.Now(); now.Sub(d.renewed) > d.l.Timeout/10 {
+	if now := time.Now(); now.Sub(d.renewed) > d.l.Timeout()/10 {
 		d.renewed = now
-		_ = d.l.conn.SetReadDeadline(now.Add(d.l.Timeout))
+		_ = d.l.conn.SetReadDeadline(now.Add(d.l.Timeout()))
 	}
 	return d.l.br.Read(p)
 }
@@ -292,7 +309,7 @@ var ErrClosed = errors.New("the link to the master was closed")
 func (l *MasterLink) SendNewline() error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout))
+	_ = l.conn.SetWriteDeadline(time.Now().Add(l.Timeout()))
 	_, err := l.conn.Write([]byte{'\n'})
 	return err
 }
@@ -320,6 +337,7 @@ func (l *MasterLink) BufferStream(limit int64, full func(limit int64)) *StreamBu
 	b := &StreamBuffer{l: l, limit: limit, Full: full, stop: make(chan struct{}), done: make(chan struct{})}
 	// no read deadline: the master sends nothing while it has nothing to
 	// send; Stop ends a pending read by setting one in the past
+	l.buffering.Store(true)
 	_ = l.conn.SetReadDeadline(time.Time{})
 	go b.run()
 	return b
@@ -377,6 +395,7 @@ func (b *StreamBuffer) Stop() (int64, error) {
 	_ = b.l.conn.SetReadDeadline(time.Now().Add(-time.Second))
 	<-b.done
 	_ = b.l.conn.SetReadDeadline(time.Time{})
+	b.l.buffering.Store(false)
 	rest := io.Reader(b.l.br)
 	if b.err != nil {
 		rest = errReader{b.err}
