@@ -203,6 +203,7 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 		if !ok {
 			return
 		}
+		began := time.Now()
 		err := s.syncWithMaster(gen, host, port)
 		phase, _ := s.rs.state.Load().(string)
 		s.eng.Lock()
@@ -227,6 +228,15 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 				s.log.Warn("Timeout receiving bulk data from MASTER... If the problem persists try to set the 'repl-timeout' parameter in redis.conf to a larger value.")
 			default:
 				s.log.Warn("Connection with master lost or failed: " + err.Error())
+			}
+			if phase == "sync" && time.Since(began) >= 10*time.Millisecond {
+				// a transfer that failed tries again at once, as Redis's
+				// cancelReplicationHandshake(reconnect) does after a failed
+				// load, not at the next replicationCron (an attempt that
+				// fails within 10 ms waits: no spinning on a master that
+				// fails every sync at once)
+				s.log.Info(fmt.Sprintf("Reconnecting to MASTER %s:%d after failure", host, port))
+				continue
 			}
 		}
 		time.Sleep(time.Second)

@@ -228,6 +228,7 @@ func TestReplicaLoadingVisible(t *testing.T) {
 			}
 			mc.ConfigSet(ctx, "repl-diskless-sync-delay", "5") // the next sync waits
 			mc.Do(ctx, "CLIENT", "KILL", "TYPE", "replica")
+			killed := time.Now()
 			for strings.Contains(rc.Info(ctx, "persistence").Val(), "loading:1\r\n") {
 				if time.Now().After(deadline) {
 					t.Fatal("the replica kept loading after the master dropped it")
@@ -239,6 +240,14 @@ func TestReplicaLoadingVisible(t *testing.T) {
 			}
 			if n := rc.DBSize(ctx).Val(); n != 1 {
 				t.Fatalf("after the failed load: %d keys, want 1", n)
+			}
+			// a failed transfer reconnects at once (Redis's
+			// cancelReplicationHandshake), not a second later
+			for !strings.Contains(mc.Info(ctx, "replication").Val(), "state=wait_bgsave") {
+				if time.Since(killed) > 900*time.Millisecond {
+					t.Fatal("the replica did not reconnect at once after its transfer failed")
+				}
+				time.Sleep(10 * time.Millisecond)
 			}
 			mc.ConfigSet(ctx, "rdb-key-save-delay", "0")
 		})
