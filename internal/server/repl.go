@@ -431,6 +431,7 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		s.rdb.ReplSnapshot(false)
+		defer s.startDueSyncs(s.clock.NowMs()) // the syncs that waited for this one
 		if err != nil {
 			st.Close()
 			if !cl.killed() {
@@ -548,6 +549,7 @@ func (s *Server) startRDBChannel(cl *client) {
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		s.rdb.ReplSnapshot(false)
+		defer s.startDueSyncs(s.clock.NowMs()) // the syncs that waited for this one
 		if err != nil || cl.killed() || !s.clientLive(cl) {
 			// the RDB channel is gone or the snapshot failed: the main
 			// channel goes too, and the replica starts again

@@ -4,7 +4,10 @@ import (
 	"github.com/hotkv/hotkv/internal/command"
 )
 
-// Full syncs wait for more replicas, as Redis's diskless syncs do: with
+// Full syncs wait for more replicas, as Redis's diskless syncs do, and for
+// the replicas' snapshot in progress, one at a time as Redis forks one
+// child at a time (syncCommand's "BGSAVE for replication delayed"; the
+// waiting syncs start as soon as it ends). With
 // repl-diskless-sync yes and repl-diskless-sync-delay N > 0, a replica that
 // needs a full sync waits (INFO: state=wait_bgsave; its PSYNC unanswered)
 // until the oldest waiting one has waited N seconds, or until
@@ -29,7 +32,8 @@ type pendingSync struct {
 // delaySync reports whether cl's full sync waits, and records it if so.
 // Engine lock.
 func (s *Server) delaySync(c *command.Ctx, cl *client, psync, rdbChannel bool) bool {
-	if !s.cfg.Bool("repl-diskless-sync") || s.cfg.Int("repl-diskless-sync-delay") <= 0 {
+	busy := s.rdb.ReplSnapshots() > 0
+	if !busy && (!s.cfg.Bool("repl-diskless-sync") || s.cfg.Int("repl-diskless-sync-delay") <= 0) {
 		return false
 	}
 	p := &pendingSync{cl: cl, rdbChannel: rdbChannel, psync: psync, partial: psync && askedPartial(c), sinceMs: s.clock.NowMs()}
@@ -43,7 +47,11 @@ func (s *Server) delaySync(c *command.Ctx, cl *client, psync, rdbChannel bool) b
 		cl.replica.State = stateWaitBgsave
 	}
 	s.syncs = append(s.syncs, p)
-	s.log.Info("Delay next BGSAVE for diskless SYNC")
+	if busy {
+		s.log.Info("Current BGSAVE has socket target. Waiting for next BGSAVE for SYNC")
+	} else {
+		s.log.Info("Delay next BGSAVE for diskless SYNC")
+	}
 	if m := s.cfg.Int("repl-diskless-sync-max-replicas"); m > 0 && int64(len(s.syncs)) >= m {
 		s.startDueSyncs(s.clock.NowMs())
 	}
@@ -77,9 +85,9 @@ func (s *Server) startDueSyncs(nowMs int64) {
 		}
 	}
 	m := s.cfg.Int("repl-diskless-sync-max-replicas")
-	due := !s.cfg.Bool("repl-diskless-sync") ||
+	due := s.rdb.ReplSnapshots() == 0 && (!s.cfg.Bool("repl-diskless-sync") ||
 		(m > 0 && int64(len(live)) >= m) ||
-		nowMs-live[0].sinceMs >= s.cfg.Int("repl-diskless-sync-delay")*1000
+		nowMs-live[0].sinceMs >= s.cfg.Int("repl-diskless-sync-delay")*1000)
 	if !due {
 		return
 	}

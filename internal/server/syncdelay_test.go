@@ -278,3 +278,37 @@ func TestReplicaHandshakeTimeout(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestSyncWaitsForSnapshotInProgress: a full sync asked for while a
+// replica's snapshot is being made waits for it to end (Redis forks one
+// child at a time: "Waiting for next BGSAVE for SYNC"), then starts at once.
+func TestSyncWaitsForSnapshotInProgress(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	cl := hotkvtest.Dial(t, srv.Addr)
+	cl.Do("DEBUG", "POPULATE", "40")
+	cl.Do("CONFIG", "SET", "rdb-key-save-delay", "20000") // 20 ms a key: 0.8 s
+	start := time.Now()
+	a := sendSync(t, srv.Addr, "PSYNC ? -1")
+	for !strings.Contains(cl.Do("INFO", "persistence"), "rdb_bgsave_in_progress:1") {
+		time.Sleep(5 * time.Millisecond)
+	}
+	b := sendSync(t, srv.Addr, "PSYNC ? -1")
+	if !b.silent(200 * time.Millisecond) {
+		t.Fatal("a second snapshot started while the first was in progress")
+	}
+	if info := cl.Do("INFO", "replication"); !strings.Contains(info, "state=wait_bgsave") {
+		t.Fatalf("the second replica is not waiting:\n%s", info)
+	}
+	a.readSnapshot("PSYNC ? -1", 5*time.Second)
+	firstDone := time.Since(start)
+	cl.Do("CONFIG", "SET", "rdb-key-save-delay", "0")
+	b.readSnapshot("PSYNC ? -1", 5*time.Second)
+	if firstDone < 600*time.Millisecond {
+		t.Fatalf("the first snapshot took %v: not slowed", firstDone)
+	}
+	want := map[string]string{}
+	for i := range 40 {
+		want["key:"+strconv.Itoa(i)] = "value:" + strconv.Itoa(i)
+	}
+	checkRDB(t, b.rdb, map[int]map[string]string{0: want})
+}

@@ -515,6 +515,10 @@ func (r *RDB) ReplSnapshot(begins bool) {
 	}
 }
 
+// ReplSnapshots is the number of replicas' snapshots in progress. Engine
+// lock.
+func (r *RDB) ReplSnapshots() int { return r.replSnaps }
+
 // SyncStream starts a snapshot of the dataset as an RDB stream: a
 // replica's SYNC payload.
 func (r *RDB) SyncStream() *rdb.Stream {
