@@ -61,8 +61,14 @@ type replicaState struct {
 	lastIOUnix atomic.Int64
 	downSince  atomic.Int64 // Unix s the link went down (0: never up)
 	upSince    atomic.Int64
-	attempts   atomic.Int64 // master_current_sync_attempts
-	total      atomic.Int64 // master_total_sync_attempts
+	attempts   atomic.Int64 // master_current_sync_attempts: connections since the link was last lost
+	total      atomic.Int64 // master_total_sync_attempts: since REPLICAOF
+	// disconnectStart is when the link was lost (Unix s; 0 while up), and
+	// disconnectSum the seconds of the disconnections since ended
+	// (total_disconnect_time_sec: Redis's repl_disconnect_start_time and
+	// repl_total_disconnect_time)
+	disconnectStart atomic.Int64
+	disconnectSum   atomic.Int64
 	up         atomic.Bool
 	synced     atomic.Bool // a master's stream was followed (its offsets are known)
 	// own are the keys with a TTL that clients wrote on this (writable)
@@ -119,6 +125,9 @@ func (s *Server) ReplicaState() (host string, port int64, state string, offset i
 // replicas of this server are dropped (they will resynchronise with the new
 // history), and a new link starts. Engine lock.
 func (s *Server) setMaster(host string, port int64) {
+	if s.rs.up.Load() {
+		s.linkLost()
+	}
 	s.stopLink()
 	s.disconnectAllBlocked() // clients blocked on a master, now a replica
 	rs := &s.rs
@@ -128,7 +137,8 @@ func (s *Server) setMaster(host string, port int64) {
 	s.replicaFlag.Store(true)
 	s.repl.SetProxy(true)
 	rs.state.Store("connect")
-	rs.attempts.Store(0)
+	rs.attempts.Store(0) // replicationSetMaster: the new master's count starts
+	rs.total.Store(0)
 	if rs.downSince.Load() == 0 {
 		rs.downSince.Store(s.clock.NowUs() / 1e6)
 	}
@@ -143,8 +153,15 @@ func (s *Server) setMaster(host string, port int64) {
 // master again, keeping its data; its history continues under a new
 // replication id (the old one as replid2, up to this offset).
 func (s *Server) unsetMaster() {
+	if s.rs.up.Load() {
+		s.linkLost()
+	}
 	s.stopLink()
 	rs := &s.rs
+	rs.attempts.Store(0)
+	rs.total.Store(0)
+	rs.downSince.Store(0) // ready for when this server is a replica again
+	rs.upSince.Store(0)
 	rs.host, rs.port = "", 0
 	s.cfg.SetReplicaOf("", 0)
 	s.replicaFlag.Store(false)
@@ -155,6 +172,21 @@ func (s *Server) unsetMaster() {
 	s.replID = randomHex(20)
 	s.repl.SetProxy(false)
 	s.dropReplicas()
+}
+
+// linkLost records that the link to the master went (Redis's
+// replicationHandleMasterDisconnection, replicationAbortSyncTransfer): down
+// since now, a new count of attempts if it was up, a disconnection that
+// starts.
+func (s *Server) linkLost() {
+	rs := &s.rs
+	now := s.clock.NowUs() / 1e6
+	if rs.up.Swap(false) {
+		rs.downSince.Store(now)
+		rs.upSince.Store(0)
+		rs.attempts.Store(0)
+	}
+	rs.disconnectStart.CompareAndSwap(0, now)
 }
 
 // stopLink ends the running link's generation and closes its connection;
@@ -210,8 +242,8 @@ func (s *Server) replicaLoop(gen uint64, host string, port int) {
 		ok = s.current(gen)
 		if ok {
 			s.rs.link = nil
-			if s.rs.up.Swap(false) {
-				s.rs.downSince.Store(s.clock.NowUs() / 1e6)
+			if s.rs.up.Load() || phase == "sync" {
+				s.linkLost() // a transfer that failed counts as a disconnection too
 			}
 			s.rs.state.Store("connect")
 		}
@@ -248,6 +280,8 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	rs := &s.rs
 	timeout := time.Duration(s.cfg.Int("repl-timeout")) * time.Second
 	rs.state.Store("connecting")
+	rs.attempts.Add(1) // connectWithMaster counts every attempt
+	rs.total.Add(1)
 	s.log.Info(fmt.Sprintf("Connecting to MASTER %s:%d", host, port))
 	tc, err := s.replicationTLS()
 	if err != nil {
@@ -303,8 +337,6 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	if _, err := link.Call(capa...); err != nil {
 		s.log.Info("(Non critical) Master does not understand REPLCONF capa: " + err.Error())
 	}
-	rs.attempts.Add(1)
-	rs.total.Add(1)
 	// this server's own history (its id and offset: what it got from a
 	// master before, or its own as a master) may continue
 	s.eng.Lock()
@@ -359,8 +391,11 @@ func (s *Server) linkUp(off int64) {
 	rs := &s.rs
 	rs.offset.Store(off)
 	rs.readOffset.Store(off)
-	rs.attempts.Store(0)
 	rs.up.Store(true)
+	rs.downSince.Store(0)
+	if d := rs.disconnectStart.Swap(0); d != 0 {
+		rs.disconnectSum.Add(s.clock.NowUs()/1e6 - d)
+	}
 	rs.synced.Store(true)
 	rs.upSince.Store(s.clock.NowUs() / 1e6)
 	rs.state.Store("connected")
@@ -722,7 +757,7 @@ func (s *Server) appendReplicaInfo(b []byte) []byte {
 		}
 		b = kvi(b, "master_link_down_since_seconds", since)
 	}
-	b = kvi(b, "total_disconnect_time_sec", down)
+	b = kvi(b, "total_disconnect_time_sec", rs.disconnectSum.Load()+down)
 	b = kvi(b, "slave_priority", s.cfg.Int("replica-priority"))
 	ro := int64(0)
 	if s.cfg.Bool("replica-read-only") {

@@ -312,3 +312,55 @@ func TestSyncWaitsForSnapshotInProgress(t *testing.T) {
 	}
 	checkRDB(t, b.rdb, map[int]map[string]string{0: want})
 }
+
+// TestReplicaLinkCounters: master_current_sync_attempts counts connections
+// since the link was last lost, master_total_sync_attempts since REPLICAOF,
+// total_disconnect_time_sec every disconnection (Redis 8's fields, as
+// replication.tcl checks them).
+func TestReplicaLinkCounters(t *testing.T) {
+	m := hotkvtest.Start(t)
+	r := hotkvtest.Start(t)
+	rc := hotkvtest.Dial(t, r.Addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	field := func(name string) int {
+		v, _ := strconv.Atoi(infoValue(rc.Do("INFO", "replication"), name))
+		return v
+	}
+	waitUp := func() {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatal("the link did not come up")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	rc.Do("REPLICAOF", host, port)
+	waitUp()
+	if c, n := field("master_current_sync_attempts"), field("master_total_sync_attempts"); c != 1 || n != 1 {
+		t.Fatalf("after the first sync: current %d total %d, want 1 1", c, n)
+	}
+	rc.Do("CLIENT", "KILL", "TYPE", "master")
+	time.Sleep(50 * time.Millisecond)
+	waitUp()
+	if c, n := field("master_current_sync_attempts"), field("master_total_sync_attempts"); c != 1 || n != 2 {
+		t.Fatalf("after a reconnection: current %d total %d, want 1 2", c, n)
+	}
+	rc.Do("REPLICAOF", host, "1") // nobody there: attempts pile up
+	deadline := time.Now().Add(5 * time.Second)
+	for field("master_current_sync_attempts") < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no attempts counted against a dead master")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if d, since := field("total_disconnect_time_sec"), field("master_link_down_since_seconds"); d < 1 || since < 1 {
+		t.Fatalf("down %d s (since %d s), want >= 1", d, since)
+	}
+	rc.Do("REPLICAOF", host, port)
+	waitUp()
+	if c, n, d := field("master_current_sync_attempts"), field("master_total_sync_attempts"), field("total_disconnect_time_sec"); c != 1 || n != 1 || d < 1 {
+		t.Fatalf("after REPLICAOF again: current %d total %d disconnected %d s, want 1 1 >=1", c, n, d)
+	}
+}
