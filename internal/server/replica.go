@@ -69,8 +69,8 @@ type replicaState struct {
 	// repl_total_disconnect_time)
 	disconnectStart atomic.Int64
 	disconnectSum   atomic.Int64
-	up         atomic.Bool
-	synced     atomic.Bool // a master's stream was followed (its offsets are known)
+	up              atomic.Bool
+	synced          atomic.Bool // a master's stream was followed (its offsets are known)
 	// own are the keys with a TTL that clients wrote on this (writable)
 	// replica, per database: the master does not know them, so the replica
 	// expires them itself (Redis's slaveKeysWithExpire)
