@@ -121,9 +121,11 @@ func (s *Server) ReplicaState() (host string, port int64, state string, offset i
 	return rs.host, rs.port, st, rs.offset.Load()
 }
 
-// setMaster is replicationSetMaster: the old link (if any) goes, the
-// replicas of this server are dropped (they will resynchronise with the new
-// history), and a new link starts. Engine lock.
+// setMaster is replicationSetMaster: the old link (if any) goes and a new
+// link starts. The replicas of this server stay: if the new master
+// continues this server's history (a partial resync) they continue too;
+// they are dropped when it does not (a full sync's new dataset, a new
+// replication id: continueWithMaster), as Redis keeps them. Engine lock.
 func (s *Server) setMaster(host string, port int64) {
 	if s.rs.up.Load() {
 		s.linkLost()
@@ -142,7 +144,6 @@ func (s *Server) setMaster(host string, port int64) {
 	if rs.downSince.Load() == 0 {
 		rs.downSince.Store(s.clock.NowUs() / 1e6)
 	}
-	s.dropReplicas()
 	rs.gen++
 	gen := rs.gen
 	rs.wg.Add(1)

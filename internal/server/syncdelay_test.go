@@ -364,3 +364,55 @@ func TestReplicaLinkCounters(t *testing.T) {
 		t.Fatalf("after REPLICAOF again: current %d total %d disconnected %d s, want 1 1 >=1", c, n, d)
 	}
 }
+
+// TestReplicaKeepsItsReplicasOnMasterSwitch: a replica told to follow
+// another master keeps its own replicas (Redis's replicationSetMaster):
+// while the new master is unreachable they stay connected, and when it
+// continues the same history with a partial resync they continue too,
+// with no new full sync.
+func TestReplicaKeepsItsReplicasOnMasterSwitch(t *testing.T) {
+	a, b, c := hotkvtest.Start(t), hotkvtest.Start(t), hotkvtest.Start(t)
+	ac, bc, cc := hotkvtest.Dial(t, a.Addr), hotkvtest.Dial(t, b.Addr), hotkvtest.Dial(t, c.Addr)
+	waitUp := func(conn *hotkvtest.Conn) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(conn.Do("INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatal("the link did not come up")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	ah, ap, _ := net.SplitHostPort(a.Addr)
+	bh, bp, _ := net.SplitHostPort(b.Addr)
+	bc.Do("REPLICAOF", ah, ap)
+	waitUp(bc)
+	cc.Do("REPLICAOF", bh, bp)
+	waitUp(cc)
+	ac.Do("SET", "a", "1")
+	bc.Do("REPLICAOF", ah, "1") // nobody there
+	time.Sleep(1500 * time.Millisecond)
+	if info := bc.Do("INFO", "replication"); !strings.Contains(info, "connected_slaves:1\r\n") {
+		t.Fatalf("the replica dropped its replica on a master switch:\n%s", info)
+	}
+	if !strings.Contains(cc.Do("INFO", "replication"), "master_link_status:up") {
+		t.Fatal("the sub-replica lost its link")
+	}
+	partial := infoValue(ac.Do("INFO", "stats"), "sync_partial_ok")
+	bc.Do("REPLICAOF", ah, ap)
+	waitUp(bc)
+	ac.Do("SET", "b", "2")
+	deadline := time.Now().Add(5 * time.Second)
+	for cc.Do("GET", "b") != "$1\r\n2\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("the sub-replica did not get the write after the partial resync")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := infoValue(ac.Do("INFO", "stats"), "sync_partial_ok"); got == partial {
+		t.Fatalf("the replica did not continue with a partial resync (sync_partial_ok %s)", got)
+	}
+	if st := bc.Do("INFO", "stats"); infoValue(st, "sync_full") != "1" || infoValue(st, "sync_partial_ok") != "0" {
+		t.Fatalf("the sub-replica synced again: %q %q", infoValue(st, "sync_full"), infoValue(st, "sync_partial_ok"))
+	}
+}
