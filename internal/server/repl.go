@@ -57,6 +57,13 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 			return
 		}
 	}
+	if psync && len(c.Argv) > 2 {
+		if _, ok := resp.ParseInt(c.Argv[2]); !ok {
+			s.log.Warn(fmt.Sprintf("Replica %s asks for synchronization but with a wrong offset", replicaName(cl)))
+			c.Err(command.ErrNotInt)
+			return
+		}
+	}
 	if psync && !cl.filtered && !cl.rdbOnly && s.partialResync(c, cl) {
 		return
 	}

@@ -416,3 +416,16 @@ func TestReplicaKeepsItsReplicasOnMasterSwitch(t *testing.T) {
 		t.Fatalf("the sub-replica synced again: %q %q", infoValue(st, "sync_full"), infoValue(st, "sync_partial_ok"))
 	}
 }
+
+// TestPSYNCWrongOffset: PSYNC's offset must be an integer (Redis's
+// syncCommand), nothing starts otherwise.
+func TestPSYNCWrongOffset(t *testing.T) {
+	srv := hotkvtest.Start(t)
+	cl := hotkvtest.Dial(t, srv.Addr)
+	if got := cl.Do("PSYNC", "replicationid", "offset_str"); got != "-ERR value is not an integer or out of range\r\n" {
+		t.Fatalf("PSYNC with a wrong offset: %q", got)
+	}
+	if got := cl.Do("PING"); got != "+PONG\r\n" {
+		t.Fatalf("after it: %q", got)
+	}
+}
