@@ -538,6 +538,9 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	}
 	if stash != nil {
 		s.log.Info(fmt.Sprintf("Discarding the dataset kept aside: %d keys (repl-diskless-load swapdb)", stash.Keys()))
+		if s.cfg.Bool("replica-lazy-flush") {
+			s.ks.Stats.LazyFreed += int64(stash.Keys()) // freed as emptyData(EMPTYDB_ASYNC) would
+		}
 		s.mem.forceGC = true // its memory goes with the next collection
 	}
 	s.rs.lastIOUnix.Store(time.Now().Unix())

@@ -429,3 +429,28 @@ func TestPSYNCWrongOffset(t *testing.T) {
 		t.Fatalf("after it: %q", got)
 	}
 }
+
+// TestReplicaLazyFlush: with replica-lazy-flush the dataset a full sync
+// replaces is freed lazily (lazyfreed_objects counts its keys, as Redis's
+// emptyData with EMPTYDB_ASYNC); without it, not.
+func TestReplicaLazyFlush(t *testing.T) {
+	for _, lazy := range []string{"yes", "no"} {
+		m := hotkvtest.Start(t)
+		r := hotkvtest.Start(t, hotkvtest.WithConfig("replica-lazy-flush", lazy))
+		rc := hotkvtest.Dial(t, r.Addr)
+		rc.Do("DEBUG", "POPULATE", "1000")
+		host, port, _ := net.SplitHostPort(m.Addr)
+		rc.Do("REPLICAOF", host, port)
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") {
+			if time.Now().After(deadline) {
+				t.Fatal("no sync")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		got, _ := strconv.Atoi(infoValue(rc.Do("INFO", "memory"), "lazyfreed_objects"))
+		if (lazy == "yes") != (got >= 1000) {
+			t.Fatalf("replica-lazy-flush %s: lazyfreed_objects %d", lazy, got)
+		}
+	}
+}

@@ -320,6 +320,9 @@ func (r *RDB) LoadAOFBase(data []byte) (int, error) {
 // stops the load (ErrLoadStopped).
 func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 	ks := r.d.KS
+	if r.d.Config.Bool("replica-lazy-flush") {
+		ks.Stats.LazyFreed += int64(ks.Keys()) // emptyData(EMPTYDB_ASYNC) counts every key
+	}
 	ks.FlushAll()
 	if r.d.Functions != nil {
 		r.d.Functions.Flush()
