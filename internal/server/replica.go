@@ -463,9 +463,9 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 	}
 	s.log.Info("MASTER <-> REPLICA sync: Flushing old data")
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
-	s.rdb.SetLoading(true, n)
+	s.beginReplicaLoad(n)
 	keys, err := s.rdb.LoadFromMaster(bufio.NewReaderSize(f, 1<<20), s.loadYield(gen))
-	s.rdb.SetLoading(false, 0)
+	s.endReplicaLoad()
 	if err != nil {
 		return err
 	}
@@ -500,8 +500,8 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	if swap {
 		stash = s.ks.Stash()
 	}
-	s.rdb.SetLoading(true, 0)
-	defer s.rdb.SetLoading(false, 0)
+	s.beginReplicaLoad(0)
+	defer s.endReplicaLoad()
 	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	s.eng.Unlock()
 	data, rerr := io.ReadAll(pr)
@@ -547,6 +547,30 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 	s.stats.dirty++
 	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
 	return nil
+}
+
+// beginReplicaLoad marks a full sync's load (INFO loading, -LOADING), of
+// total bytes when known, and stops the AOF: it would hold the replaced
+// dataset's history (Redis's readSyncBulkPayload stopAppendOnly). Engine
+// lock.
+func (s *Server) beginReplicaLoad(total int64) {
+	if s.aof.Enabled() {
+		s.aofOff()
+		s.aof.Disable()
+	}
+	s.rdb.SetLoading(true, total)
+}
+
+// endReplicaLoad ends it: with appendonly yes (set before or during the
+// load) the AOF starts again from the loaded dataset, with a rewrite
+// (Redis's restartAOFAfterSYNC). Engine lock.
+func (s *Server) endReplicaLoad() {
+	s.rdb.SetLoading(false, 0)
+	if s.cfg.Bool("appendonly") && !s.aof.Enabled() {
+		if err := s.switchAOF(true); err != nil {
+			s.log.Warn("Failed enabling the AOF after successful master synchronization! " + err.Error())
+		}
+	}
 }
 
 // loadYield is a replica load's yield: the engine lock lent to the clients

@@ -454,3 +454,88 @@ func TestReplicaLazyFlush(t *testing.T) {
 		}
 	}
 }
+
+// TestAppendonlyWhileReplicaLoads: a replica's load honours key-load-delay
+// and lends the engine lock (loading-process-events-interval-bytes), so
+// CONFIG SET appendonly is answered while it loads, and the AOF is on once
+// it has loaded (replication.tcl "Allow appendonly config change while
+// loading rdb on slave").
+func TestAppendonlyWhileReplicaLoads(t *testing.T) {
+	m := hotkvtest.Start(t)
+	mc := hotkvtest.Dial(t, m.Addr)
+	mc.Do("DEBUG", "POPULATE", "3000", "master", "10")
+	r := hotkvtest.Start(t, hotkvtest.WithConfig("loading-process-events-interval-bytes", "1024"))
+	rc := hotkvtest.Dial(t, r.Addr)
+	rc.Do("CONFIG", "SET", "key-load-delay", "300") // 0.9 s
+	host, port, _ := net.SplitHostPort(m.Addr)
+	rc.Do("REPLICAOF", host, port)
+	deadline := time.Now().Add(5 * time.Second)
+	for infoValue(rc.Do("INFO", "persistence"), "loading") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("the replica never showed loading:1")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if got := rc.Do("CONFIG", "SET", "appendonly", "yes"); got != "+OK\r\n" {
+		t.Fatalf("CONFIG SET appendonly yes while loading: %q", got)
+	}
+	if infoValue(rc.Do("INFO", "persistence"), "loading") != "1" {
+		t.Fatal("the load ended too soon to tell")
+	}
+	rc.Do("CONFIG", "SET", "key-load-delay", "0")
+	for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatal("no sync")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for infoValue(rc.Do("INFO", "persistence"), "aof_enabled") != "1" || infoValue(rc.Do("INFO", "persistence"), "aof_rewrite_in_progress") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatalf("AOF not on after the load:\n%s", rc.Do("INFO", "persistence"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := rc.Do("DBSIZE"); n != ":3000\r\n" {
+		t.Fatalf("DBSIZE %q", n)
+	}
+}
+
+// TestReplicaAOFAfterFullSync: a replica with the AOF on stops it for a
+// full sync and starts it again from the loaded dataset (a rewrite, Redis's
+// restartAOFAfterSYNC): its AOF then loads the master's dataset, not the
+// one the sync replaced.
+func TestReplicaAOFAfterFullSync(t *testing.T) {
+	m := hotkvtest.Start(t)
+	mc := hotkvtest.Dial(t, m.Addr)
+	mc.Do("DEBUG", "POPULATE", "300", "master")
+	r := hotkvtest.Start(t, hotkvtest.WithConfig("appendonly", "yes"))
+	rc := hotkvtest.Dial(t, r.Addr)
+	rc.Do("DEBUG", "POPULATE", "500", "old")
+	host, port, _ := net.SplitHostPort(m.Addr)
+	rc.Do("REPLICAOF", host, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") ||
+		infoValue(rc.Do("INFO", "persistence"), "aof_rewrite_in_progress") != "0" ||
+		infoValue(rc.Do("INFO", "persistence"), "aof_enabled") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no sync, or no AOF after it:\n%s", rc.Do("INFO", "persistence"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	mc.Do("SET", "after", "1")
+	for rc.Do("GET", "after") != "$1\r\n1\r\n" {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream did not arrive")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := rc.Do("DEBUG", "LOADAOF"); got != "+OK\r\n" {
+		t.Fatalf("DEBUG LOADAOF: %q", got)
+	}
+	if n, want := rc.Do("DBSIZE"), ":301\r\n"; n != want {
+		t.Fatalf("the AOF loads %q keys, want the master's %q", n, want)
+	}
+	if rc.Do("DEBUG", "DIGEST") != mc.Do("DEBUG", "DIGEST") {
+		t.Fatal("the AOF's dataset differs from the master's")
+	}
+}

@@ -232,19 +232,8 @@ func (r *RDB) load(merge bool, progress func(read, total int) error) error {
 	events := ks.Events
 	ks.Events = nil
 	defer func() { ks.Events = events }()
-	// key-load-delay, read again every 128 keys: clients may change it
-	// while the load lends them the lock (the test suite speeds a load up)
-	delayUs, keys := r.d.Config.Int("key-load-delay"), 0
-	keyDelay := func() {
-		if keys++; keys%128 == 0 {
-			delayUs = r.d.Config.Int("key-load-delay")
-		}
-		if sleep := debugDelay(delayUs); sleep != nil {
-			sleep()
-		}
-	}
 	opts := rdb.LoadOptions{Now: ks.Now(), Merge: merge, SkipChecksum: !r.d.Config.Bool("rdbchecksum"),
-		KeyDelay: keyDelay,
+		KeyDelay: r.keyLoadDelay(),
 		Resized: func(db, keyBuckets, expireSlots int) {
 			r.d.Log.Log(context.Background(), logging.LevelVerbose,
 				fmt.Sprintf("DB %d resized: %d key buckets, %d expire buckets", db, keyBuckets, expireSlots))
@@ -330,7 +319,7 @@ func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 	events := ks.Events
 	ks.Events = nil
 	defer func() { ks.Events = events }()
-	opts := rdb.LoadOptions{Now: 0, SkipChecksum: !r.d.Config.Bool("rdbchecksum")}
+	opts := rdb.LoadOptions{Now: 0, SkipChecksum: !r.d.Config.Bool("rdbchecksum"), KeyDelay: r.keyLoadDelay()}
 	if fn := r.d.Functions; fn != nil {
 		opts.Function = func(code string) error { return fn.Load(code, true) }
 	}
@@ -353,6 +342,21 @@ func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 		return 0, err
 	}
 	return st.Loaded, nil
+}
+
+// keyLoadDelay is a load's key-load-delay (DEBUG: µs per key), read again
+// every 128 keys: clients may change it while the load lends them the lock
+// (the test suite speeds a load up).
+func (r *RDB) keyLoadDelay() func() {
+	delayUs, keys := r.d.Config.Int("key-load-delay"), 0
+	return func() {
+		if keys++; keys%128 == 0 {
+			delayUs = r.d.Config.Int("key-load-delay")
+		}
+		if sleep := debugDelay(delayUs); sleep != nil {
+			sleep()
+		}
+	}
 }
 
 // ErrLoadStopped is what LoadAtStartup returns when its yield reports that
