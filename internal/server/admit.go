@@ -82,6 +82,11 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 		}
 	}
 	switch {
+	case cl.replica != nil && flags&(command.Write|command.ReadOnly|command.MayReplicate) != 0:
+		// the replication link is not a client's (processCommand: a
+		// replica is exempt from CLIENT PAUSE, so it must not reach the
+		// keyspace)
+		return spec, refused, s.refuse(spec, "ERR Replica can't interact with the keyspace")
 	case flags&(command.Write|command.HealthCheck) != 0 && s.diskError() != "":
 		return spec, refused, s.refuse(spec, s.diskError())
 	case flags&command.Write != 0 && !s.goodReplicas():

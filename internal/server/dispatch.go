@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net"
 	"strings"
 	"time"
@@ -28,7 +29,10 @@ func (s *Server) dispatch(cl *client, argv [][]byte) bool { return s.process(cl,
 // nothing, when CLIENT PAUSE holds the command back and the caller must not
 // block (event-loop mode): the caller keeps argv and calls again later.
 func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
-	cl.drainPush() // messages published before this command come before its reply
+	cl.drainPush()         // messages published before this command come before its reply
+	if cl.replica != nil { // a replica's link carries no replies
+		defer s.replicaReplied(cl, cl.w.Len())
+	}
 	o := fromClient
 	if busy != nil {
 		o = fromBusy
@@ -191,4 +195,31 @@ func isLocal(a net.Addr) bool {
 		return tcp.IP.IsLoopback()
 	}
 	return true
+}
+
+// replicaReplied drops a replica that a command of its own made reply (any
+// output past mark, in bytes): the reply would land in its replication
+// stream, so it is not written. Redis logs and frees it the same way
+// (_addReplyToBufferOrList's logInvalidUseAndFreeClientAsync; an error also
+// gets afterErrorReply's CRITICAL line). REPLCONF ACK replies nothing.
+// Engine lock held.
+func (s *Server) replicaReplied(cl *client, mark int) {
+	n := cl.w.Len() - mark // the reply's bytes
+	if n <= 0 {
+		return
+	}
+	name := "<unknown>"
+	if spec := cl.lastCmd.Load(); spec != nil {
+		name = spec.FullName()
+	}
+	if n <= len(cl.w.Buf) { // all of it in the plain buffer (a reply of this size is)
+		reply := cl.w.Buf[len(cl.w.Buf)-n:]
+		if reply[0] == '-' {
+			msg := strings.TrimRight(string(reply[1:min(len(reply), 4096)]), "\r\n")
+			s.log.Warn(fmt.Sprintf("== CRITICAL == This master is sending an error to its replica: '%s' after processing the command '%s'", msg, name))
+		}
+		cl.w.Truncate(len(cl.w.Buf) - n)
+	}
+	s.log.Warn(fmt.Sprintf("Replica generated a reply to command '%s', disconnecting it: %s", name, s.appendClientLine(nil, cl)))
+	cl.kill()
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -537,5 +538,44 @@ func TestReplicaAOFAfterFullSync(t *testing.T) {
 	}
 	if rc.Do("DEBUG", "DIGEST") != mc.Do("DEBUG", "DIGEST") {
 		t.Fatal("the AOF's dataset differs from the master's")
+	}
+}
+
+// TestReplicaCommandsGetNoReply: a replica's own command that would reply
+// (PING, XINFO HELP) or reach the keyspace (GET: refused) drops the replica
+// with Redis's log lines, and nothing of the reply enters its stream
+// (replication.tcl "replica do not write the reply to the replication
+// link"). REPLCONF ACK replies nothing and keeps it.
+func TestReplicaCommandsGetNoReply(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  []string
+		logs []string
+	}{
+		{[]string{"PING"}, []string{"Replica generated a reply to command 'ping', disconnecting it: id="}},
+		{[]string{"XINFO", "HELP"}, []string{"Replica generated a reply to command 'xinfo|help', disconnecting it: "}},
+		{[]string{"GET", "foo"}, []string{"== CRITICAL == This master is sending an error to its replica: 'ERR Replica can't interact with the keyspace' after processing the command 'get'",
+			"Replica generated a reply to command 'get', disconnecting it: "}},
+	} {
+		var log hotkvtest.SyncBuffer
+		srv := hotkvtest.Start(t, hotkvtest.WithLog(&log))
+		r := attachStream(t, srv.Addr, "PSYNC ? -1")
+		_, _ = r.c.Write(hotkvtest.EncodeCommand("REPLCONF", "ACK", "0"))
+		_, _ = r.c.Write(hotkvtest.EncodeCommand(tc.cmd...))
+		_ = r.c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		rest, err := io.ReadAll(r.br)
+		if ne, ok := err.(net.Error); ok && ne.Timeout() {
+			t.Fatalf("%v: the replica was not dropped", tc.cmd)
+		}
+		if len(rest) != 0 {
+			t.Fatalf("%v: the replica got %q", tc.cmd, rest)
+		}
+		for _, want := range tc.logs {
+			if !strings.Contains(log.String(), want) {
+				t.Fatalf("%v: log lacks %q:\n%s", tc.cmd, want, log.String())
+			}
+		}
+		if cl := hotkvtest.Dial(t, srv.Addr); cl.Do("PING") != "+PONG\r\n" {
+			t.Fatal("the server stopped answering")
+		}
 	}
 }
