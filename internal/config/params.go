@@ -37,6 +37,8 @@ const (
 //	appendfilename, appenddirname, appendfsync, no-appendfsync-on-rewrite,
 //	auto-aof-rewrite-percentage, auto-aof-rewrite-min-size, aof-load-truncated,
 //	aof-load-corrupt-tail-max-size, aof-use-rdb-preamble, aof-timestamp-enabled),
+//	the scheduling of full syncs (repl-diskless-sync-delay,
+//	repl-diskless-sync-max-replicas) and replica-lazy-flush,
 //	and HotKV's metrics listener (metrics-port, metrics-bind)
 //
 // Every other parameter is accepted, validated, stored, printed and rewritten
@@ -221,7 +223,7 @@ func paramTable() []paramDef {
 		boolP("replica-read-only", "slave-read-only", H, true, "Replicas refuse writes."),
 		boolP("replica-serve-stale-data", "slave-serve-stale-data", H, true, "Replicas answer while out of sync."),
 		boolP("replica-ignore-maxmemory", "slave-ignore-maxmemory", 0, true, "Replicas do not evict on their own."),
-		boolP("replica-lazy-flush", "slave-lazy-flush", 0, false, "Replicas flush asynchronously before a full sync."),
+		boolP("replica-lazy-flush", "slave-lazy-flush", H, false, "Replicas flush asynchronously before a full sync."),
 		boolP("replica-announced", "", 0, true, "Replica is listed by Sentinel."),
 		boolP("replica-ignore-disk-write-errors", "", 0, false, "Replicas keep going after failing to write to disk."),
 		intP("replica-priority", "slave-priority", 0, 0, intMax, 100, "Preference of this replica for promotion."),
@@ -230,10 +232,10 @@ func paramTable() []paramDef {
 		intP("min-replicas-to-write", "min-slaves-to-write", H, 0, intMax, 0, "Replicas needed for writes to be accepted."),
 		intP("min-replicas-max-lag", "min-slaves-max-lag", H, 0, intMax, 10, "Seconds of lag allowed for those replicas."),
 		boolP("repl-diskless-sync", "", 0, true, "Send full syncs over the socket."),
-		intP("repl-diskless-sync-delay", "", 0, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
+		intP("repl-diskless-sync-delay", "", H, 0, intMax, 5, "Seconds to wait for more replicas before a diskless sync."),
 		replDisklessLoad(),
 		boolP("repl-rdb-channel", "", H|fHidden, true, "Full syncs use a channel of their own for the snapshot while the stream goes on the replication link (Redis 8's rdb channel replication; a master needs repl-diskless-sync yes too)."),
-		intP("repl-diskless-sync-max-replicas", "", 0, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
+		intP("repl-diskless-sync-max-replicas", "", H, 0, intMax, 0, "Replicas that start a diskless sync at once (0: no limit)."),
 		intP("repl-timeout", "", H, 1, intMax, 60, "Replication timeout in seconds."),
 		intP("repl-ping-replica-period", "repl-ping-slave-period", H, 1, intMax, 10, "Seconds between pings to replicas."),
 		boolP("repl-disable-tcp-nodelay", "", 0, false, "Disable TCP_NODELAY on the replication link."),

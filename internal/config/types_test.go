@@ -461,6 +461,8 @@ func TestParams(t *testing.T) {
 		"stream-node-max-bytes", "stream-node-max-entries", "stream-idmp-duration", "stream-idmp-maxsize",
 		// clients' memory, and the gates: MODULE, protected parameters, cluster mode (yes refused)
 		"maxmemory-clients", "enable-module-command", "enable-protected-configs", "cluster-enabled",
+		// full syncs' scheduling and a replica's flush (decision 0053)
+		"repl-diskless-sync-delay", "repl-diskless-sync-max-replicas", "replica-lazy-flush",
 		// the append-only file (decision 0043)
 		"appendonly", "appendfilename", "appenddirname", "appendfsync", "no-appendfsync-on-rewrite",
 		"auto-aof-rewrite-percentage", "auto-aof-rewrite-min-size", "aof-load-truncated",
