@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"math"
 	"sort"
 	"strconv"
@@ -356,7 +357,7 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 		// an unauthenticated client that does not read its replies (Redis:
 		// over 1024 bytes beyond the 16 KiB reply buffer)
 		s.stats.obufLimitDisconnects.Add(1)
-		s.log.Warn("client scheduled to be closed for overcoming of output buffer limits", "client", cl.Addr, "bytes", pending)
+		s.logOutputLimit(cl)
 		return true
 	}
 	lim := &s.obufLimits()[0]
@@ -367,6 +368,12 @@ func (s *Server) overOutputLimit(cl *client, pending int) bool {
 		return false
 	}
 	return s.overLimit(cl, lim, uint64(pending), &cl.softSinceMs)
+}
+
+// logOutputLimit logs a client closed for its output, in Redis's words
+// (checkClientOutputBufferLimits' caller).
+func (s *Server) logOutputLimit(cl *client) {
+	s.log.Warn(fmt.Sprintf("Client id=%d addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.", cl.ID, cl.Addr))
 }
 
 // unauthOutputMax is the output an unauthenticated client may leave unread:
@@ -390,7 +397,7 @@ func (s *Server) overLimit(cl *client, lim *config.OBufLimit, n uint64, since *i
 	}
 	if over {
 		s.stats.obufLimitDisconnects.Add(1)
-		s.log.Warn("client scheduled to be closed for overcoming of output buffer limits", "client", cl.Addr, "bytes", n)
+		s.logOutputLimit(cl)
 	}
 	return over
 }

@@ -579,3 +579,24 @@ func TestReplicaCommandsGetNoReply(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputLimitLogLine: a client closed for its output buffer is logged in
+// Redis's words (replication-rdbchannel.tcl waits for them).
+func TestOutputLimitLogLine(t *testing.T) {
+	var log hotkvtest.SyncBuffer
+	srv := hotkvtest.Start(t, hotkvtest.WithLog(&log), hotkvtest.WithConfig("client-output-buffer-limit", "pubsub 1kb 0 0"))
+	sub := hotkvtest.Dial(t, srv.Addr)
+	sub.Do("SUBSCRIBE", "ch")
+	pub := hotkvtest.Dial(t, srv.Addr)
+	pub.Do("PUBLISH", "ch", strings.Repeat("x", 4096))
+	deadline := time.Now().Add(2 * time.Second)
+	for !strings.Contains(log.String(), " scheduled to be closed ASAP for overcoming of output buffer limits.") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no output-limit line:\n%s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if !strings.Contains(log.String(), "Client id=") {
+		t.Fatalf("the line does not name the client:\n%s", log.String())
+	}
+}
