@@ -327,24 +327,14 @@ func TestReplicaLinkCounters(t *testing.T) {
 		v, _ := strconv.Atoi(infoValue(rc.Do("INFO", "replication"), name))
 		return v
 	}
-	waitUp := func() {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") {
-			if time.Now().After(deadline) {
-				t.Fatal("the link did not come up")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	rc.Do("REPLICAOF", host, port)
-	waitUp()
+	waitLinkUp(t, rc)
 	if c, n := field("master_current_sync_attempts"), field("master_total_sync_attempts"); c != 1 || n != 1 {
 		t.Fatalf("after the first sync: current %d total %d, want 1 1", c, n)
 	}
 	rc.Do("CLIENT", "KILL", "TYPE", "master")
 	time.Sleep(50 * time.Millisecond)
-	waitUp()
+	waitLinkUp(t, rc)
 	if c, n := field("master_current_sync_attempts"), field("master_total_sync_attempts"); c != 1 || n != 2 {
 		t.Fatalf("after a reconnection: current %d total %d, want 1 2", c, n)
 	}
@@ -360,7 +350,7 @@ func TestReplicaLinkCounters(t *testing.T) {
 		t.Fatalf("down %d s (since %d s), want >= 1", d, since)
 	}
 	rc.Do("REPLICAOF", host, port)
-	waitUp()
+	waitLinkUp(t, rc)
 	if c, n, d := field("master_current_sync_attempts"), field("master_total_sync_attempts"), field("total_disconnect_time_sec"); c != 1 || n != 1 || d < 1 {
 		t.Fatalf("after REPLICAOF again: current %d total %d disconnected %d s, want 1 1 >=1", c, n, d)
 	}
@@ -374,22 +364,12 @@ func TestReplicaLinkCounters(t *testing.T) {
 func TestReplicaKeepsItsReplicasOnMasterSwitch(t *testing.T) {
 	a, b, c := hotkvtest.Start(t), hotkvtest.Start(t), hotkvtest.Start(t)
 	ac, bc, cc := hotkvtest.Dial(t, a.Addr), hotkvtest.Dial(t, b.Addr), hotkvtest.Dial(t, c.Addr)
-	waitUp := func(conn *hotkvtest.Conn) {
-		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(conn.Do("INFO", "replication"), "master_link_status:up") {
-			if time.Now().After(deadline) {
-				t.Fatal("the link did not come up")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-	}
 	ah, ap, _ := net.SplitHostPort(a.Addr)
 	bh, bp, _ := net.SplitHostPort(b.Addr)
 	bc.Do("REPLICAOF", ah, ap)
-	waitUp(bc)
+	waitLinkUp(t, bc)
 	cc.Do("REPLICAOF", bh, bp)
-	waitUp(cc)
+	waitLinkUp(t, cc)
 	ac.Do("SET", "a", "1")
 	bc.Do("REPLICAOF", ah, "1") // nobody there
 	time.Sleep(1500 * time.Millisecond)
@@ -401,7 +381,7 @@ func TestReplicaKeepsItsReplicasOnMasterSwitch(t *testing.T) {
 	}
 	partial := infoValue(ac.Do("INFO", "stats"), "sync_partial_ok")
 	bc.Do("REPLICAOF", ah, ap)
-	waitUp(bc)
+	waitLinkUp(t, bc)
 	ac.Do("SET", "b", "2")
 	deadline := time.Now().Add(5 * time.Second)
 	for cc.Do("GET", "b") != "$1\r\n2\r\n" {
@@ -442,13 +422,7 @@ func TestReplicaLazyFlush(t *testing.T) {
 		rc.Do("DEBUG", "POPULATE", "1000")
 		host, port, _ := net.SplitHostPort(m.Addr)
 		rc.Do("REPLICAOF", host, port)
-		deadline := time.Now().Add(10 * time.Second)
-		for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") {
-			if time.Now().After(deadline) {
-				t.Fatal("no sync")
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		waitLinkUp(t, rc)
 		got, _ := strconv.Atoi(infoValue(rc.Do("INFO", "memory"), "lazyfreed_objects"))
 		if (lazy == "yes") != (got >= 1000) {
 			t.Fatalf("replica-lazy-flush %s: lazyfreed_objects %d", lazy, got)
@@ -598,5 +572,17 @@ func TestOutputLimitLogLine(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "Client id=") {
 		t.Fatalf("the line does not name the client:\n%s", log.String())
+	}
+}
+
+// waitLinkUp waits until the replica conn answers master_link_status:up.
+func waitLinkUp(t *testing.T, conn *hotkvtest.Conn) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(conn.Do("INFO", "replication"), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatal("the link did not come up")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
