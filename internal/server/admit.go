@@ -98,6 +98,8 @@ func (s *Server) admitClient(o origin, cl *client, argv [][]byte, busy *scriptSt
 			"': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context")
 	case flags&command.Loading == 0 && s.rdb.Loading():
 		return spec, refused, s.refuse(spec, errLoading)
+	case flags&command.NoAsyncLoading != 0 && s.rdb.AsyncLoading():
+		return spec, refused, s.refuse(spec, errLoading)
 	case busy != nil && flags&command.AllowBusy == 0:
 		return spec, refused, s.refuse(spec, busyError(busy))
 	case o == fromClient && s.pause.untilMs.Load() != 0 && s.pausedFor(cl, spec, argv): // pausedFor checks the deadline

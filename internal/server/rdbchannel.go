@@ -99,7 +99,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 			}
 		}
 	}()
-	err = s.loadFromMaster(gen, rdb)
+	err = s.loadFromMaster(gen, rdb, sy.ReplID)
 	close(stopAlive)
 	held, mainErr := buf.Stop()
 	_, peak := buf.Size()

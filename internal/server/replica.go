@@ -368,7 +368,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 	}
 	s.log.Info(fmt.Sprintf("Full resync from master: %s:%d", sy.ReplID, sy.Offset))
 	rs.state.Store("sync")
-	if err := s.loadFromMaster(gen, link); err != nil {
+	if err := s.loadFromMaster(gen, link, sy.ReplID); err != nil {
 		return err
 	}
 	s.eng.Lock()
@@ -428,13 +428,17 @@ func (s *Server) continueWithMaster(gen uint64, link *repl.MasterLink, myID stri
 // with repl-diskless-load flushdb (on-empty-db on an empty
 // dataset), loads it from the link as it comes, the engine lock held
 // meanwhile.
-func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
+func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink, masterID string) error {
 	s.eng.Lock()
 	mode := s.cfg.String("repl-diskless-load")
 	diskless := mode == "flushdb" || mode == "swapdb" || (mode == "on-empty-db" && s.datasetEmpty())
+	// swapdb with the history this replica already follows: its dataset
+	// is an earlier point of the one arriving, served meanwhile (Redis's
+	// async loading)
+	async := mode == "swapdb" && masterID == s.replID
 	s.eng.Unlock()
 	if diskless {
-		return s.loadFromLink(gen, link, mode == "swapdb")
+		return s.loadFromLink(gen, link, mode == "swapdb", async)
 	}
 	path := filepath.Join(s.cfg.String("dir"), fmt.Sprintf("temp-%d.%d.rdb", time.Now().Unix(), os.Getpid()))
 	f, err := os.Create(path)
@@ -481,7 +485,7 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink) error {
 // loading from the start of the transfer (INFO loading:1, commands not
 // allowed while loading get -LOADING): the transfer runs without the engine
 // lock, and the load lends it every loading-process-events-interval-bytes.
-func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) error {
+func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap, async bool) error {
 	pr, pw := io.Pipe()
 	var got atomic.Int64 // payload bytes handed to the loader
 	payloadErr := make(chan error, 1)
@@ -497,16 +501,32 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap bool) erro
 		return nil
 	}
 	var stash *keyspace.Stash
-	if swap {
-		stash = s.ks.Stash()
+	if async {
+		// the old dataset stays served while the payload arrives; it is
+		// kept aside only for the load itself, under the lock
+		s.rdb.SetAsyncLoading(true)
+		s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory (async: the current dataset is served meanwhile)")
+	} else {
+		if swap {
+			stash = s.ks.Stash()
+		}
+		s.beginReplicaLoad(0)
+		s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	}
-	s.beginReplicaLoad(0)
-	defer s.endReplicaLoad()
-	s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	s.eng.Unlock()
 	data, rerr := io.ReadAll(pr)
 	s.eng.Lock()
 	defer s.eng.Unlock()
+	if async {
+		s.rdb.SetAsyncLoading(false)
+		if rerr == nil && s.current(gen) {
+			stash = s.ks.Stash()
+			s.beginReplicaLoad(int64(len(data)))
+			defer s.endReplicaLoad()
+		}
+	} else {
+		defer s.endReplicaLoad()
+	}
 	var keys int
 	err := rerr
 	if err == nil {

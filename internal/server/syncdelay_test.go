@@ -586,3 +586,65 @@ func waitLinkUp(t *testing.T, conn *hotkvtest.Conn) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestReplicaAsyncLoading: with repl-diskless-load swapdb, a full sync of
+// the history the replica already follows keeps the old dataset served
+// while the payload arrives (INFO async_loading:1, loading:0; REPLICAOF,
+// no-async-loading, gets -LOADING), and a transfer that fails leaves it as
+// it was (replication.tcl "Diskless load swapdb (async_loading)").
+func TestReplicaAsyncLoading(t *testing.T) {
+	m := hotkvtest.Start(t)
+	r := hotkvtest.Start(t, hotkvtest.WithConfig("repl-diskless-load", "swapdb"), hotkvtest.WithConfig("replica-read-only", "no"))
+	mc, rc := hotkvtest.Dial(t, m.Addr), hotkvtest.Dial(t, r.Addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	rc.Do("REPLICAOF", host, port)
+	waitLinkUp(t, rc)
+	mc.Do("DEBUG", "POPULATE", "200", "master", "10")
+	rc.Do("SET", "mykey", "myvalue")
+	mc.Do("CONFIG", "SET", "rdb-key-save-delay", "20000") // 4 s
+	// a full sync of the same history: the backlog no longer holds the
+	// replica's offset
+	mc.Do("MULTI")
+	mc.Do("CLIENT", "KILL", "TYPE", "replica")
+	mc.Do("CONFIG", "SET", "repl-backlog-size", "16384")
+	for i := range 10 {
+		mc.Do("SET", "big"+strconv.Itoa(i), strings.Repeat("A", 16384))
+	}
+	mc.Do("EXEC")
+	deadline := time.Now().Add(10 * time.Second)
+	for infoValue(rc.Do("INFO", "persistence"), "async_loading") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatalf("no async loading:\n%s", rc.Do("INFO", "persistence"))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if l := infoValue(rc.Do("INFO", "persistence"), "loading"); l != "0" {
+		t.Fatalf("loading:%s during async loading", l)
+	}
+	if v := rc.Do("GET", "mykey"); v != "$7\r\nmyvalue\r\n" {
+		t.Fatalf("the old dataset is not served: %q", v)
+	}
+	if got := rc.Do("REPLICAOF", "NO", "ONE"); !strings.HasPrefix(got, "-LOADING") {
+		t.Fatalf("REPLICAOF during async loading: %q", got)
+	}
+	mc.Do("CONFIG", "SET", "repl-diskless-sync-delay", "5") // the next sync waits
+	mc.Do("CLIENT", "KILL", "TYPE", "replica")
+	for infoValue(rc.Do("INFO", "persistence"), "async_loading") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("still async loading after the master dropped the replica")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if v := rc.Do("GET", "mykey"); v != "$7\r\nmyvalue\r\n" {
+		t.Fatalf("the old dataset is gone after the failed transfer: %q", v)
+	}
+	// the next sync succeeds: the new dataset replaces the old
+	mc.Do("CONFIG", "SET", "rdb-key-save-delay", "0", "repl-diskless-sync-delay", "0")
+	waitLinkUp(t, rc)
+	if v := rc.Do("GET", "mykey"); v != "$-1\r\n" {
+		t.Fatalf("the old dataset survived the swap: %q", v)
+	}
+	if rc.Do("DBSIZE") != mc.Do("DBSIZE") {
+		t.Fatalf("DBSIZE %q, master %q", rc.Do("DBSIZE"), mc.Do("DBSIZE"))
+	}
+}

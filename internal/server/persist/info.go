@@ -15,6 +15,11 @@ func (r *RDB) AppendInfo(b []byte, aof func([]byte) []byte) []byte {
 		loading = "1"
 	}
 	b = kv(b, "loading", loading)
+	if r.asyncLoading.Load() {
+		b = append(b, "async_loading:1\r\n"...)
+	} else {
+		b = append(b, "async_loading:0\r\n"...)
+	}
 	b = append(b, noFork...)
 	b = kvi(b, "rdb_changes_since_last_save", *r.d.Dirty)
 	inProgress, cur := "0", int64(-1)
@@ -68,5 +73,5 @@ func (r *RDB) appendLoading(b []byte) []byte {
 }
 
 // noFork are INFO persistence's copy-on-write fields: HotKV does not fork.
-const noFork = "async_loading:0\r\ncurrent_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n" +
+const noFork = "current_cow_peak:0\r\ncurrent_cow_size:0\r\ncurrent_cow_size_age:0\r\n" +
 	"current_fork_perc:0.00\r\ncurrent_save_keys_processed:0\r\ncurrent_save_keys_total:0\r\n"

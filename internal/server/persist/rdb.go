@@ -90,7 +90,10 @@ type RDB struct {
 	d        Deps
 	lastSave int64       // LASTSAVE, Unix s
 	loading  atomic.Bool // INFO persistence loading: the startup load runs
-	progress struct {    // INFO persistence loading_*: the startup load's progress
+	// asyncLoading: a replica's full sync arrives while the old dataset is
+	// served (INFO async_loading)
+	asyncLoading atomic.Bool
+	progress     struct { // INFO persistence loading_*: the startup load's progress
 		start, total, loaded atomic.Int64 // Unix s, bytes
 	}
 	skipChecksum bool   // DEBUG SET-SKIP-CHECKSUM-VALIDATION
@@ -148,6 +151,13 @@ func (r *RDB) LastSave() int64 { return r.lastSave }
 
 // Loading reports whether the startup load runs. Any goroutine.
 func (r *RDB) Loading() bool { return r.loading.Load() }
+
+// AsyncLoading reports a replica's full sync that keeps serving the old
+// dataset while the new one arrives (INFO async_loading).
+func (r *RDB) AsyncLoading() bool { return r.asyncLoading.Load() }
+
+// SetAsyncLoading marks it.
+func (r *RDB) SetAsyncLoading(on bool) { r.asyncLoading.Store(on) }
 
 // RDBCompression is rdbcompression.
 func (r *RDB) RDBCompression() bool { return r.d.Config.Bool("rdbcompression") }
