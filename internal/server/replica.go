@@ -491,6 +491,9 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap, async boo
 	payloadErr := make(chan error, 1)
 	go func() {
 		_, err := link.Payload(countingWriter{pw, &got})
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF // a payload ends with its size or mark: ReadAll must not take EOF for its end
+		}
 		payloadErr <- err
 		_ = pw.CloseWithError(err)
 	}()

@@ -601,6 +601,10 @@ func TestReplicaAsyncLoading(t *testing.T) {
 	waitLinkUp(t, rc)
 	mc.Do("DEBUG", "POPULATE", "200", "master", "10")
 	rc.Do("SET", "mykey", "myvalue")
+	lib := "#!lua name=test\nredis.register_function('test', function() return 'hello1' end)"
+	if got := rc.Do("FUNCTION", "LOAD", lib); got != "$4\r\ntest\r\n" {
+		t.Fatalf("FUNCTION LOAD on the replica: %q", got)
+	}
 	mc.Do("CONFIG", "SET", "rdb-key-save-delay", "20000") // 4 s
 	// a full sync of the same history: the backlog no longer holds the
 	// replica's offset
@@ -637,6 +641,9 @@ func TestReplicaAsyncLoading(t *testing.T) {
 	}
 	if v := rc.Do("GET", "mykey"); v != "$7\r\nmyvalue\r\n" {
 		t.Fatalf("the old dataset is gone after the failed transfer: %q", v)
+	}
+	if got := rc.Do("FCALL", "test", "0"); got != "$6\r\nhello1\r\n" {
+		t.Fatalf("the old functions are gone after the failed transfer: %q", got)
 	}
 	// the next sync succeeds: the new dataset replaces the old
 	mc.Do("CONFIG", "SET", "rdb-key-save-delay", "0", "repl-diskless-sync-delay", "0")

@@ -316,14 +316,17 @@ func (r *RDB) LoadAOFBase(data []byte) (int, error) {
 // says so, with a DEL in the stream), and the function libraries. It
 // returns the keys loaded. Every loading-process-events-interval-bytes,
 // yield (when not nil) is called, as LoadAtStartup's; an error it returns
-// stops the load (ErrLoadStopped).
+// stops the load (ErrLoadStopped). A load that fails puts the function
+// libraries back as they were (the keys are the caller's: swapdb).
 func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 	ks := r.d.KS
 	if r.d.Config.Bool("replica-lazy-flush") {
 		ks.Stats.LazyFreed += int64(ks.Keys()) // emptyData(EMPTYDB_ASYNC) counts every key
 	}
 	ks.FlushAll()
+	var libs []string // the libraries as they were: a failed load puts them back
 	if r.d.Functions != nil {
+		libs = r.d.Functions.Codes()
 		r.d.Functions.Flush()
 	}
 	events := ks.Events
@@ -349,6 +352,12 @@ func (r *RDB) LoadFromMaster(rd io.Reader, yield func() error) (int, error) {
 	st, err := rdb.Load(rd, ks, opts)
 	if err != nil {
 		r.d.Log.Warn("Failed trying to load the MASTER synchronization DB", "err", err)
+		if fn := r.d.Functions; fn != nil {
+			fn.Flush()
+			for _, code := range libs {
+				_ = fn.Load(code, true)
+			}
+		}
 		return 0, err
 	}
 	return st.Loaded, nil
