@@ -533,7 +533,9 @@ func (s *Server) startRDBChannel(cl *client) {
 		main = nil
 	}
 	st := s.rdb.SyncStream()
-	cl.Flags, cl.rdbSlave = "S", true
+	if !cl.rdbSlave { // a delayed sync set them on its own goroutine (the connection's owner reads rdbSlave)
+		cl.Flags, cl.rdbSlave = "S", true
+	}
 	if main != nil {
 		main.mainCh.live = true
 		main.replica.State = stateSendBulkAndStream
