@@ -162,8 +162,8 @@ func exporterWorkload(t *testing.T, addr string) {
 			t.Fatal(err)
 		}
 	}
-	must(c.ConfigSet(ctx, "slowlog-log-slower-than", "5000").Err())
-	must(c.ConfigSet(ctx, "latency-monitor-threshold", "5").Err())
+	must(c.ConfigSet(ctx, "slowlog-log-slower-than", "40000").Err()) // 40 ms: no ordinary command under -race on a loaded machine
+	must(c.ConfigSet(ctx, "latency-monitor-threshold", "40").Err())
 	for i := 0; i < 20; i++ {
 		must(c.Set(ctx, fmt.Sprint("k", i), i, 0).Err())
 		must(c.Get(ctx, fmt.Sprint("k", i*2)).Err())
@@ -183,7 +183,7 @@ func exporterWorkload(t *testing.T, addr string) {
 	must(c.LPush(ctx, "k2", "x").Err()) // WRONGTYPE
 	must(c.Do(ctx, "NOSUCHCOMMAND").Err())
 	must(c.Eval(ctx, "return redis.call('GET', KEYS[1])", []string{"k3"}).Err())
-	must(c.Do(ctx, "DEBUG", "SLEEP", "0.01").Err()) // a slow log entry and a latency spike
+	must(c.Do(ctx, "DEBUG", "SLEEP", "0.05").Err()) // a slow log entry and a latency spike
 	must(c.ConfigSet(ctx, "slowlog-log-slower-than", "10000").Err())
 	must(c.ConfigSet(ctx, "latency-monitor-threshold", "0").Err())
 }
