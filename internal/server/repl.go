@@ -148,10 +148,16 @@ func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
 // and counts it in sync_full.
 func (s *Server) fullResync(c *command.Ctx, psync bool) {
 	if psync {
-		if askedPartial(c) {
-			s.stats.syncPartialErr++
-		}
 		c.W.SimpleString(s.fullResyncLine())
+	}
+	s.countFullSync(psync && askedPartial(c))
+}
+
+// countFullSync counts a full sync that starts (sync_full), and a partial
+// one it replaces (sync_partial_err).
+func (s *Server) countFullSync(askedPartial bool) {
+	if askedPartial {
+		s.stats.syncPartialErr++
 	}
 	s.stats.syncFull++
 }
@@ -501,7 +507,7 @@ func (m *mainChannel) RemoteAddr() net.Addr { return m.cl.raddr }
 // (syncCommand's rdb channel branch): +RDBCHANNELSYNC with its client id.
 // No full sync is counted here: its RDB channel's PSYNC counts it.
 func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
-	if len(c.Argv) > 1 && len(c.Argv[1]) > 0 && c.Argv[1][0] != '?' {
+	if askedPartial(c) {
 		s.stats.syncPartialErr++
 	}
 	cl.mainCh = &mainChannel{cl: cl}

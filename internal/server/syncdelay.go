@@ -94,12 +94,9 @@ func (s *Server) startDueSyncs(nowMs int64) {
 	s.syncs = nil
 	for _, p := range live {
 		if p.psync {
-			if p.partial {
-				s.stats.syncPartialErr++
-			}
 			p.cl.pushBulk([]byte("+" + s.fullResyncLine() + "\r\n"))
 		}
-		s.stats.syncFull++
+		s.countFullSync(p.partial)
 		if p.rdbChannel {
 			s.startRDBChannel(p.cl)
 			continue
