@@ -152,7 +152,8 @@ func locksStats(c *Ctx) {
 	c.W.Bulk([]byte("hold-usec"))
 	writeHist(c, &t.Hold)
 	c.W.Bulk([]byte("wait-usec"))
-	writeHist(c, &t.Wait)
+	wait := t.Wait()
+	writeHist(c, &wait)
 	c.W.Bulk([]byte("keys-tracked"))
 	c.W.Int(int64(t.Keys()))
 }

@@ -63,16 +63,29 @@ type KeyStats struct {
 // more than "taken once, released" gives its state back to a free list,
 // buffers and all, and another keeps it in place of the least active of a
 // sample: a workload of fresh lock keys allocates nothing for the view.
+//
+// A key of up to keyInline bytes lives in the state itself, so that the
+// index's comparison of keys and the state's counters share cache lines (a
+// lookup among many held locks misses the cache on the index's slot and on
+// the state, not on a third allocation); the fields read on every event
+// follow it, the cold ones come last.
 type state struct {
-	key       string // aliases keyBuf: the map's key while the state is in it
-	keyBuf    []byte
+	key       string // aliases keyArr or keyBuf: the index's key while the state is in it
+	keyArr    [keyInline]byte
+	h         uint64 // hashKey(key): its place in the index
 	db        int
 	held      bool
-	digest    uint64 // the holder's token's digest while held (xxh3, as DIGEST)
-	waitSince int64  // the first refused attempt since the lock was last taken (0: none)
+	tokLen    uint8 // the holder's token's length while held, up to maxTok; longTok: longer
+	waitSince int64 // the first refused attempt since the lock was last taken (0: none)
 	Held
 	KeyStats
+	tok    [maxTok]byte // the holder's token while held (tok[:tokLen])
+	digest uint64       // a longer token's digest while held (xxh3, as DIGEST)
+	keyBuf []byte       // a key longer than keyInline
 }
+
+// keyInline is the longest key kept in the state itself.
+const keyInline = 32
 
 // worthKeeping reports whether a key's counters say more than "taken once,
 // released": such keys keep their state when their lock goes.
@@ -82,6 +95,12 @@ func (st *state) worthKeeping() bool {
 
 // Limits on what the Table remembers beyond the held locks.
 const (
+	// maxTok is the longest token a held lock keeps a copy of, in its
+	// state (an acquisition copies it: cheaper than hashing it; a UUID's
+	// text fits); a longer one keeps its digest.
+	maxTok = 40
+	// longTok in state.tokLen marks a token longer than maxTok.
+	longTok = 255
 	// MaxKeys is how many keys not held keep their state (their counters):
 	// when there are more, a new key replaces the least active of a sample.
 	MaxKeys = 1024
@@ -91,18 +110,25 @@ const (
 
 // Table is the lock view. Its zero value is not usable: use New.
 type Table struct {
-	keys    []map[string]*state // per database; nil while it has none
-	nKeys   int                 // states in keys
-	n       int                 // locks held
-	C       Counters
-	Hold    Histogram // how long holders held: acquisition to release
-	Wait    Histogram // how long acquisitions waited: the first refused attempt since the lock was last taken to this acquisition; 0 uncontended
-	expect  *Note     // the running command's report (Expect): Touch skips its key
-	pend    []pendKey // the keys changed since the last Pending while a lock was held (Touch)
-	pendBuf []byte    // their bytes
-	last    *state    // the state found last: a lock's release follows its acquisition
-	free    []*state  // states to reuse
-	slab    []state   // states not yet used, allocated a chunk at a time
+	idx    index  // the states, by database and key
+	dbs    int    // the databases
+	rnd    uint64 // trim's sampling (xorshift)
+	nKeys  int    // states in idx
+	n      int    // locks held
+	C      Counters
+	Hold   Histogram // how long holders held: acquisition to release
+	waited Histogram // the acquisitions that waited (Wait adds those that did not)
+	expect *Note     // the running command's report (Expect): Touch skips its key
+	// expectKey and expectLen are the reported key's bytes while the report
+	// is an acquisition or a release: the keyspace hands Touch the same
+	// slice, so that one comparison of pointers skips it
+	expectKey *byte
+	expectLen int
+	pend      []pendKey // the keys changed since the last Pending while a lock was held (Touch)
+	pendBuf   []byte    // their bytes
+	last      *state    // the state found last: a lock's release follows its acquisition
+	free      []*state  // states to reuse
+	slab      []state   // states not yet used, allocated a chunk at a time
 }
 
 // pendKey is a key Touch recorded: pendBuf[off:off+n] of database db.
@@ -116,7 +142,7 @@ const slabChunk = 64
 
 // New returns an empty Table for dbs databases.
 func New(dbs int) *Table {
-	return &Table{keys: make([]map[string]*state, dbs)}
+	return &Table{dbs: dbs, rnd: 0x9e3779b97f4a7c15}
 }
 
 // Len is the number of locks held now.
@@ -125,14 +151,36 @@ func (t *Table) Len() int { return t.n }
 // Keys is the number of keys the Table keeps counters for.
 func (t *Table) Keys() int { return t.nKeys }
 
+// lookup is key's state, nil if none; the state found last first (inlined:
+// a lock's release follows its acquisition).
 func (t *Table) lookup(db int, key []byte) *state {
-	if l := t.last; l != nil && l.db == db && l.key == string(key) {
+	if l := t.last; l != nil && l.db == db && len(l.key) == len(key) && tail(l.key) == tailOf(key) && l.key == string(key) {
 		return l
 	}
-	if db < 0 || db >= len(t.keys) {
+	return t.find(db, key)
+}
+
+// tail and tailOf are a key's last byte: a quick test before a comparison of
+// keys that tend to share a prefix and differ at the end (lock:12345).
+func tail(s string) byte {
+	if len(s) == 0 {
+		return 0
+	}
+	return s[len(s)-1]
+}
+
+func tailOf(b []byte) byte {
+	if len(b) == 0 {
+		return 0
+	}
+	return b[len(b)-1]
+}
+
+func (t *Table) find(db int, key []byte) *state {
+	if t.idx.n == 0 {
 		return nil
 	}
-	st := t.keys[db][string(key)]
+	st := t.idx.get(db, key, hashKey(key))
 	if st != nil {
 		t.last = st
 	}
@@ -151,20 +199,28 @@ func (t *Table) heldState(db int, key []byte) *state {
 }
 
 // trim keeps the states of keys not held within MaxKeys: the least active
-// of up to 16 sampled keys of db that are not held goes.
-func (t *Table) trim(db int) {
+// of up to 16 sampled keys that are not held goes (the keys that follow a
+// slot drawn at random).
+func (t *Table) trim() {
 	if t.nKeys-t.n <= MaxKeys {
 		return
 	}
+	t.rnd ^= t.rnd << 13
+	t.rnd ^= t.rnd >> 7
+	t.rnd ^= t.rnd << 17
+	slots := t.idx.slots
+	mask := uint64(len(slots) - 1)
 	var victim *state
 	seen := 0
-	for _, st := range t.keys[db] {
+	for i, k := t.rnd&mask, 0; k < len(slots) && seen < 16; i, k = (i+1)&mask, k+1 {
+		st := slots[i].st
+		if st == nil {
+			continue
+		}
 		if !st.held && (victim == nil || st.Activity() < victim.Activity()) {
 			victim = st
 		}
-		if seen++; seen == 16 {
-			break
-		}
+		seen++
 	}
 	if victim != nil {
 		t.forget(victim)
@@ -173,9 +229,6 @@ func (t *Table) trim(db int) {
 
 // create makes key's state, from the free list when it can.
 func (t *Table) create(db int, key []byte) *state {
-	if t.keys[db] == nil {
-		t.keys[db] = map[string]*state{}
-	}
 	var st *state
 	if k := len(t.free); k > 0 {
 		st, t.free[k-1] = t.free[k-1], nil
@@ -188,14 +241,21 @@ func (t *Table) create(db int, key []byte) *state {
 		t.slab = t.slab[1:]
 	}
 	st.db = db
-	st.keyBuf = append(st.keyBuf[:0], key...)
-	st.key = ""
-	if len(st.keyBuf) > 0 {
-		// the map's key is the state's own buffer: no string allocated per
-		// lock; the buffer is not written again while the state is in the map
-		st.key = unsafe.String(unsafe.SliceData(st.keyBuf), len(st.keyBuf))
+	// the key is the state's own memory: no string allocated per lock; it
+	// is not written again while the state is in the index
+	var b []byte
+	if len(key) <= keyInline {
+		b = st.keyArr[:copy(st.keyArr[:], key)]
+	} else {
+		st.keyBuf = append(st.keyBuf[:0], key...)
+		b = st.keyBuf
 	}
-	t.keys[db][st.key] = st
+	st.key = ""
+	if len(b) > 0 {
+		st.key = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	st.h = hashKey(key)
+	t.idx.put(st)
 	t.nKeys++
 	t.last = st
 	return st
@@ -206,10 +266,7 @@ func (t *Table) forget(st *state) {
 	if t.last == st {
 		t.last = nil
 	}
-	delete(t.keys[st.db], st.key)
-	if len(t.keys[st.db]) == 0 {
-		t.keys[st.db] = nil
-	}
+	t.idx.del(st)
 	t.nKeys--
 	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 {
 		*st = state{keyBuf: st.keyBuf[:0]}
@@ -225,7 +282,7 @@ func (t *Table) release(st *state) {
 	t.n--
 	if t.nKeys-t.n > MaxKeys {
 		if st.worthKeeping() {
-			t.trim(st.db)
+			t.trim()
 		} else {
 			t.forget(st)
 		}
@@ -234,42 +291,53 @@ func (t *Table) release(st *state) {
 
 // Apply counts what a command reported about db's key at nowUs.
 func (t *Table) Apply(db int, n *Note, nowUs int64) {
-	if db < 0 || db >= len(t.keys) {
+	if uint(db) >= uint(t.dbs) {
 		return
 	}
 	switch n.Kind {
 	case Acquired:
 		t.acquire(db, n, nowUs)
-	case Refused:
-		t.C.Contended++
-		st := t.lookup(db, n.Key)
-		if st == nil {
-			st = t.create(db, n.Key)
-			defer t.trim(db)
-		}
-		st.Contended++
-		st.LastUs = nowUs
-		if st.held {
-			st.Refusals++
-		}
-		if st.waitSince == 0 {
-			st.waitSince = nowUs
-		}
 	case Released:
-		t.C.Released++
-		if st := t.lookup(db, n.Key); st != nil {
-			st.Released++
-			st.LastUs = nowUs
-			if st.held {
-				t.Hold.Add(nowUs - st.AcquiredUs)
-				t.release(st)
-			}
-		}
+		t.released(db, n.Key, nowUs)
+	case Refused:
+		t.refused(db, n.Key, nowUs)
 	case Stale:
 		t.C.Stale++
 		if st := t.lookup(db, n.Key); st != nil {
 			st.Stale++
 			st.LastUs = nowUs
+		}
+	}
+}
+
+func (t *Table) refused(db int, key []byte, nowUs int64) {
+	t.C.Contended++
+	st := t.lookup(db, key)
+	created := st == nil
+	if created {
+		st = t.create(db, key)
+	}
+	st.Contended++
+	st.LastUs = nowUs
+	if st.held {
+		st.Refusals++
+	}
+	if st.waitSince == 0 {
+		st.waitSince = nowUs
+	}
+	if created {
+		t.trim()
+	}
+}
+
+func (t *Table) released(db int, key []byte, nowUs int64) {
+	t.C.Released++
+	if st := t.lookup(db, key); st != nil {
+		st.Released++
+		st.LastUs = nowUs
+		if st.held {
+			t.Hold.Add(nowUs - st.AcquiredUs)
+			t.release(st)
 		}
 	}
 }
@@ -285,15 +353,46 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 		t.n++
 	}
 	st.Held = Held{AcquiredUs: nowUs, Deadline: n.Deadline}
-	st.digest = xxh3.Hash(n.Token)
+	if len(n.Token) > maxTok {
+		st.tokLen, st.digest = longTok, xxh3.Hash(n.Token)
+	} else {
+		st.tokLen = uint8(copy(st.tok[:], n.Token))
+	}
 	st.Acquired++
 	st.LastUs = nowUs
 	if st.waitSince != 0 {
-		t.Wait.Add(nowUs - st.waitSince)
+		t.waited.Add(nowUs - st.waitSince)
 		st.waitSince = 0
-	} else {
-		t.Wait.Add(0)
 	}
+}
+
+// Wait is how long acquisitions waited: the first refused attempt since the
+// lock was last taken to this acquisition; 0 for one that found the key
+// free (counted from the acquisitions, not one by one).
+func (t *Table) Wait() Histogram {
+	h := t.waited
+	if free := t.C.Acquired - h.Count; free > 0 {
+		h.Counts[0] += free
+		h.Count += free
+		h.Zeros += free
+	}
+	return h
+}
+
+// holds reports whether value is st's holder's token.
+func (st *state) holds(value []byte) bool {
+	if st.tokLen == longTok {
+		return len(value) > maxTok && xxh3.Hash(value) == st.digest
+	}
+	return string(value) == string(st.tok[:st.tokLen])
+}
+
+// tokenDigest is the holder's token's digest (xxh3, as DIGEST).
+func (st *state) tokenDigest() uint64 {
+	if st.tokLen == longTok {
+		return st.digest
+	}
+	return xxh3.Hash(st.tok[:st.tokLen])
 }
 
 // Touch records that db's key changed (the keyspace's Modified) while some
@@ -301,7 +400,9 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 // Check), unless the command's own report explains it. Recording is a copy
 // of the key; which keys are held is looked up once, after the command.
 func (t *Table) Touch(db int, key []byte) {
-	if t.n != 0 { // inlined: a write pays this test while no lock is held
+	// inlined: a write pays these tests while no lock is held, and the
+	// change a report explains (the same slice) costs no more
+	if t.n != 0 && (unsafe.SliceData(key) != t.expectKey || len(key) != t.expectLen) {
 		t.touch(db, key)
 	}
 }
@@ -310,7 +411,12 @@ func (t *Table) Touch(db int, key []byte) {
 // before it changes the key (an acquisition's set, a release's deletion):
 // until the report is counted (its Kind is None again), Touch skips that
 // key, which the report explains.
-func (t *Table) Expect(n *Note) { t.expect = n }
+func (t *Table) Expect(n *Note) {
+	t.expect, t.expectKey, t.expectLen = n, nil, 0
+	if n != nil && (n.Kind == Acquired || n.Kind == Released) {
+		t.expectKey, t.expectLen = unsafe.SliceData(n.Key), len(n.Key)
+	}
+}
 
 //go:noinline (Touch stays inlinable)
 func (t *Table) touch(db int, key []byte) {
@@ -320,6 +426,10 @@ func (t *Table) touch(db int, key []byte) {
 	t.pend = append(t.pend, pendKey{int32(db), uint32(len(t.pendBuf)), uint32(len(key))})
 	t.pendBuf = append(t.pendBuf, key...)
 }
+
+// Counted ends the running command's report (Expect): Touch no longer
+// skips its key.
+func (t *Table) Counted() { t.expect, t.expectKey, t.expectLen = nil, nil, 0 }
 
 // Pending calls check for each held key touched since the last call, but
 // the one the command reported (n: a report says all there is to say about
@@ -346,11 +456,12 @@ func (t *Table) HasPending() bool { return len(t.pend) != 0 }
 // (Unix ms, 0 none). byScript says the change came from a script:
 // a script that deletes a lock is a release (the Lua pattern: GET, compare,
 // DEL). Gone otherwise, overwritten or made persistent, the lock is removed;
-// with a new expiry it was extended. An overwrite is told by the value's
-// digest against the token's (a value of another token whose 64-bit digest
-// is the same would pass for the holder's: as likely as DELEX IFDEQ's).
+// with a new expiry it was extended. An overwrite is told by the value
+// against the holder's token (for a token longer than maxTok, by their
+// digests: a value of another token whose 64-bit digest is the same would
+// pass for the holder's, as likely as DELEX IFDEQ's).
 func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value []byte, deadline int64, byScript bool) {
-	if t.n == 0 || db < 0 || db >= len(t.keys) {
+	if t.n == 0 || uint(db) >= uint(t.dbs) {
 		return
 	}
 	st := t.heldState(db, unsafe.Slice(unsafe.StringData(key), len(key)))
@@ -364,7 +475,7 @@ func (t *Table) Check(db int, key string, nowUs int64, exists, str bool, value [
 		st.Released++
 		t.Hold.Add(nowUs - st.AcquiredUs)
 		t.release(st)
-	case !exists || !str || deadline == 0 || xxh3.Hash(value) != st.digest:
+	case !exists || !str || deadline == 0 || !st.holds(value):
 		t.C.Removed++
 		st.Removed++
 		t.release(st)
@@ -392,11 +503,11 @@ func (t *Table) Expired(db int, key []byte, nowUs int64) {
 // Flush removes db's locks (FLUSHDB, FLUSHALL), counted as removed; the
 // keys' counters stay.
 func (t *Table) Flush(db int) {
-	if t.n == 0 || db < 0 || db >= len(t.keys) {
+	if t.n == 0 || uint(db) >= uint(t.dbs) {
 		return
 	}
-	for _, st := range t.keys[db] { // release may delete from the map: allowed while ranging
-		if st.held {
+	for _, st := range t.idx.all() { // release may change the index
+		if st.db == db && st.held {
 			t.C.Removed++
 			st.Removed++
 			t.release(st)
@@ -406,32 +517,31 @@ func (t *Table) Flush(db int) {
 
 // Swap exchanges databases a and b (SWAPDB): their locks and counters.
 func (t *Table) Swap(a, b int) {
-	if a < 0 || b < 0 || a >= len(t.keys) || b >= len(t.keys) {
+	if uint(a) >= uint(t.dbs) || uint(b) >= uint(t.dbs) {
 		return
 	}
-	t.keys[a], t.keys[b] = t.keys[b], t.keys[a]
-	for _, st := range t.keys[a] {
-		st.db = a
-	}
-	for _, st := range t.keys[b] {
-		st.db = b
-	}
+	t.idx.states(func(st *state) { // the hash is the key's alone: no state moves
+		switch st.db {
+		case a:
+			st.db = b
+		case b:
+			st.db = a
+		}
+	})
 }
 
 // Reset zeroes the counters, the histograms and the keys' counters (CONFIG
 // RESETSTAT); the locks held stay.
 func (t *Table) Reset() {
 	t.C = Counters{}
-	t.Hold, t.Wait = Histogram{}, Histogram{}
-	for _, m := range t.keys {
-		for _, st := range m {
-			if !st.held {
-				t.forget(st)
-				continue
-			}
-			st.KeyStats = KeyStats{}
-			st.Refusals, st.Extends, st.waitSince = 0, 0, 0
+	t.Hold, t.waited = Histogram{}, Histogram{}
+	for _, st := range t.idx.all() { // forget changes the index
+		if !st.held {
+			t.forget(st)
+			continue
 		}
+		st.KeyStats = KeyStats{}
+		st.Refusals, st.Extends, st.waitSince = 0, 0, 0
 	}
 }
 
@@ -446,13 +556,11 @@ type Lock struct {
 // Locks returns the locks held now, oldest first (then by database and key).
 func (t *Table) Locks() []Lock {
 	out := make([]Lock, 0, t.n)
-	for _, m := range t.keys {
-		for _, st := range m {
-			if st.held {
-				out = append(out, Lock{st.db, strings.Clone(st.key), st.digest, st.Held})
-			}
+	t.idx.states(func(st *state) {
+		if st.held {
+			out = append(out, Lock{st.db, strings.Clone(st.key), st.tokenDigest(), st.Held})
 		}
-	}
+	})
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
 		if a.AcquiredUs != b.AcquiredUs {
@@ -478,11 +586,9 @@ type KeyView struct {
 // first (then by database and key).
 func (t *Table) Top(n int) []KeyView {
 	out := make([]KeyView, 0, t.nKeys)
-	for _, m := range t.keys {
-		for _, st := range m {
-			out = append(out, KeyView{st.db, strings.Clone(st.key), st.KeyStats, st.held})
-		}
-	}
+	t.idx.states(func(st *state) {
+		out = append(out, KeyView{st.db, strings.Clone(st.key), st.KeyStats, st.held})
+	})
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]
 		if a.Activity() != b.Activity() {

@@ -2,6 +2,7 @@ package locks
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/zeebo/xxh3"
@@ -66,8 +67,8 @@ func TestTableLifecycle(t *testing.T) {
 	}
 	tb.Apply(0, note(Released, "a", ""), 4000)
 	tb.Apply(0, note(Acquired, "a", "t9"), 4500)
-	if tb.Hold.Count != 1 || tb.Hold.SumUs != 3000 || tb.Wait.SumUs != 2500 || tb.Wait.Count != 3 {
-		t.Fatalf("hold %+v wait %+v", tb.Hold, tb.Wait)
+	if tb.Hold.Count != 1 || tb.Hold.SumUs != 3000 || tb.Wait().SumUs != 2500 || tb.Wait().Count != 3 {
+		t.Fatalf("hold %+v wait %+v", tb.Hold, tb.Wait())
 	}
 	tb.Swap(0, 1)
 	if l := tb.Locks(); len(l) != 2 || l[0].DB != 0 || l[0].Digest != xxh3.HashString("t2") || l[1].Digest != xxh3.HashString("t9") || l[1].DB != 1 {
@@ -184,9 +185,63 @@ func TestTablePendingSkipsTheReport(t *testing.T) {
 	if got := judged(nil); fmt.Sprint(got) != "[b]" {
 		t.Fatalf("judged %v with Expect, want [b]", got)
 	}
-	rel.Kind = None // counted: its key is judged again
-	tb.Touch(0, []byte("a"))
+	tb.Touch(0, rel.Key) // the report's own slice: skipped without a comparison
+	if got := judged(nil); len(got) != 0 {
+		t.Fatalf("judged %v for the report's slice, want none", got)
+	}
+	rel.Kind = None
+	tb.Counted() // counted: its key is judged again, whatever the slice
+	tb.Touch(0, rel.Key)
 	if got := judged(nil); fmt.Sprint(got) != "[a]" {
 		t.Fatalf("judged %v after the report, want [a]", got)
+	}
+}
+
+// A change no report explains is judged against the holder's token: kept
+// as a copy up to maxTok bytes, as a digest beyond; the same value with a
+// new expiry is an extension, another value an overwrite.
+func TestTableJudgesTokens(t *testing.T) {
+	for _, tok := range []string{"t", "0123456789012345678901234567890123456789", strings.Repeat("long-token:", 9)} {
+		tb := New(1)
+		acquire := func(key string) {
+			tb.Apply(0, &Note{Kind: Acquired, Key: []byte(key), Token: []byte(tok), Deadline: 5000}, 0)
+		}
+		acquire("a")
+		tb.Check(0, "a", 10, true, true, []byte(tok), 6000, false)
+		if tb.C.Extended != 1 || tb.Len() != 1 {
+			t.Fatalf("token %q: same value, new deadline: %+v", tok, tb.C)
+		}
+		for i, other := range []string{tok + "x", tok[:len(tok)-1], strings.Repeat("z", len(tok))} {
+			acquire("a")
+			tb.Check(0, "a", 20, true, true, []byte(other), 6000, false)
+			if tb.C.Removed != int64(i+1) || tb.Len() != 0 {
+				t.Fatalf("token %q overwritten by %q: %+v", tok, other, tb.C)
+			}
+		}
+		acquire("b")
+		if l := tb.Locks(); len(l) != 1 || l[0].Digest != xxh3.HashString(tok) {
+			t.Fatalf("token %q: listed %+v", tok, l)
+		}
+	}
+}
+
+// Wait counts the acquisitions that found the key free as waits of 0,
+// from the acquisitions: Reset starts both again.
+func TestTableWaitCountsFreeAcquisitions(t *testing.T) {
+	tb := New(1)
+	for i := 0; i < 5; i++ {
+		tb.Apply(0, &Note{Kind: Acquired, Key: []byte(fmt.Sprint("k", i)), Token: []byte("t")}, 100)
+	}
+	tb.Apply(0, &Note{Kind: Refused, Key: []byte("k0")}, 200)
+	tb.Apply(0, &Note{Kind: Released, Key: []byte("k0")}, 300)
+	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k0"), Token: []byte("t")}, 700) // waited 500 µs
+	w := tb.Wait()
+	if w.Count != 6 || w.Zeros != 5 || w.Counts[0] != 5 || w.SumUs != 500 || w.Counts[2] != 1 {
+		t.Fatalf("wait %+v", w)
+	}
+	tb.Reset()
+	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k9"), Token: []byte("t")}, 800)
+	if w := tb.Wait(); w.Count != 1 || w.Zeros != 1 || w.SumUs != 0 {
+		t.Fatalf("wait after Reset %+v", w)
 	}
 }

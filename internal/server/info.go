@@ -622,7 +622,8 @@ func (s *Server) infoLocks(b []byte) []byte {
 	b = kvi(b, "locks_removed", t.C.Removed)
 	b = kvi(b, "locks_keys_tracked", int64(t.Keys()))
 	b = appendLockHist(b, "lock_hold_usec", &t.Hold)
-	return appendLockHist(b, "lock_wait_usec", &t.Wait)
+	wait := t.Wait()
+	return appendLockHist(b, "lock_wait_usec", &wait)
 }
 
 func appendLockHist(b []byte, name string, h *locks.Histogram) []byte {

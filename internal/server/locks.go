@@ -31,6 +31,7 @@ func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
 		s.checkLocks(n, c.DB.ID, nowUs, o == fromScript)
 	}
 	c.Lock.Kind = locks.None
+	s.locks.Counted()
 }
 
 // checkLocks judges the held locks changed since the last check from what

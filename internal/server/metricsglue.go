@@ -93,7 +93,7 @@ func (s *Server) MetricsSnapshot() *metrics.Snapshot {
 	}
 	t := s.locks
 	lv := &snap.Locks
-	lv.Held, lv.C, lv.Hold, lv.Wait = t.Len(), t.C, t.Hold, t.Wait
+	lv.Held, lv.C, lv.Hold, lv.Wait = t.Len(), t.C, t.Hold, t.Wait()
 	lv.Top = t.Top(10)
 	lv.Locks = t.Locks()
 	if len(lv.Locks) > statusLocks {

@@ -1,0 +1,117 @@
+package locks
+
+import "hash/maphash"
+
+// index finds a key's state: open addressing with linear probing over slots
+// that hold the key's hash beside its state, so that a probe compares
+// hashes in one cache line and reads a key (in its state: state.keyArr)
+// only when they match. Go's map keyed by the key's bytes cost about twice
+// the instructions of a lookup here (its own hash, and a comparison of the
+// bytes behind every candidate). Entries of every database share it; a
+// state's database is part of the match.
+type index struct {
+	slots []islot // a power of two long, or nil while empty
+	n     int
+}
+
+type islot struct {
+	h  uint64
+	st *state // nil: the slot is free
+}
+
+// keySeed keys the index's hash (the runtime's, as Go's maps use: about
+// half xxh3's instructions for a short key), random per process.
+var keySeed = maphash.MakeSeed()
+
+// hashKey is a key's hash for the index.
+func hashKey(key []byte) uint64 { return maphash.Bytes(keySeed, key) }
+
+// get is db's key's state, nil if none; h is hashKey(key).
+func (x *index) get(db int, key []byte, h uint64) *state {
+	if x.n == 0 {
+		return nil
+	}
+	mask := uint64(len(x.slots) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &x.slots[i]
+		if s.st == nil {
+			return nil
+		}
+		if s.h == h && s.st.db == db && s.st.key == string(key) {
+			return s.st
+		}
+	}
+}
+
+// put adds st, whose key is not in the index, under its hash st.h.
+func (x *index) put(st *state) {
+	if (x.n+1)*4 > len(x.slots)*3 { // a load factor of at most 3/4
+		x.resize(max(16, 2*len(x.slots)))
+	}
+	x.insert(st)
+	x.n++
+}
+
+func (x *index) insert(st *state) {
+	mask := uint64(len(x.slots) - 1)
+	i := st.h & mask
+	for x.slots[i].st != nil {
+		i = (i + 1) & mask
+	}
+	x.slots[i] = islot{st.h, st}
+}
+
+// del removes st, shifting back the entries after it that its slot let
+// probe past (no tombstones), and halves the slots when they are mostly
+// free.
+func (x *index) del(st *state) {
+	mask := uint64(len(x.slots) - 1)
+	i := st.h & mask
+	for x.slots[i].st != st {
+		i = (i + 1) & mask
+	}
+	for j := (i + 1) & mask; ; j = (j + 1) & mask {
+		s := x.slots[j]
+		if s.st == nil {
+			break
+		}
+		// the entry at j may move to i unless its home lies in (i, j]
+		home := s.h & mask
+		if i <= j && i < home && home <= j || i > j && (i < home || home <= j) {
+			continue
+		}
+		x.slots[i] = s
+		i = j
+	}
+	x.slots[i] = islot{}
+	x.n--
+	if len(x.slots) > 64 && x.n*8 < len(x.slots) {
+		x.resize(len(x.slots) / 2)
+	}
+}
+
+func (x *index) resize(size int) {
+	old := x.slots
+	x.slots = make([]islot, size)
+	for _, s := range old {
+		if s.st != nil {
+			x.insert(s.st)
+		}
+	}
+}
+
+// states calls f for each state; f may not change the index.
+func (x *index) states(f func(st *state)) {
+	for _, s := range x.slots {
+		if s.st != nil {
+			f(s.st)
+		}
+	}
+}
+
+// all is every state, for callers that change the index as they go.
+func (x *index) all() []*state {
+	out := make([]*state, 0, x.n)
+	x.states(func(st *state) { out = append(out, st) })
+	return out
+}

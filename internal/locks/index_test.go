@@ -1,0 +1,59 @@
+package locks
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+)
+
+// The index against a Go map, through puts and deletions in random order,
+// with hashes drawn from a few values so that probe runs collide, wrap
+// around the end of the slots and are shifted back on deletion; it grows
+// and shrinks on the way.
+func TestIndexAgainstMap(t *testing.T) {
+	for _, spread := range []uint64{3, 64, 1 << 40} {
+		var x index
+		want := map[string]*state{}
+		rng := rand.New(rand.NewSource(int64(spread)))
+		for step := 0; step < 20000; step++ {
+			key := fmt.Sprint("k", rng.Intn(600))
+			db := rng.Intn(2)
+			id := fmt.Sprint(db, "/", key)
+			if st, ok := want[id]; ok && rng.Intn(3) > 0 {
+				x.del(st)
+				delete(want, id)
+			} else if !ok {
+				st := &state{key: key, db: db, h: uint64(rng.Int63()) % spread}
+				if spread == 1<<40 {
+					st.h = hashKey([]byte(key))
+				}
+				x.put(st)
+				want[id] = st
+			}
+			if step%500 == 0 || step > 19900 {
+				if x.n != len(want) {
+					t.Fatalf("spread %d step %d: %d entries, want %d", spread, step, x.n, len(want))
+				}
+				for _, st := range want {
+					if got := x.get(st.db, []byte(st.key), st.h); got != st {
+						t.Fatalf("spread %d step %d: %d/%q not found", spread, step, st.db, st.key)
+					}
+				}
+				if got := x.get(0, []byte("absent"), 1); got != nil {
+					t.Fatalf("absent key found")
+				}
+				seen := 0
+				x.states(func(*state) { seen++ })
+				if seen != len(want) {
+					t.Fatalf("states %d, want %d", seen, len(want))
+				}
+			}
+		}
+		for _, st := range want {
+			x.del(st)
+		}
+		if x.n != 0 || len(x.slots) > 64 {
+			t.Fatalf("spread %d: emptied to %d entries in %d slots", spread, x.n, len(x.slots))
+		}
+	}
+}
