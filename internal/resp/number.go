@@ -29,6 +29,19 @@ func ParseInt(b []byte) (int64, bool) {
 		return 0, false
 	}
 	var v uint64
+	if len(b) <= 18 { // at most 10^18-1: no overflow to test for
+		for _, c := range b {
+			d := uint64(c - '0')
+			if d > 9 {
+				return 0, false
+			}
+			v = v*10 + d
+		}
+		if neg {
+			return -int64(v), true
+		}
+		return int64(v), true
+	}
 	for _, c := range b {
 		d := uint64(c - '0')
 		if d > 9 {
