@@ -211,6 +211,44 @@ type Table struct {
 	byName map[string]*Spec
 	list   []*Spec
 	byID   []*Spec
+	// fast holds byName's names of up to fastMax bytes, hashed by their
+	// length and three of their letters (fastSlot): Lookup's common
+	// case is a short bucket and a comparison of a few bytes, not a map's
+	// hash of a lower-cased copy (about 40 instructions instead of 190).
+	// Written when the table is built and by Rename (configuration, before
+	// serving), read only after.
+	fast [fastBuckets][]fastName
+}
+
+type fastName struct {
+	name string // lower case
+	spec *Spec
+}
+
+const (
+	fastBuckets = 1 << fastBits
+	fastBits    = 10 // Redis 8.6's names: 1.13 comparisons a lookup on average, 3 at most
+	fastMax     = 32
+)
+
+// fastSlot is the bucket of name (1 to fastMax bytes): its length, its
+// first, second and last bytes in any case (|0x20 folds a letter's case;
+// other bytes fold alike in the name and the query), multiplied.
+func fastSlot(name []byte) int {
+	n := len(name)
+	k := uint32(n)<<24 | uint32(name[0]|0x20)<<16 | uint32(name[min(1, n-1)]|0x20)<<8 | uint32(name[n-1]|0x20)
+	return int(k * 0x85ebca6b >> (32 - fastBits))
+}
+
+// index fills fast from byName.
+func (t *Table) index() {
+	t.fast = [fastBuckets][]fastName{}
+	for name, s := range t.byName {
+		if n := len(name); n > 0 && n <= fastMax {
+			b := &t.fast[fastSlot([]byte(name))]
+			*b = append(*b, fastName{name, s})
+		}
+	}
 }
 
 // NumIDs is the number of commands and subcommands (the range of Spec.ID).
@@ -300,6 +338,7 @@ func buildTable(families ...family) (*Table, error) {
 		}
 	}
 	sort.Slice(t.list, func(i, j int) bool { return t.list[i].Name < t.list[j].Name })
+	t.index()
 	return t, nil
 }
 
@@ -342,17 +381,26 @@ func checkSpec(s *Spec) error {
 
 // Lookup finds a command by name in any case, without allocating.
 func (t *Table) Lookup(name []byte) *Spec {
-	if len(name) > 32 {
+	n := len(name)
+	if n == 0 || n > fastMax {
 		return t.byName[strings.ToLower(string(name))] // a long rename-command name
 	}
-	var buf [32]byte
-	for i, c := range name {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+next:
+	for _, f := range t.fast[fastSlot(name)] {
+		if len(f.name) != n {
+			continue
 		}
-		buf[i] = c
+		for i, c := range name {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != f.name[i] {
+				continue next
+			}
+		}
+		return f.spec
 	}
-	return t.byName[string(buf[:len(name)])]
+	return nil
 }
 
 // Rename is rename-command: the command name is known as to from now on,
@@ -374,6 +422,7 @@ func (t *Table) Rename(name, to string) error {
 	if to != "" {
 		t.byName[to] = s
 	}
+	t.index()
 	return nil
 }
 
