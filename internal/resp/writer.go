@@ -30,9 +30,23 @@ func (w *Writer) resp3() bool { return w.Proto == 3 }
 
 // header appends <prefix><n>\r\n.
 func (w *Writer) header(prefix byte, n int64) {
+	if uint64(n) < 100 {
+		w.smallHeader(prefix, byte(n))
+		return
+	}
 	w.Buf = append(w.Buf, prefix)
 	w.Buf = strconv.AppendInt(w.Buf, n, 10)
 	w.Buf = append(w.Buf, '\r', '\n')
+}
+
+// smallHeader is header for 0 <= n < 100 (most lengths and counts), in one
+// append.
+func (w *Writer) smallHeader(prefix, n byte) {
+	if n < 10 {
+		w.Buf = append(w.Buf, prefix, '0'+n, '\r', '\n')
+		return
+	}
+	w.Buf = append(w.Buf, prefix, '0'+n/10, '0'+n%10, '\r', '\n')
 }
 
 // appendLine appends s with CR and LF mapped to spaces, so that the reply

@@ -2,6 +2,7 @@ package resp
 
 import (
 	"math"
+	"strconv"
 	"testing"
 )
 
@@ -94,5 +95,25 @@ func BenchmarkWriter(b *testing.B) {
 	for b.Loop() {
 		w.Buf = w.Buf[:0]
 		writeReplies(&w)
+	}
+}
+
+// Int and Bulk's headers against strconv, across the one-append fast path's
+// edges (0..99) and beyond it.
+func TestHeaderDigits(t *testing.T) {
+	for _, n := range []int64{0, 1, 9, 10, 11, 42, 99, 100, 101, 999, 1000, 1 << 40, -1, -9, -10, -99, -100, math.MinInt64, math.MaxInt64} {
+		var w Writer
+		w.Int(n)
+		if want := ":" + strconv.FormatInt(n, 10) + "\r\n"; string(w.Buf) != want {
+			t.Fatalf("Int(%d) = %q, want %q", n, w.Buf, want)
+		}
+	}
+	for n := 0; n < 130; n++ {
+		var w Writer
+		w.Buf = make([]byte, 3, 5) // growing mid-header
+		w.Bulk(make([]byte, n))
+		if want := "\x00\x00\x00$" + strconv.Itoa(n) + "\r\n" + string(make([]byte, n)) + "\r\n"; string(w.Buf) != want {
+			t.Fatalf("Bulk of %d bytes = %q", n, w.Buf)
+		}
 	}
 }
