@@ -721,6 +721,11 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 				break
 			}
 			if unit != nil {
+				if rd := link.Reader(); len(unit) == 1 && (batch-1)%keyspace.PrefetchMax == 0 && rd != nil && rd.Buffered() > 0 {
+					// the keys of the commands buffered behind it, loaded
+					// into the caches together (as a client's pipeline)
+					s.prefetchFrom(s.ks.DBs[db], rd, argv)
+				}
 				a := s.applyLocked(Unit{DB: db, Cmds: unit, NowMs: loadNowMs})
 				db = a.DB
 				rs.db = db

@@ -228,10 +228,16 @@ func (cl *client) Closed() {
 // those of the complete requests buffered behind it (keyspace.DB.Prefetch).
 // Engine lock held.
 func (s *Server) prefetch(cl *client, argv [][]byte) {
+	s.prefetchFrom(s.ks.DBs[cl.DB], cl.nc.Reader(), argv)
+}
+
+// prefetchFrom is prefetch for argv, about to run on db, and the requests
+// buffered whole in rd behind it: a client's, or a master's stream on a
+// replica. Engine lock held.
+func (s *Server) prefetchFrom(db *keyspace.DB, rd *resp.Reader, argv [][]byte) {
 	if len(argv) < 2 {
 		return
 	}
-	db := s.ks.DBs[cl.DB]
 	if !db.PrefetchWorth(argv[1]) {
 		return // the data is in the caches anyway
 	}
@@ -241,7 +247,7 @@ func (s *Server) prefetch(cl *client, argv [][]byte) {
 	}
 	pf := &s.pf
 	reqs := append(pf.reqs[:0], r)
-	pf.peek = cl.nc.Reader().PeekArgs(pf.peek[:0], keyspace.PrefetchMax-len(reqs))
+	pf.peek = rd.PeekArgs(pf.peek[:0], keyspace.PrefetchMax-len(reqs))
 	for _, p := range pf.peek {
 		reqs = append(reqs, keyspace.PrefetchReq{Key: p.Arg1, Arg2: p.Arg2, Last: p.Last})
 	}

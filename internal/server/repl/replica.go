@@ -262,6 +262,10 @@ func (l *MasterLink) Next() (argv [][]byte, n int, err error) {
 	return argv, l.rd.LastLen(), nil
 }
 
+// Reader is the stream's reader once Next has read from it (nil before):
+// to peek at the commands buffered behind the one Next returned.
+func (l *MasterLink) Reader() *resp.Reader { return l.rd }
+
 // TryNext is Next without reading: the next command if one is buffered
 // whole (ok false, nil error, when none is).
 func (l *MasterLink) TryNext() (argv [][]byte, n int, ok bool, err error) {
