@@ -169,6 +169,15 @@ func (cl *client) kill() {
 func (cl *client) killed() bool { return cl.nc != nil && cl.nc.Killed() }
 
 // wakeForPush tells the owner of cl that output waits.
+// coalesceOutput marks the client's connection as a replica link (its
+// stream is written in bigger pieces while the event loop is busy:
+// network.Conn.SetCoalesce).
+func (cl *client) coalesceOutput() {
+	if cl.nc != nil {
+		cl.nc.SetCoalesce(true)
+	}
+}
+
 func (cl *client) wakeForPush() {
 	if cl.nc != nil {
 		cl.nc.Wake()

@@ -102,6 +102,7 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		return
 	}
 	cl.replica = s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs())
+	cl.coalesceOutput()
 	cl.Flags = "S"
 	s.log.Info("replica attached", "client", cl.Addr)
 }
@@ -137,6 +138,7 @@ func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
 		c.W.SimpleString("CONTINUE")
 	}
 	cl.replica = s.repl.AttachPartial(cl, data, cl.pendingListenPort, s.clock.NowMs())
+	cl.coalesceOutput()
 	cl.Flags = "S"
 	s.stats.syncPartialOK++
 	s.log.Info(fmt.Sprintf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", cl.Addr, len(data), off))
@@ -418,6 +420,7 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	s.fullResync(c, psync)
 	h := &heldReplica{cl: cl, holding: true}
 	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
+	cl.coalesceOutput()
 	cl.Flags = "S"
 	s.snapshotForReplica(cl, h)
 }
@@ -512,6 +515,7 @@ func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
 	}
 	cl.mainCh = &mainChannel{cl: cl}
 	cl.replica = s.repl.Attach(cl.mainCh, true, cl.pendingListenPort, s.clock.NowMs())
+	cl.coalesceOutput()
 	cl.replica.State = stateWaitBgsave
 	cl.Flags = "S"
 	s.log.Info(fmt.Sprintf("Replica %s is capable of rdb channel synchronization, and partial sync isn't possible. "+

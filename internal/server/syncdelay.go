@@ -44,6 +44,7 @@ func (s *Server) delaySync(c *command.Ctx, cl *client, psync, rdbChannel bool) b
 	} else {
 		p.held = &heldReplica{cl: cl, holding: true, waiting: true}
 		cl.replica = s.repl.Attach(p.held, psync, cl.pendingListenPort, s.clock.NowMs())
+		cl.coalesceOutput()
 		cl.replica.State = stateWaitBgsave
 	}
 	s.syncs = append(s.syncs, p)

@@ -42,7 +42,16 @@ type Conn struct {
 	tlsc         *tls.Conn    // TLS on an event loop (tls_loop_linux.go): the record layer over the socket
 	tlsOut       []byte       // TLS on an event loop: ciphertext not yet written
 	tlsMore      bool         // TLS on an event loop: the last read returned data, crypto/tls may hold more
+	coalesce     atomic.Bool  // a replica link: its output may wait for the loop's coalescing turn (SetCoalesce)
+	coalesced    bool         // event-loop mode: in its loop's coalesced list
+	lastFlushUs  int64        // event-loop mode: when a coalesced link was last written
 }
+
+// SetCoalesce marks c as a replica link: on an event loop its stream is
+// written at most every coalesceUs while the loop is busy (in bigger
+// writes, which the replica reads in fewer calls), and before the loop
+// sleeps. Any goroutine.
+func (c *Conn) SetCoalesce(on bool) { c.coalesce.Store(on) }
 
 // NewConn wraps conn for goroutine mode, without serving it: the
 // connections a listener accepts are served (acceptLoop); tests and
