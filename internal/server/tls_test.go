@@ -347,3 +347,38 @@ func TestTLSReplication(t *testing.T) {
 		t.Error("a plain link to a TLS port came up")
 	}
 }
+
+// A replica's TLS link offers the suites of its own tls-ciphers (and
+// versions of tls-protocols), as Redis's client context: restricted to one
+// its master does not accept, the link does not come up; given one it
+// does, it comes up at the next attempt.
+func TestTLSReplicationCiphers(t *testing.T) {
+	ctx := context.Background()
+	certs := hotkvtest.MakeCerts(t)
+	_, mtls := startTLS(t, certs, hotkvtest.WithConfig("tls-protocols", "TLSv1.2"),
+		hotkvtest.WithConfig("tls-ciphers", "ECDHE-ECDSA-AES256-GCM-SHA384"))
+	r, _ := startTLS(t, certs, hotkvtest.WithConfig("tls-replication", "yes"),
+		hotkvtest.WithConfig("tls-cert-file", certs.GenericCert), hotkvtest.WithConfig("tls-key-file", certs.GenericKey),
+		hotkvtest.WithConfig("tls-protocols", "TLSv1.2"),
+		hotkvtest.WithConfig("tls-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256"))
+	rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+	defer rc.Close()
+	host, port, _ := net.SplitHostPort(mtls)
+	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		t.Fatal("a link with no suite in common came up")
+	}
+	if err := rc.ConfigSet(ctx, "tls-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384").Err(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no link with a suite in common: %s", rc.Info(ctx, "replication").Val())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -445,7 +445,7 @@ func (c *Conn) PeerCN() string { return c.peerCN }
 // tls-client-key-file, or else the server's own tls-cert-file and
 // tls-key-file; the master's certificate must chain to tls-ca-cert-file or
 // tls-ca-cert-dir (its name is not checked, as Redis does not); versions as
-// tls-protocols.
+// tls-protocols, suites as tls-ciphers.
 func ClientTLS(c *config.Config) (*tls.Config, error) {
 	certFile, keyFile, pass := c.String("tls-client-cert-file"), c.String("tls-client-key-file"), c.String("tls-client-key-file-pass")
 	if certFile == "" || keyFile == "" {
@@ -489,6 +489,11 @@ func ClientTLS(c *config.Config) (*tls.Config, error) {
 	}
 	if tc.MinVersion, tc.MaxVersion, err = parseProtocols(c.String("tls-protocols")); err != nil {
 		return nil, err
+	}
+	if s := c.String("tls-ciphers"); s != "" {
+		if tc.CipherSuites, err = parseCiphers(s); err != nil {
+			return nil, err
+		}
 	}
 	return tc, nil
 }
