@@ -168,7 +168,6 @@ func (cl *client) kill() {
 // killed reports whether kill was called.
 func (cl *client) killed() bool { return cl.nc != nil && cl.nc.Killed() }
 
-// wakeForPush tells the owner of cl that output waits.
 // coalesceOutput marks the client's connection as a replica link (its
 // stream is written in bigger pieces while the event loop is busy:
 // network.Conn.SetCoalesce).
@@ -178,6 +177,7 @@ func (cl *client) coalesceOutput() {
 	}
 }
 
+// wakeForPush tells the owner of cl that output waits.
 func (cl *client) wakeForPush() {
 	if cl.nc != nil {
 		cl.nc.Wake()
