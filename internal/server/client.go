@@ -168,15 +168,6 @@ func (cl *client) kill() {
 // killed reports whether kill was called.
 func (cl *client) killed() bool { return cl.nc != nil && cl.nc.Killed() }
 
-// coalesceOutput marks the client's connection as a replica link (its
-// stream is written in bigger pieces while the event loop is busy:
-// network.Conn.SetCoalesce).
-func (cl *client) coalesceOutput() {
-	if cl.nc != nil {
-		cl.nc.SetCoalesce(true)
-	}
-}
-
 // wakeForPush tells the owner of cl that output waits.
 func (cl *client) wakeForPush() {
 	if cl.nc != nil {

@@ -101,8 +101,7 @@ func (s *Server) Sync(c *command.Ctx, psync bool) {
 		c.Client.CloseAfterReply = true
 		return
 	}
-	cl.replica = s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs())
-	cl.coalesceOutput()
+	s.becomeReplica(cl, s.repl.Attach(cl, psync, cl.pendingListenPort, s.clock.NowMs()))
 	cl.Flags = "S"
 	s.log.Info("replica attached", "client", cl.Addr)
 }
@@ -137,8 +136,7 @@ func (s *Server) partialResync(c *command.Ctx, cl *client) bool {
 	} else {
 		c.W.SimpleString("CONTINUE")
 	}
-	cl.replica = s.repl.AttachPartial(cl, data, cl.pendingListenPort, s.clock.NowMs())
-	cl.coalesceOutput()
+	s.becomeReplica(cl, s.repl.AttachPartial(cl, data, cl.pendingListenPort, s.clock.NowMs()))
 	cl.Flags = "S"
 	s.stats.syncPartialOK++
 	s.log.Info(fmt.Sprintf("Partial resynchronization request from %s accepted. Sending %d bytes of backlog starting from offset %d.", cl.Addr, len(data), off))
@@ -153,6 +151,16 @@ func (s *Server) fullResync(c *command.Ctx, psync bool) {
 		c.W.SimpleString(s.fullResyncLine())
 	}
 	s.countFullSync(psync && askedPartial(c))
+}
+
+// becomeReplica makes cl a replica with its link l (every attach path),
+// its connection marked as a replica link: its stream is written in bigger
+// pieces while the event loop is busy (network.Conn.SetCoalesce).
+func (s *Server) becomeReplica(cl *client, l *repl.Link) {
+	cl.replica = l
+	if cl.nc != nil {
+		cl.nc.SetCoalesce(true)
+	}
 }
 
 // countFullSync counts a full sync that starts (sync_full), and a partial
@@ -419,8 +427,7 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 	}
 	s.fullResync(c, psync)
 	h := &heldReplica{cl: cl, holding: true}
-	cl.replica = s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs())
-	cl.coalesceOutput()
+	s.becomeReplica(cl, s.repl.Attach(h, psync, cl.pendingListenPort, s.clock.NowMs()))
 	cl.Flags = "S"
 	s.snapshotForReplica(cl, h)
 }
@@ -514,8 +521,7 @@ func (s *Server) awaitRDBChannel(c *command.Ctx, cl *client) {
 		s.stats.syncPartialErr++
 	}
 	cl.mainCh = &mainChannel{cl: cl}
-	cl.replica = s.repl.Attach(cl.mainCh, true, cl.pendingListenPort, s.clock.NowMs())
-	cl.coalesceOutput()
+	s.becomeReplica(cl, s.repl.Attach(cl.mainCh, true, cl.pendingListenPort, s.clock.NowMs()))
 	cl.replica.State = stateWaitBgsave
 	cl.Flags = "S"
 	s.log.Info(fmt.Sprintf("Replica %s is capable of rdb channel synchronization, and partial sync isn't possible. "+

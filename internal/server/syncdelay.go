@@ -43,8 +43,7 @@ func (s *Server) delaySync(c *command.Ctx, cl *client, psync, rdbChannel bool) b
 		cl.rdbSlave = true
 	} else {
 		p.held = &heldReplica{cl: cl, holding: true, waiting: true}
-		cl.replica = s.repl.Attach(p.held, psync, cl.pendingListenPort, s.clock.NowMs())
-		cl.coalesceOutput()
+		s.becomeReplica(cl, s.repl.Attach(p.held, psync, cl.pendingListenPort, s.clock.NowMs()))
 		cl.replica.State = stateWaitBgsave
 	}
 	s.syncs = append(s.syncs, p)

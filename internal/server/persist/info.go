@@ -10,16 +10,14 @@ import (
 // (copy-on-write) fields are 0 (no fork); aof appends the AOF's fields.
 func (r *RDB) AppendInfo(b []byte, aof func([]byte) []byte) []byte {
 	kv, kvi := infofmt.KV, infofmt.KVI
-	loading := "0"
-	if r.loading.Load() {
-		loading = "1"
+	flag := func(on bool) string {
+		if on {
+			return "1"
+		}
+		return "0"
 	}
-	b = kv(b, "loading", loading)
-	if r.asyncLoading.Load() {
-		b = append(b, "async_loading:1\r\n"...)
-	} else {
-		b = append(b, "async_loading:0\r\n"...)
-	}
+	b = kv(b, "loading", flag(r.loading.Load()))
+	b = kv(b, "async_loading", flag(r.asyncLoading.Load()))
 	b = append(b, noFork...)
 	b = kvi(b, "rdb_changes_since_last_save", *r.d.Dirty)
 	inProgress, cur := "0", int64(-1)
