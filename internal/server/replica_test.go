@@ -35,13 +35,8 @@ func TestHotKVReplicaOfHotKV(t *testing.T) {
 	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitClientLinkUp(t, rc, "no sync")
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no sync: %s", rc.Info(ctx, "replication").Val())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 	mc.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Incr(ctx, "n")
 		p.LPush(ctx, "l", "a", "b")

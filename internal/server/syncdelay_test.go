@@ -587,6 +587,20 @@ func waitLinkUp(t *testing.T, conn *hotkvtest.Conn) {
 	}
 }
 
+// waitClientLinkUp is waitLinkUp through a go-redis client: the replica's
+// link up within 20 s, else the test fails with what (and INFO replication).
+func waitClientLinkUp(t *testing.T, rc *redis.Client, what string) {
+	t.Helper()
+	ctx := context.Background()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %s", what, rc.Info(ctx, "replication").Val())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // TestReplicaAsyncLoading: with repl-diskless-load swapdb, a full sync of
 // the history the replica already follows keeps the old dataset served
 // while the payload arrives (INFO async_loading:1, loading:0; REPLICAOF,

@@ -318,13 +318,8 @@ func TestTLSReplication(t *testing.T) {
 	if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
 		t.Fatal(err)
 	}
+	waitClientLinkUp(t, rc, "no link over TLS")
 	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no link over TLS: %s", rc.Info(ctx, "replication").Val())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	mc.Set(ctx, "after", "sync", 0)
 	for rc.Get(ctx, "after").Val() != "sync" || rc.DBSize(ctx).Val() != 101 {
 		if time.Now().After(deadline) {
@@ -374,11 +369,5 @@ func TestTLSReplicationCiphers(t *testing.T) {
 	if err := rc.ConfigSet(ctx, "tls-ciphers", "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384").Err(); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for !strings.Contains(rc.Info(ctx, "replication").Val(), "master_link_status:up") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no link with a suite in common: %s", rc.Info(ctx, "replication").Val())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitClientLinkUp(t, rc, "no link with a suite in common")
 }
