@@ -204,8 +204,8 @@ func (d *decoder) setPlain(r *reader) (Value, error) {
 		return Value{}, errEmpty
 	}
 	lim := d.ks.Limits
-	members := make([][]byte, 0, n)
-	seen := make(dupChecker, n)
+	members := make([][]byte, 0, prealloc(n))
+	seen := make(dupChecker, prealloc(n))
 	for range n {
 		m, err := r.str()
 		if err != nil {
@@ -242,7 +242,7 @@ func (d *decoder) setPlain(r *reader) (Value, error) {
 	if int64(n) > lim.SetMaxListpackEntries() || int64(maxLen) > lim.SetMaxListpackValue() {
 		return ht(), nil
 	}
-	ordered := make([][]byte, 0, n)
+	ordered := make([][]byte, 0, prealloc(n))
 	for _, v := range ints {
 		ordered = append(ordered, []byte(itoa(v)))
 	}
@@ -318,8 +318,8 @@ func (d *decoder) zsetPlain(r *reader, t byte) (Value, error) {
 	if n == 0 {
 		return Value{}, errEmpty
 	}
-	es := make([]keyspace.ZEntry, 0, n)
-	seen := make(dupChecker, n)
+	es := make([]keyspace.ZEntry, 0, prealloc(n))
+	seen := make(dupChecker, prealloc(n))
 	for range n {
 		m, err := r.str()
 		if err != nil {
@@ -424,8 +424,8 @@ func (d *decoder) hashPlain(r *reader) (Value, error) {
 	if n == 0 {
 		return Value{}, errEmpty
 	}
-	fields := make([]keyspace.HashField, 0, n)
-	seen := make(dupChecker, n)
+	fields := make([]keyspace.HashField, 0, prealloc(n))
+	seen := make(dupChecker, prealloc(n))
 	for range n {
 		f, err := r.str()
 		if err != nil {
@@ -461,7 +461,7 @@ func (d *decoder) hashMetadata(r *reader, t byte) (Value, error) {
 		return Value{}, errEmpty
 	}
 	var fields []keyspace.HashField
-	seen := make(dupChecker, n)
+	seen := make(dupChecker, prealloc(n))
 	for range n {
 		ttl, err := r.length()
 		if err != nil {
@@ -493,7 +493,7 @@ func (d *decoder) hashMetadata(r *reader, t byte) (Value, error) {
 	}
 	// listpackExAddNew: a field with a deadline goes before the first field
 	// without one or with a deadline >= its own; the others are appended
-	ordered := make([]keyspace.HashField, 0, n)
+	ordered := make([]keyspace.HashField, 0, prealloc(n))
 	for _, f := range fields {
 		at := len(ordered)
 		if f.Exp != 0 {

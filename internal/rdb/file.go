@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
-	"github.com/hotkv/hotkv/internal/rdb/crc64"
 )
 
 // SaveInfo is what an RDB file records besides the keyspace.
@@ -105,6 +105,19 @@ type LoadStats struct {
 	Size int
 }
 
+// inputSize is r's length when r tells it (a file, a byte reader), else -1.
+func inputSize(r io.Reader) int {
+	switch x := r.(type) {
+	case interface{ Len() int }:
+		return x.Len()
+	case interface{ Stat() (os.FileInfo, error) }:
+		if fi, err := x.Stat(); err == nil && fi.Mode().IsRegular() {
+			return int(fi.Size())
+		}
+	}
+	return -1
+}
+
 // Load reads an RDB file of version 1 to 13 into ks (rdbLoadRio). Keys are
 // added to the databases as they come (the caller empties them first if it
 // wants only the file's contents); on an error the keyspace holds what was
@@ -112,19 +125,19 @@ type LoadStats struct {
 func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) {
 	var st LoadStats
 	var aux replAux
-	data, err := io.ReadAll(r)
-	if err != nil {
-		return st, err
+	rd := streamReader(r, inputSize(r))
+	head, err := rd.bytes(9)
+	if rd.err != nil {
+		return st, rd.err
 	}
-	if len(data) < 9 || string(data[:5]) != "REDIS" {
+	if err != nil || string(head[:5]) != "REDIS" {
 		return st, errors.New("wrong signature trying to load DB from file")
 	}
-	ver, err := strconv.Atoi(string(data[5:9]))
+	ver, err := strconv.Atoi(string(head[5:9]))
 	if err != nil || ver < 1 || ver > MaxVersion {
-		return st, fmt.Errorf("can't handle RDB format version %s", data[5:9])
+		return st, fmt.Errorf("can't handle RDB format version %s", head[5:9])
 	}
 	st.Version = ver
-	rd := &reader{b: data, off: 9}
 	d := decoder{ks: ks}
 	db := ks.DBs[0]
 	expireAt := int64(-1)
@@ -181,8 +194,13 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 				return st, errShortRead
 			}
 			// a hint: sized as Redis sizes it, but never past what the
-			// file could hold (a hostile hint must not allocate gigabytes)
-			limit := uint64(len(data) / 3) // a key takes 3 bytes at least
+			// file could hold (a hostile hint must not allocate gigabytes;
+			// a payload of unknown size, a replica's, is sized for up to
+			// 64K keys ahead, and grows as its keys come beyond)
+			limit := uint64(rd.left() / 3) // a key takes 3 bytes at least
+			if rd.src != nil && rd.size < 0 {
+				limit = min(limit, 1<<16)
+			}
 			kb, eb := db.Expand(int(min(keys, limit)), int(min(expires, limit)))
 			if o.Resized != nil {
 				o.Resized(db.ID, kb, eb)
@@ -225,17 +243,17 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 			continue
 		case opEOF:
 			if ver >= 5 {
-				end := rd.off
+				crc := rd.checksum()
 				p, err := rd.bytes(8)
 				if err != nil {
 					return st, errShortRead
 				}
 				sum := binary.LittleEndian.Uint64(p)
-				if sum != 0 && !o.SkipChecksum && sum != crc64.Update(0, data[:end]) {
+				if sum != 0 && !o.SkipChecksum && sum != crc {
 					return st, errors.New("RDB CRC error")
 				}
 			}
-			st.Size = rd.off
+			st.Size = rd.pos()
 			return st, nil
 		}
 		if !isObjectType(t) {
@@ -281,7 +299,7 @@ func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) 
 		}
 		expireAt, lfuFreq, lruIdle = -1, -1, -1
 		if o.Progress != nil {
-			if err := o.Progress(rd.off, len(data)); err != nil {
+			if err := o.Progress(rd.pos(), max(rd.size, 0)); err != nil {
 				return st, err
 			}
 		}

@@ -18,11 +18,14 @@ package rdb
 import (
 	"encoding/binary"
 	"errors"
+	"io"
 	"math"
+	"slices"
 	"strconv"
 	"sync"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
+	"github.com/hotkv/hotkv/internal/rdb/crc64"
 	"github.com/hotkv/hotkv/internal/rdb/lzf"
 )
 
@@ -173,16 +176,90 @@ func appendMillis(b []byte, ms int64) []byte {
 // --- reading -------------------------------------------------------------------
 
 // reader walks a byte slice; every read checks bounds and reports ErrBadData.
+// A reader with a src (streamReader) holds a window of its input and reads
+// on as the decoding needs: a file or a replica's payload is decoded as it
+// comes, not read whole first. A window is never overwritten: a refill
+// makes a new one, so the slices handed out before stay valid.
 type reader struct {
-	b   []byte
-	off int
+	b    []byte
+	off  int
+	src  io.Reader // the input after b; nil: b is all of it
+	base int       // the input offset of b[0]
+	size int       // the input's size when known, else -1 (a src only)
+	sum  uint64    // crc64 of the input before b[0]
+	err  error     // src's failure, other than its end
 }
 
-func (r *reader) left() int { return len(r.b) - r.off }
+// window is how much a streamReader reads at a time (more for a longer
+// string); a variable for the tests.
+var window = 1 << 20
+
+// streamReader reads src from its start; size is its length when known
+// (the bound on collection counts), else -1.
+func streamReader(src io.Reader, size int) *reader {
+	return &reader{src: src, size: size}
+}
+
+// pos is the input offset of the next byte.
+func (r *reader) pos() int { return r.base + r.off }
+
+// left is what the input holds after pos, or an upper bound of it: with a
+// src of unknown size, what the window holds plus a generous allowance
+// (decoders size nothing ahead beyond prealloc's cap, and a count the
+// input does not hold ends in a short read).
+func (r *reader) left() int {
+	n := len(r.b) - r.off
+	if r.src != nil {
+		if r.size >= 0 {
+			return r.size - r.pos()
+		}
+		return n + 1<<40
+	}
+	return n
+}
+
+// fill makes at least n bytes available at off: a new window holding what
+// was left of the old one and as much input as fits (at least n). The
+// window grows as the input arrives, never ahead of it: a corrupt length
+// costs what the input holds, not what it claims.
+func (r *reader) fill(n int) error {
+	if r.src == nil {
+		return ErrBadData
+	}
+	have := len(r.b) - r.off
+	nb := make([]byte, have, max(have+1, window))
+	copy(nb, r.b[r.off:])
+	r.sum = crc64.Update(r.sum, r.b[:r.off])
+	r.base += r.off
+	r.b, r.off = nb, 0
+	for len(r.b) < cap(r.b) || len(r.b) < n {
+		if len(r.b) == cap(r.b) {
+			r.b = slices.Grow(r.b, min(len(r.b), n-len(r.b)))
+		}
+		k, err := r.src.Read(r.b[len(r.b):cap(r.b)])
+		r.b = r.b[:len(r.b)+k]
+		if err != nil {
+			r.src = nil
+			if err != io.EOF {
+				r.err = err
+			}
+			break
+		}
+	}
+	if len(r.b) < n {
+		return ErrBadData
+	}
+	return nil
+}
+
+// checksum is the crc64 of the input before pos.
+func (r *reader) checksum() uint64 { return crc64.Update(r.sum, r.b[:r.off]) }
 
 func (r *reader) byte() (byte, error) {
 	if r.off >= len(r.b) {
-		return 0, ErrBadData
+		if err := r.fill(1); err != nil {
+			return 0, err
+		}
 	}
 	c := r.b[r.off]
 	r.off++
@@ -190,13 +267,22 @@ func (r *reader) byte() (byte, error) {
 }
 
 func (r *reader) bytes(n uint64) ([]byte, error) {
-	if n > uint64(r.left()) {
-		return nil, ErrBadData
+	if n > uint64(len(r.b)-r.off) {
+		if n > uint64(r.left()) || n > maxStringLen {
+			return nil, ErrBadData
+		}
+		if err := r.fill(int(n)); err != nil {
+			return nil, err
+		}
 	}
 	s := r.b[r.off : r.off+int(n) : r.off+int(n)]
 	r.off += int(n)
 	return s, nil
 }
+
+// prealloc caps the room a decoder makes ahead for n elements: a count
+// read from a stream of unknown size is not bounded by it.
+func prealloc(n int) int { return min(n, 1<<16) }
 
 // lenEnc is rdbLoadLenByRef: a length, or with enc the special encoding number.
 func (r *reader) lenEnc() (n uint64, enc bool, err error) {
