@@ -21,6 +21,7 @@ type dictSnap[V any] struct {
 	next *dictSnap[V] // the dict's other snapshots
 	tabs [2]snapTab[V]
 	emit func(e *dictEntry[V])
+	full func() bool // ends step early (Snapshot.Full); nil: never
 }
 
 // snapTab is a bucket array remembered at the start and the buckets emitted.
@@ -69,7 +70,8 @@ func (s *dictSnap[V]) pending(t *snapTab[V], h uint64, e *dictEntry[V]) bool {
 }
 
 // step emits the next buckets not yet emitted, until about max entries were
-// (an empty bucket counts 1/16). It reports whether every bucket was.
+// (an empty bucket counts 1/16) or full says so. It reports whether every
+// bucket was.
 func (s *dictSnap[V]) step(max int) (emitted int, done bool) {
 	budget := max * 16
 	for k := range s.tabs {
@@ -87,6 +89,9 @@ func (s *dictSnap[V]) step(max int) (emitted int, done bool) {
 			emitted += n
 			budget -= 1 + 16*n
 			t.pos++
+			if n > 0 && s.full != nil && s.full() {
+				budget = 0
+			}
 		}
 	}
 	return emitted, true

@@ -31,7 +31,11 @@ type Snapshot struct {
 	Broken bool
 	// Emitted counts the keys handed out.
 	Emitted int
-	probe   bool // ProbeSnapshots' (it emits nothing and delays nothing)
+	// Full, when set, ends a Step early once it reports true (checked after
+	// each bucket that handed out keys): the owner's bound on a step's
+	// bytes, whatever its keys hold.
+	Full  func() bool
+	probe bool // ProbeSnapshots' (it emits nothing and delays nothing)
 }
 
 // SnapshotEmit receives one key as it was at the snapshot's start: its
@@ -67,6 +71,7 @@ func (ks *Keyspace) StartSnapshot(emit SnapshotEmit) *Snapshot {
 			s.Emitted++
 			s.emit(src.db, de.key(), &de.val, at)
 		})
+		src.ds.full = func() bool { return s.Full != nil && s.Full() }
 		s.srcs = append(s.srcs, src)
 	}
 	ks.snaps = append(ks.snaps, s)
@@ -87,8 +92,8 @@ func (s *Snapshot) DBs() []SnapshotDB {
 }
 
 // Step hands out about max more keys, database by database in table order
-// (keys that writes handed out early are skipped). It reports whether every
-// key has been handed out. Engine lock.
+// (keys that writes handed out early are skipped), fewer when Full says
+// so. It reports whether every key has been handed out. Engine lock.
 func (s *Snapshot) Step(max int) (done bool) {
 	for s.cur < len(s.srcs) {
 		n, fin := s.srcs[s.cur].ds.step(max)
@@ -96,7 +101,7 @@ func (s *Snapshot) Step(max int) (done bool) {
 			return false
 		}
 		s.cur++
-		if max -= n; max <= 0 {
+		if max -= n; max <= 0 || (s.Full != nil && s.Full()) {
 			return s.cur == len(s.srcs)
 		}
 	}

@@ -104,6 +104,7 @@ func (s *Stream) start(ks *keyspace.Keyspace, keyDelay func()) {
 			keyDelay()
 		}
 	})
+	s.snap.Full = func() bool { return len(s.buf) >= stepBytes }
 	s.sizes = map[int][2]int{}
 	for _, d := range s.snap.DBs() {
 		s.sizes[d.ID] = [2]int{d.Keys, d.Expires}
@@ -131,6 +132,13 @@ func (s *Stream) appendRecord(b []byte, db int, key string, e *keyspace.Entry, a
 	b = AppendString(b, []byte(key), s.compress)
 	return appendBody(b, e, s.compress)
 }
+
+// stepBytes bounds a Step's chunk: it ends after the key that took the
+// chunk past it. Without the bound a step of 64 keys of a few MB each
+// built one chunk of hundreds of MB under the engine lock (a 80 MB
+// dataset of big values went in a single step), and the growing buffer
+// cost a page fault per 4 KiB.
+const stepBytes = 1 << 20
 
 // Step hands out about max more keys and returns the bytes encoded since the
 // last Step, valid until the next one; done reports the end of the stream
