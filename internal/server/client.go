@@ -47,6 +47,11 @@ type client struct {
 	replica           *repl.Link
 	pendingListenPort int64 // REPLCONF listening-port before SYNC
 	capaPsync2        bool  // REPLCONF capa psync2: +CONTINUE names the replication id
+	capaEOF           bool  // REPLCONF capa eof: takes an EOF-marked snapshot, streamed
+	// bulkOut marks a connection whose output is a replica's stream or
+	// snapshot: its output buffers are kept between writes (drainPush,
+	// resetReplyBuf). Set under the engine lock, read by the owner.
+	bulkOut atomic.Bool
 	// REPLCONF rdb-only 1: SYNC sends the snapshot, then closes (no stream)
 	rdbOnly bool
 	// rdb channel replication (repl.go): capaRDBChannel is REPLCONF capa
@@ -189,10 +194,23 @@ func (cl *client) resetReplyBuf() {
 	pushed := cl.pushed
 	cl.pushed = false
 	cl.w.Reset() // the references too: the bytes they referred to were written
+	if cl.bulkOut.Load() {
+		// a replica's: the stream goes on (drainPush swaps it with the
+		// queued bytes' buffer)
+		if cap(cl.w.Buf) > bulkKeep {
+			cl.w.Buf = nil
+		}
+		return
+	}
 	if c := cap(cl.w.Buf); c > 1<<20 || (pushed && c > replyChunk) {
 		cl.w.Buf = nil
 	}
 }
+
+// bulkKeep is the most a replica's connection keeps of each of its two
+// output buffers between writes: a streamed snapshot's window (sinkWindow)
+// and some.
+const bulkKeep = 2 * sinkWindow
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

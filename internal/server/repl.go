@@ -158,6 +158,7 @@ func (s *Server) fullResync(c *command.Ctx, psync bool) {
 // pieces while the event loop is busy (network.Conn.SetCoalesce).
 func (s *Server) becomeReplica(cl *client, l *repl.Link) {
 	cl.replica = l
+	cl.bulkOut.Store(true)
 	if cl.nc != nil {
 		cl.nc.SetCoalesce(true)
 	}
@@ -233,6 +234,8 @@ func (s *Server) ReplConf(c *command.Ctx) {
 			case cl == nil:
 			case bytes.EqualFold(val, []byte("psync2")):
 				cl.capaPsync2 = true
+			case bytes.EqualFold(val, []byte("eof")):
+				cl.capaEOF = true
 			case bytes.EqualFold(val, []byte("rdb-channel-repl")):
 				// accepted only while this master syncs by socket with a
 				// channel for the snapshot (replconfCommand)
@@ -433,24 +436,34 @@ func (s *Server) syncInBackground(c *command.Ctx, cl *client, psync bool) {
 }
 
 // snapshotForReplica starts the snapshot of this moment for a replica
-// attached with h (holding its stream) and sends it, then the held stream,
-// when it is encoded.
+// attached with h (holding its stream) and sends it, then the held stream.
+// With repl-diskless-sync and a replica that takes EOF-marked payloads
+// (REPLCONF capa eof: every Redis since 2.8.18, and HotKV) the snapshot
+// goes out as it is encoded (replicaSink), as Redis's socket target
+// streams its child's output; otherwise it is encoded whole first, for its
+// length ($<len>), as Redis writes a file first.
 func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 	st := s.rdb.SyncStream()
 	s.log.Info("replica attached, snapshot in the background", "client", cl.Addr)
-	if s.cfg.Bool("repl-diskless-sync") {
-		// the snapshot goes from memory to the replica's socket, as Redis's
-		// diskless sync (with repl-diskless-sync no Redis writes a file
-		// first: HotKV does not, and says nothing it does not do)
+	streamed := s.cfg.Bool("repl-diskless-sync") && cl.capaEOF
+	if streamed {
 		s.log.Info("Starting BGSAVE for SYNC with target: replicas sockets")
 	}
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	s.rdb.ReplSnapshot(true)
+	var out io.Writer
+	var payload bytes.Buffer
+	mark := eofMark()
+	sink := s.newReplicaSink(cl, "$EOF:"+mark+"\r\n")
+	if streamed {
+		out = sink
+	} else {
+		out = &payload
+	}
 	go func() {
-		var payload bytes.Buffer
 		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
-		err := s.runSnapshot(st, &payload, maxKeys, pause)
+		err := s.runSnapshot(st, out, maxKeys, pause)
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		s.rdb.ReplSnapshot(false)
@@ -466,16 +479,78 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 		if cl.killed() {
 			return
 		}
-		// the payload as a bulk string without its CRLF (the stream follows),
+		if streamed {
+			sink.push([]byte(mark))
+		} else {
+			// the payload as a bulk string without its CRLF (the stream follows)
+			cl.pushBulk([]byte("$" + strconv.Itoa(payload.Len()) + "\r\n"))
+			cl.pushBulk(payload.Bytes())
+		}
 		// then the stream held since the snapshot's start
-		cl.pushBulk([]byte("$" + strconv.Itoa(payload.Len()) + "\r\n"))
-		cl.pushBulk(payload.Bytes())
 		cl.pushBulk(h.held)
 		h.holding, h.held = false, nil
 		if cl.replica != nil && cl.replica.State == stateWaitBgsave {
 			s.replicaOnline(cl) // a delayed sync's wait is over
 		}
 	}()
+}
+
+// sinkWindow is how many bytes of a streamed snapshot may wait in a
+// replica's output, not yet written to its socket: the snapshot's encoding
+// waits beyond it (Redis's child waits on its pipe the same way), so a
+// slow replica costs the primary this much memory, not the whole payload.
+const sinkWindow = 4 << 20
+
+// replicaSink is runSnapshot's output for a snapshot streamed to a
+// replica: each write is queued on the replica's connection (pushBulk,
+// under the engine lock) once fewer than sinkWindow bytes queued before it
+// wait to be written (the connection's tot-net-out tells what was). The
+// payload's first line (head) goes with the first write: from the
+// snapshot's goroutine, after the reply of the command that started it.
+type replicaSink struct {
+	s      *Server
+	cl     *client
+	head   []byte
+	queued int64 // bytes queued by the sink
+	base   int64 // the connection's bytes written when the sink began
+}
+
+// newReplicaSink starts a sink for cl. Engine lock.
+func (s *Server) newReplicaSink(cl *client, head string) *replicaSink {
+	k := &replicaSink{s: s, cl: cl, head: []byte(head)}
+	cl.bulkOut.Store(true)
+	if cl.nc != nil {
+		k.base = cl.nc.NetOut()
+	}
+	return k
+}
+
+// push queues p after the head. Engine lock.
+func (k *replicaSink) push(p []byte) {
+	if k.head != nil {
+		k.cl.pushBulk(k.head)
+		k.queued += int64(len(k.head))
+		k.head = nil
+	}
+	k.cl.pushBulk(p)
+	k.queued += int64(len(p))
+}
+
+// Write implements io.Writer; it fails once the replica is gone.
+func (k *replicaSink) Write(p []byte) (int, error) {
+	for k.cl.nc != nil && k.queued-(k.cl.nc.NetOut()-k.base) > sinkWindow {
+		if k.cl.killed() || !k.s.clientLive(k.cl) {
+			return 0, errSnapshotStopped
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+	k.s.eng.Lock()
+	defer k.s.eng.Unlock()
+	if k.cl.killed() {
+		return 0, errSnapshotStopped
+	}
+	k.push(p)
+	return len(p), nil
 }
 
 // Rdb channel replication (Redis 8's repl-rdb-channel; decision 0052). A
@@ -564,13 +639,11 @@ func (s *Server) startRDBChannel(cl *client) {
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	s.rdb.ReplSnapshot(true)
+	mark := eofMark()
+	sink := s.newReplicaSink(cl, "$EOF:"+mark+"\r\n")
 	go func() {
-		var payload bytes.Buffer
-		mark := eofMark()
-		payload.WriteString("$EOF:" + mark + "\r\n")
 		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
-		err := s.runSnapshot(st, &payload, maxKeys, pause)
-		payload.WriteString(mark)
+		err := s.runSnapshot(st, sink, maxKeys, pause)
 		s.eng.Lock()
 		defer s.eng.Unlock()
 		s.rdb.ReplSnapshot(false)
@@ -590,7 +663,7 @@ func (s *Server) startRDBChannel(cl *client) {
 			}
 			return
 		}
-		cl.pushBulk(payload.Bytes())
+		sink.push([]byte(mark))
 		s.log.Info(fmt.Sprintf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", replicaName(cl)))
 		if main != nil && main.replica != nil && main.replica.State == stateSendBulkAndStream {
 			s.replicaOnline(main)

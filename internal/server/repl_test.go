@@ -68,6 +68,22 @@ func (r *replStream) readSnapshot(cmd string, wait time.Duration) {
 	if line[0] != '$' {
 		t.Fatalf("%s: got %q, want $<count>", cmd, line)
 	}
+	if mark, ok := strings.CutPrefix(strings.TrimSpace(line), "$EOF:"); ok {
+		// an EOF-marked payload: up to its 40-byte mark
+		if len(mark) != 40 {
+			t.Fatalf("%s: EOF mark %q", cmd, mark)
+		}
+		var got []byte
+		for !bytes.HasSuffix(got, []byte(mark)) {
+			b, err := r.br.ReadByte()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, b)
+		}
+		r.rdb = got[:len(got)-len(mark)]
+		return
+	}
 	n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
 	r.rdb = make([]byte, n)
 	if _, err := io.ReadFull(r.br, r.rdb); err != nil {
