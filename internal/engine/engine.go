@@ -64,6 +64,17 @@ func (e *Engine) Lend() {
 	e.lent.Store(false)
 }
 
+// LendWhile is Lend for as long as wait runs (a load waiting for the
+// network): the lock is free and Lent true meanwhile, and held again when
+// LendWhile returns.
+func (e *Engine) LendWhile(wait func()) {
+	e.lent.Store(true)
+	e.mu.Unlock()
+	wait()
+	e.mu.Lock()
+	e.lent.Store(false)
+}
+
 // Lent reports whether the lock holder is inside Lend (call with the lock held).
 func (e *Engine) Lent() bool { return e.lent.Load() }
 

@@ -478,87 +478,73 @@ func (s *Server) loadFromMaster(gen uint64, link *repl.MasterLink, masterID stri
 	return nil
 }
 
-// loadFromLink is the diskless load: the payload goes through a pipe into
-// the loader; with swap (repl-diskless-load swapdb) the dataset is kept
-// aside meanwhile and put back if the load fails (Redis's
-// disklessLoadInitTempDb / disklessLoadDiscardTempDb). The server is
-// loading from the start of the transfer (INFO loading:1, commands not
-// allowed while loading get -LOADING): the transfer runs without the engine
-// lock, and the load lends it every loading-process-events-interval-bytes.
+// loadFromLink is the diskless load: the payload goes from the link to the
+// loader as it arrives (payloadFeed); with swap (repl-diskless-load swapdb)
+// the dataset is kept aside meanwhile and put back if the load fails
+// (Redis's disklessLoadInitTempDb / disklessLoadDiscardTempDb). The server
+// is loading from the start of the transfer (INFO loading:1, commands not
+// allowed while loading get -LOADING): the load holds the engine lock but
+// lends it while it waits for bytes, and every
+// loading-process-events-interval-bytes. With async (swapdb, the same
+// history) the current dataset is served while the payload arrives: it is
+// read whole first, then loaded.
 func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap, async bool) error {
-	pr, pw := io.Pipe()
+	var feed *payloadFeed
+	if async {
+		feed = newPayloadFeed(nil) // read without the engine lock
+	} else {
+		feed = newPayloadFeed(s.eng.LendWhile)
+	}
 	var got atomic.Int64 // payload bytes handed to the loader
 	payloadErr := make(chan error, 1)
 	go func() {
-		_, err := link.Payload(countingWriter{pw, &got})
+		_, err := link.Payload(countingWriter{feed, &got})
 		if err == io.EOF {
-			err = io.ErrUnexpectedEOF // a payload ends with its size or mark: ReadAll must not take EOF for its end
+			err = io.ErrUnexpectedEOF // a payload ends with its size or mark: the loader must not take EOF for its end
 		}
 		payloadErr <- err
-		_ = pw.CloseWithError(err)
+		feed.End(err)
 	}()
-	defer func() { _, _ = io.Copy(io.Discard, pr) }() // what follows the RDB's end, up to the payload's
 	s.eng.Lock()
 	if !s.current(gen) {
 		s.eng.Unlock()
+		feed.Stop()
 		return nil
 	}
 	var stash *keyspace.Stash
+	var rd io.Reader = feed
+	var size int64
 	if async {
 		// the old dataset stays served while the payload arrives; it is
 		// kept aside only for the load itself, under the lock
 		s.rdb.SetAsyncLoading(true)
 		s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory (async: the current dataset is served meanwhile)")
-	} else {
-		if swap {
-			stash = s.ks.Stash()
+		s.eng.Unlock()
+		chunks, n, rerr := readChunks(feed)
+		s.eng.Lock()
+		s.rdb.SetAsyncLoading(false)
+		if rerr != nil {
+			return s.failedLinkLoad(rerr, feed, payloadErr, &got, nil)
 		}
-		s.beginReplicaLoad(0)
+		if !s.current(gen) {
+			return s.failedLinkLoad(persist.ErrLoadStopped, feed, payloadErr, &got, nil)
+		}
+		rd, size = chunks, n
+	} else {
 		s.log.Info("MASTER <-> REPLICA sync: Loading DB in memory")
 	}
-	s.eng.Unlock()
-	data, rerr := io.ReadAll(pr)
-	s.eng.Lock()
-	defer s.eng.Unlock()
-	if async {
-		s.rdb.SetAsyncLoading(false)
-		if rerr == nil && s.current(gen) {
-			stash = s.ks.Stash()
-			s.beginReplicaLoad(int64(len(data)))
-			defer s.endReplicaLoad()
-		}
-	} else {
-		defer s.endReplicaLoad()
+	if swap {
+		stash = s.ks.Stash()
 	}
-	var keys int
-	err := rerr
-	if err == nil {
-		if !s.current(gen) {
-			err = persist.ErrLoadStopped // the link was replaced meanwhile
-		} else {
-			keys, err = s.rdb.LoadFromMaster(bytes.NewReader(data), s.loadYield(gen))
-		}
-	}
+	s.beginReplicaLoad(size)
+	keys, err := s.rdb.LoadFromMaster(rd, s.loadYield(gen))
+	s.endReplicaLoad()
 	if err != nil {
-		// the link's failure reaches the loader through the pipe after it
-		// is reported here; a loader that failed on its own finds nothing
-		select {
-		case perr := <-payloadErr:
-			if perr != nil {
-				// the link ended inside the payload: Redis's
-				// rdbReportReadError on a short read from the socket
-				s.log.Warn(fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:0 -> Unexpected EOF reading RDB file", got.Load()))
-			}
-		default:
-		}
-		_ = pr.CloseWithError(err)
-		if stash != nil {
-			s.log.Info("Restoring the backup of the dataset kept aside (repl-diskless-load swapdb)")
-			s.ks.Unstash(stash)
-			s.mem.forceGC = true
-		}
-		return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %w", err)
+		return s.failedLinkLoad(err, feed, payloadErr, &got, stash)
 	}
+	s.eng.Unlock()
+	feed.Drain() // what follows the RDB's end, up to the payload's: the link is then at the stream
+	s.eng.Lock()
 	if stash != nil {
 		s.log.Info(fmt.Sprintf("Discarding the dataset kept aside: %d keys (repl-diskless-load swapdb)", stash.Keys()))
 		if s.cfg.Bool("replica-lazy-flush") {
@@ -569,7 +555,61 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap, async boo
 	s.rs.lastIOUnix.Store(time.Now().Unix())
 	s.stats.dirty++
 	s.log.Info(fmt.Sprintf("Done loading RDB, keys loaded: %d.", keys))
+	s.eng.Unlock()
 	return nil
+}
+
+// failedLinkLoad ends a diskless load that failed with err: the link's
+// goroutine is told to stop, a short read is logged as Redis's
+// rdbReportReadError, and the dataset kept aside (stash) is put back.
+// Engine lock held; released.
+func (s *Server) failedLinkLoad(err error, feed *payloadFeed, payloadErr chan error, got *atomic.Int64, stash *keyspace.Stash) error {
+	defer s.eng.Unlock()
+	feed.Stop()
+	// the link's failure reaches the loader after it is reported here; a
+	// loader that failed on its own finds nothing
+	select {
+	case perr := <-payloadErr:
+		if perr != nil {
+			s.log.Warn(fmt.Sprintf("Internal error in RDB reading offset %d, function at rdb.c:0 -> Unexpected EOF reading RDB file", got.Load()))
+		}
+	default:
+	}
+	if stash != nil {
+		s.log.Info("Restoring the backup of the dataset kept aside (repl-diskless-load swapdb)")
+		s.ks.Unstash(stash)
+		s.mem.forceGC = true
+	}
+	return fmt.Errorf("Failed trying to load the MASTER synchronization DB from socket: %w", err)
+}
+
+// readChunks reads r to its end (io.EOF) in pieces of up to 1 MiB (a
+// payload's size is not known beforehand: one buffer grown by doubling
+// copied it over and over), and returns them as one reader with their
+// total size.
+func readChunks(r io.Reader) (io.Reader, int64, error) {
+	var parts []io.Reader
+	var total int64
+	for {
+		buf := make([]byte, 1<<20)
+		n := 0
+		var err error
+		for n < len(buf) && err == nil {
+			var k int
+			k, err = r.Read(buf[n:])
+			n += k
+		}
+		if n > 0 {
+			parts = append(parts, bytes.NewReader(buf[:n]))
+			total += int64(n)
+		}
+		if err == io.EOF {
+			return io.MultiReader(parts...), total, nil
+		}
+		if err != nil {
+			return nil, total, err
+		}
+	}
 }
 
 // beginReplicaLoad marks a full sync's load (INFO loading, -LOADING), of
