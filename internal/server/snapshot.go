@@ -50,14 +50,16 @@ const stepTarget = time.Millisecond
 // fit in about a millisecond (so that no client waits longer for the
 // lock), and its bytes are written to out without the lock (through a 256
 // KiB buffer, flushed at the end; out is the child process that writes the
-// file, internal/childwrite, or a replica's connection). After each step
-// it yields its processor (runtime.Gosched): an event loop that woke
-// meanwhile runs before the next step, so the snapshot never keeps one
-// waiting longer than a step (on two cores, a snapshot that ran flat out
-// kept clients waiting 10-20 ms: Go preempts a running goroutine only
-// every 10 ms), and it takes only what processor time they leave. (It
-// used to sleep as long as each step took: a replica's full sync of 80 MB
-// took 3 s to encode where Redis's child takes 0.3.) While a busy script has
+// file, internal/childwrite, or a replica's connection). After a step
+// during which clients ran commands it sleeps as long as the step took:
+// the snapshot gets at most half a core, and the event loops always find a
+// free processor (on two cores, a snapshot that ran flat out kept clients
+// waiting 10-20 ms for one: Go preempts a running goroutine only every
+// 10 ms; yielding the processor instead of sleeping still let the probe of
+// bench/snapshot.sh wait 9-11 ms, and cut the writes served meanwhile by
+// two thirds). After a step during which none did it only yields: an idle
+// server's snapshot runs flat out (a replica's full sync of 80 MB took 3 s
+// to encode at half pace, where Redis's child takes 0.3). While a busy script has
 // lent the lock (its unit is still in progress: the keyspace must not be
 // touched) it tries again a millisecond later. maxKeys, when > 0, caps a
 // step's keys; pause, when not nil, runs after each step that handed out
@@ -67,6 +69,7 @@ const stepTarget = time.Millisecond
 func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, maxKeys int, pause func(keys int) bool) error {
 	w := bufio.NewWriterSize(out, 256<<10)
 	n := 64
+	var cmds int64 = -1
 	for {
 		s.eng.Lock()
 		if s.eng.Lent() {
@@ -74,6 +77,8 @@ func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, maxKeys int, pause f
 			time.Sleep(time.Millisecond)
 			continue
 		}
+		busy := s.stats.commands != cmds // commands ran since the last step
+		cmds = s.stats.commands
 		before := st.Keys()
 		start := time.Now()
 		chunk, done, err := st.Step(n)
@@ -92,7 +97,11 @@ func (s *Server) runSnapshot(st *rdb.Stream, out io.Writer, maxKeys int, pause f
 		if done {
 			return w.Flush()
 		}
-		runtime.Gosched()
+		if busy {
+			time.Sleep(took)
+		} else {
+			runtime.Gosched()
+		}
 		switch {
 		case took < stepTarget/2 && keys >= n/2:
 			n = min(2*n, 1<<20)
