@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hotkv/hotkv/internal/clock"
 	"github.com/hotkv/hotkv/internal/command"
@@ -18,10 +19,11 @@ import (
 // dispatch directly, so it is never read.
 type nopConn struct{ net.Conn }
 
-func (nopConn) Write(b []byte) (int, error) { return len(b), nil }
-func (nopConn) Close() error                { return nil }
-func (nopConn) RemoteAddr() net.Addr        { return &net.TCPAddr{} }
-func (nopConn) LocalAddr() net.Addr         { return &net.TCPAddr{} }
+func (nopConn) Write(b []byte) (int, error)     { return len(b), nil }
+func (nopConn) Close() error                    { return nil }
+func (nopConn) RemoteAddr() net.Addr            { return &net.TCPAddr{} }
+func (nopConn) LocalAddr() net.Addr             { return &net.TCPAddr{} }
+func (nopConn) SetReadDeadline(time.Time) error { return nil }
 
 func newBenchServer(tb testing.TB) (*Server, *client) {
 	tb.Helper()
@@ -346,5 +348,36 @@ func BenchmarkEvalCached(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		run(s, cl, call)
+	}
+}
+
+// BenchmarkHotPathReplica is BenchmarkHotPath's SET and lock cycle (SET NX
+// PX, then DELEX IFEQ) with one replica attached as a SYNC attaches it: every
+// write is propagated (the stream's encoding, the backlog, the replica's push
+// buffer), and the replica's output is taken every 16 units, as its event
+// loop writes a replica link every 200 µs under load (decision 0054).
+func BenchmarkHotPathReplica(b *testing.B) {
+	cases := map[string][][][]byte{
+		"SET":        {args("SET", "key:000000000001", "fedcba9876543210fedcba9876543210")},
+		"lock_cycle": {args("SET", "lock:1", "tok-a81f", "NX", "PX", "30000"), args("DELEX", "lock:1", "IFEQ", "tok-a81f")},
+	}
+	for _, name := range []string{"SET", "lock_cycle"} {
+		b.Run(name, func(b *testing.B) {
+			s, cl := newBenchServer(b)
+			rcl := s.newClient(nopConn{})
+			s.eng.Lock()
+			s.becomeReplica(rcl, s.repl.Attach(rcl, false, 0, s.clock.NowMs()))
+			s.eng.Unlock()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				for _, argv := range cases[name] {
+					run(s, cl, argv)
+				}
+				if i%16 == 15 {
+					rcl.drainPush()
+					rcl.resetReplyBuf()
+				}
+			}
+		})
 	}
 }
