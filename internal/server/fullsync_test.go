@@ -63,7 +63,7 @@ func TestFullSyncStreamed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if most == 0 || most > 12<<20 {
+	if most == 0 || most > 2<<20 {
 		t.Fatalf("a replica that does not read holds %d bytes of output on the master (payload: 24 MB)", most)
 	}
 	mark := strings.TrimSpace(strings.TrimPrefix(head, "$EOF:"))

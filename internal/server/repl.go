@@ -498,8 +498,13 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 // sinkWindow is how many bytes of a streamed snapshot may wait in a
 // replica's output, not yet written to its socket: the snapshot's encoding
 // waits beyond it (Redis's child waits on its pipe the same way), so a
-// slow replica costs the primary this much memory, not the whole payload.
-const sinkWindow = 4 << 20
+// slow replica costs the primary this much memory, not the whole payload
+// (Redis's "master memory does not increase during replication" allows
+// 1 MB). The sink queues at most sinkPiece at a time.
+const (
+	sinkWindow = 256 << 10
+	sinkPiece  = 64 << 10
+)
 
 // replicaSink is runSnapshot's output for a snapshot streamed to a
 // replica: each write is queued on the replica's connection (pushBulk,
@@ -538,18 +543,23 @@ func (k *replicaSink) push(p []byte) {
 
 // Write implements io.Writer; it fails once the replica is gone.
 func (k *replicaSink) Write(p []byte) (int, error) {
-	for k.cl.nc != nil && k.queued-(k.cl.nc.NetOut()-k.base) > sinkWindow {
-		if k.cl.killed() || !k.s.clientLive(k.cl) {
-			return 0, errSnapshotStopped
+	for done := 0; done < len(p); {
+		for k.cl.nc != nil && k.queued-(k.cl.nc.NetOut()-k.base) > sinkWindow {
+			if k.cl.killed() || !k.s.clientLive(k.cl) {
+				return done, errSnapshotStopped
+			}
+			time.Sleep(100 * time.Microsecond)
 		}
-		time.Sleep(200 * time.Microsecond)
+		piece := p[done:min(done+sinkPiece, len(p))]
+		k.s.eng.Lock()
+		if k.cl.killed() {
+			k.s.eng.Unlock()
+			return done, errSnapshotStopped
+		}
+		k.push(piece)
+		k.s.eng.Unlock()
+		done += len(piece)
 	}
-	k.s.eng.Lock()
-	defer k.s.eng.Unlock()
-	if k.cl.killed() {
-		return 0, errSnapshotStopped
-	}
-	k.push(p)
 	return len(p), nil
 }
 
