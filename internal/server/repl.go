@@ -498,9 +498,8 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 // sinkWindow is how many bytes of a streamed snapshot may wait in a
 // replica's output, not yet written to its socket: the snapshot's encoding
 // waits beyond it (Redis's child waits on its pipe the same way), so a
-// slow replica costs the primary this much memory, not the whole payload
-// (Redis's "master memory does not increase during replication" allows
-// 1 MB). The sink queues at most sinkPiece at a time.
+// slow replica costs the primary this much memory, not the whole payload.
+// The sink queues at most sinkPiece at a time.
 const (
 	sinkWindow = 256 << 10
 	sinkPiece  = 64 << 10
