@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"io"
+	"sync"
 )
 
 // payloadFeed hands a diskless full sync's payload from the link's
@@ -22,13 +23,36 @@ type payloadFeed struct {
 	cur    []byte
 	wait   func(func()) // runs its argument with the engine lock lent; nil: the reader holds no lock
 	ended  bool
+	// abort is closed by Abort: the loader's next read fails, whatever
+	// the link already handed over (Redis's rioAbort)
+	abort     chan struct{}
+	abortOnce sync.Once
+}
+
+// errFeedAborted is the loader's error after Abort.
+var errFeedAborted = errors.New("the sync was aborted (the main channel was lost)")
+
+// Abort makes the loader's next read fail. Any goroutine, any number of
+// times.
+func (f *payloadFeed) Abort() { f.abortOnce.Do(func() { close(f.abort) }) }
+
+// Aborted reports whether Abort was called: the load's yield checks it too,
+// for what the loader already holds of the payload.
+func (f *payloadFeed) Aborted() bool {
+	select {
+	case <-f.abort:
+		return true
+	default:
+		return false
+	}
 }
 
 // errFeedStopped is Write's error once the loader stopped reading.
 var errFeedStopped = errors.New("the loader stopped reading the payload")
 
 func newPayloadFeed(wait func(func())) *payloadFeed {
-	return &payloadFeed{chunks: make(chan []byte), done: make(chan struct{}), quit: make(chan struct{}), wait: wait}
+	return &payloadFeed{chunks: make(chan []byte), done: make(chan struct{}), quit: make(chan struct{}), wait: wait,
+		abort: make(chan struct{})}
 }
 
 // Write implements io.Writer for the link's goroutine.
@@ -59,19 +83,35 @@ func (f *payloadFeed) End(err error) {
 
 // Read implements io.Reader for the loader.
 func (f *payloadFeed) Read(b []byte) (int, error) {
+	select {
+	case <-f.abort:
+		return 0, errFeedAborted
+	default:
+	}
 	if len(f.cur) == 0 {
 		if f.ended {
 			return 0, f.endErr()
 		}
 		var ok bool
+		aborted := false
+		recv := func() {
+			select {
+			case f.cur, ok = <-f.chunks:
+			case <-f.abort:
+				aborted = true
+			}
+		}
 		select {
 		case f.cur, ok = <-f.chunks:
 		default:
 			if f.wait == nil {
-				f.cur, ok = <-f.chunks
+				recv()
 			} else {
-				f.wait(func() { f.cur, ok = <-f.chunks })
+				f.wait(recv)
 			}
+		}
+		if aborted {
+			return 0, errFeedAborted
 		}
 		if !ok {
 			f.ended = true

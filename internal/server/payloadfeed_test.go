@@ -66,6 +66,23 @@ func TestPayloadFeed(t *testing.T) {
 		t.Fatal("the writer hangs after Stop")
 	}
 
+	// Abort: the next read fails, even with bytes waiting, and a loader
+	// waiting for bytes is woken
+	f1 := newPayloadFeed(nil)
+	go func() { _, _ = f1.Write([]byte("waiting")) }()
+	time.Sleep(10 * time.Millisecond)
+	f1.Abort()
+	if _, err := f1.Read(b); err != errFeedAborted || !f1.Aborted() {
+		t.Fatalf("read after Abort: %v", err)
+	}
+	f1.Stop()
+	f2 := newPayloadFeed(nil)
+	go func() { time.Sleep(20 * time.Millisecond); f2.Abort() }()
+	if _, err := f2.Read(b); err != errFeedAborted {
+		t.Fatalf("a waiting read after Abort: %v", err)
+	}
+	f2.Stop()
+
 	// Drain takes what is left up to the end
 	f = newPayloadFeed(nil)
 	go func() {

@@ -84,7 +84,7 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 	buf := link.BufferStream(s.fullSyncBufferLimit(), func(limit int64) {
 		s.log.Info(fmt.Sprintf("Replication buffer limit has been reached (%d bytes), stopped buffering replication stream. "+
 			"Further accumulation may occur on master side.", limit))
-	})
+	}, func(error) { s.mainChannelLost(rdb) })
 	rs.fullSync.Store(buf)
 	stopAlive := make(chan struct{})
 	go func() { // the replica's keep-alive on the main channel while it loads
@@ -130,6 +130,27 @@ func (s *Server) rdbChannelSync(gen uint64, host string, port int, link *repl.Ma
 		s.log.Info("MASTER <-> REPLICA sync: Successfully streamed replication buffer into the db (0 bytes in total)")
 	}
 	return s.applyStream(gen, link, held)
+}
+
+// mainChannelLost is rdbChannelAbort for a main channel that fails while
+// its RDB channel's snapshot downloads or loads (called from the main
+// channel's reading goroutine). A load from a file goes on, and the replica
+// then tries PSYNC from the snapshot's offset and what the main channel
+// held; a load from the link is aborted (its next read fails), as is a
+// download: the replica syncs again.
+func (s *Server) mainChannelLost(rdb *repl.MasterLink) {
+	feed := s.rs.linkFeed.Load()
+	if s.rdb.Loading() || s.rdb.AsyncLoading() {
+		s.log.Info("Aborting rdb channel sync while loading the RDB.")
+		if feed == nil {
+			s.log.Info("After loading RDB, replica will try psync with master.")
+			return
+		}
+	}
+	if feed != nil {
+		feed.Abort()
+	}
+	_ = rdb.Close()
 }
 
 // fullSyncBufferLimit is replica-full-sync-buffer-limit, or when 0 the hard

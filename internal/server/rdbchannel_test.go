@@ -359,3 +359,72 @@ func TestSwapdbKeepsDatasetOnFailedLoad(t *testing.T) {
 		})
 	}
 }
+
+// A main channel lost while its RDB channel's snapshot loads (Redis's
+// rdbChannelAbort): a load from a file goes on and the replica then
+// continues with PSYNC from the snapshot's offset (one full sync, one
+// partial); a load from the link is aborted and the replica syncs again
+// (two full syncs). Only the main channel is killed on the master: the RDB
+// channel itself would go on.
+func TestRDBChannelMainLostWhileLoading(t *testing.T) {
+	for _, tc := range []struct {
+		load          string
+		full, partial string
+	}{{"disabled", "1", "1"}, {"swapdb", "2", "0"}} {
+		t.Run(tc.load, func(t *testing.T) {
+			ctx := context.Background()
+			m := hotkvtest.Start(t)
+			r := hotkvtest.Start(t)
+			mc := redis.NewClient(&redis.Options{Addr: m.Addr})
+			defer mc.Close()
+			rc := redis.NewClient(&redis.Options{Addr: r.Addr})
+			defer rc.Close()
+			for _, kv := range [][2]string{{"repl-diskless-load", tc.load}, {"key-load-delay", "1000"}, {"loading-process-events-interval-bytes", "1024"}} {
+				if err := rc.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 2000 {
+				mc.Set(ctx, "k:"+strconv.Itoa(i), i, 0)
+			}
+			host, port, _ := net.SplitHostPort(m.Addr)
+			if err := rc.Do(ctx, "REPLICAOF", host, port).Err(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(20 * time.Second)
+			for infoValue(rc.Info(ctx, "persistence").Val(), "loading") != "1" {
+				if time.Now().After(deadline) {
+					t.Fatal("the replica did not start loading")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			killed := false
+			for _, line := range strings.Split(mc.ClientList(ctx).Val(), "\n") {
+				if strings.Contains(line, " flags=S ") {
+					id := strings.TrimPrefix(strings.Fields(line)[0], "id=")
+					if err := mc.Do(ctx, "CLIENT", "KILL", "ID", id).Err(); err != nil {
+						t.Fatal(err)
+					}
+					killed = true
+				}
+			}
+			if !killed {
+				t.Fatalf("no main channel in CLIENT LIST:\n%s", mc.ClientList(ctx).Val())
+			}
+			mc.Set(ctx, "x", "1", 0)
+			rc.ConfigSet(ctx, "key-load-delay", "0")
+			for infoValue(rc.Info(ctx, "replication").Val(), "master_link_status") != "up" ||
+				infoValue(mc.Info(ctx, "stats").Val(), "sync_full") != tc.full {
+				if time.Now().After(deadline) {
+					t.Fatalf("not resynced: sync_full %s", infoValue(mc.Info(ctx, "stats").Val(), "sync_full"))
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			waitSameDigest(t, mc, rc, deadline)
+			st := mc.Info(ctx, "stats").Val()
+			if f, p := infoValue(st, "sync_full"), infoValue(st, "sync_partial_ok"); f != tc.full || p != tc.partial {
+				t.Fatalf("sync_full %s, sync_partial_ok %s; want %s and %s", f, p, tc.full, tc.partial)
+			}
+		})
+	}
+}

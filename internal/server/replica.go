@@ -50,7 +50,10 @@ type replicaState struct {
 	link *repl.MasterLink
 	// rdbLink is the RDB channel while a full sync uses one, and fullSync
 	// the main channel's stream held meanwhile (rdbchannel.go)
-	rdbLink      *repl.MasterLink
+	rdbLink *repl.MasterLink
+	// linkFeed is the payload of a full sync loading from its link
+	// (loadFromLink: diskless), which a lost main channel aborts
+	linkFeed     atomic.Pointer[payloadFeed]
 	fullSync     atomic.Pointer[repl.StreamBuffer]
 	fullSyncPeak atomic.Int64 // the most it held, since the start
 	wg           sync.WaitGroup
@@ -495,6 +498,8 @@ func (s *Server) loadFromLink(gen uint64, link *repl.MasterLink, swap, async boo
 	} else {
 		feed = newPayloadFeed(s.eng.LendWhile)
 	}
+	s.rs.linkFeed.Store(feed)
+	defer s.rs.linkFeed.Store(nil)
 	var got atomic.Int64 // payload bytes handed to the loader
 	payloadErr := make(chan error, 1)
 	go func() {
@@ -649,6 +654,9 @@ func (s *Server) loadYield(gen uint64) func() error {
 		}
 		if !s.current(gen) {
 			return persist.ErrLoadStopped
+		}
+		if f := s.rs.linkFeed.Load(); f != nil && f.Aborted() {
+			return errFeedAborted
 		}
 		return nil
 	}

@@ -325,20 +325,23 @@ type StreamBuffer struct {
 	limit int64
 	// Full is called once when the limit stops the reading
 	Full func(limit int64)
-	mu   sync.Mutex
-	data []byte
-	peak int64
-	err  error // what ended the reading (not Stop's)
-	stop chan struct{}
-	done chan struct{}
+	// Failed is called once, from the reading goroutine, when the link
+	// fails before Stop (the main channel dropped during the sync)
+	Failed func(err error)
+	mu     sync.Mutex
+	data   []byte
+	peak   int64
+	err    error // what ended the reading (not Stop's)
+	stop   chan struct{}
+	done   chan struct{}
 }
 
 // BufferStream starts reading the link's stream into memory until Stop,
 // while the server loads a snapshot from elsewhere. Past limit bytes (0: no
 // limit) it stops reading: the master keeps the rest (TCP's back-pressure,
 // then its own output buffer limit), as Redis's replica does.
-func (l *MasterLink) BufferStream(limit int64, full func(limit int64)) *StreamBuffer {
-	b := &StreamBuffer{l: l, limit: limit, Full: full, stop: make(chan struct{}), done: make(chan struct{})}
+func (l *MasterLink) BufferStream(limit int64, full func(limit int64), failed func(err error)) *StreamBuffer {
+	b := &StreamBuffer{l: l, limit: limit, Full: full, Failed: failed, stop: make(chan struct{}), done: make(chan struct{})}
 	// no read deadline: the master sends nothing while it has nothing to
 	// send; Stop ends a pending read by setting one in the past
 	l.buffering.Store(true)
@@ -376,6 +379,9 @@ func (b *StreamBuffer) run() {
 			case <-b.stop: // the deadline Stop set
 			default:
 				b.err = err
+				if b.Failed != nil {
+					b.Failed(err)
+				}
 			}
 			return
 		}
