@@ -122,6 +122,9 @@ func inputSize(r io.Reader) int {
 // added to the databases as they come (the caller empties them first if it
 // wants only the file's contents); on an error the keyspace holds what was
 // loaded before it. The caller holds the engine lock for the whole call.
+// r is decoded as it is read, through a window of about 1 MB (format.go's
+// reader): Load may read up to a window past the RDB's end, and LoadStats.Size
+// tells where that end is.
 func Load(r io.Reader, ks *keyspace.Keyspace, o LoadOptions) (LoadStats, error) {
 	var st LoadStats
 	var aux replAux
