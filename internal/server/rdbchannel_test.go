@@ -48,6 +48,18 @@ func infoValue(info, field string) string {
 	return ""
 }
 
+// masterAndReplica starts two servers, to be a master and its replica, and
+// a client of each (closed with the test); m is the master.
+func masterAndReplica(t *testing.T) (mc, rc *redis.Client, m *hotkvtest.Server) {
+	t.Helper()
+	m = hotkvtest.Start(t)
+	r := hotkvtest.Start(t)
+	mc = redis.NewClient(&redis.Options{Addr: m.Addr})
+	rc = redis.NewClient(&redis.Options{Addr: r.Addr})
+	t.Cleanup(func() { mc.Close(); rc.Close() })
+	return mc, rc, m
+}
+
 // A HotKV replica of a HotKV master over the RDB channel (repl-rdb-channel
 // yes, the default): the main channel waits (INFO state wait_bgsave), the
 // RDB channel shows in CLIENT LIST with flag C, the snapshot is slowed
@@ -67,12 +79,7 @@ func TestRDBChannelSync(t *testing.T) {
 		channel := tc.channel
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			m := hotkvtest.Start(t)
-			r := hotkvtest.Start(t)
-			mc := redis.NewClient(&redis.Options{Addr: m.Addr})
-			defer mc.Close()
-			rc := redis.NewClient(&redis.Options{Addr: r.Addr})
-			defer rc.Close()
+			mc, rc, m := masterAndReplica(t)
 			if !channel {
 				if err := rc.ConfigSet(ctx, "repl-rdb-channel", "no").Err(); err != nil {
 					t.Fatal(err)
@@ -373,12 +380,7 @@ func TestRDBChannelMainLostWhileLoading(t *testing.T) {
 	}{{"disabled", "1", "1"}, {"swapdb", "2", "0"}} {
 		t.Run(tc.load, func(t *testing.T) {
 			ctx := context.Background()
-			m := hotkvtest.Start(t)
-			r := hotkvtest.Start(t)
-			mc := redis.NewClient(&redis.Options{Addr: m.Addr})
-			defer mc.Close()
-			rc := redis.NewClient(&redis.Options{Addr: r.Addr})
-			defer rc.Close()
+			mc, rc, m := masterAndReplica(t)
 			for _, kv := range [][2]string{{"repl-diskless-load", tc.load}, {"key-load-delay", "1000"}, {"loading-process-events-interval-bytes", "1024"}} {
 				if err := rc.ConfigSet(ctx, kv[0], kv[1]).Err(); err != nil {
 					t.Fatal(err)

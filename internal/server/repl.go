@@ -452,14 +452,12 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	s.rdb.ReplSnapshot(true)
-	var out io.Writer
 	var payload bytes.Buffer
-	mark := eofMark()
-	sink := s.newReplicaSink(cl, "$EOF:"+mark+"\r\n")
+	var out io.Writer = &payload
+	var sink *replicaSink
 	if streamed {
+		sink = s.newReplicaSink(cl)
 		out = sink
-	} else {
-		out = &payload
 	}
 	go func() {
 		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
@@ -480,7 +478,7 @@ func (s *Server) snapshotForReplica(cl *client, h *heldReplica) {
 			return
 		}
 		if streamed {
-			sink.push([]byte(mark))
+			sink.end()
 		} else {
 			// the payload as a bulk string without its CRLF (the stream follows)
 			cl.pushBulk([]byte("$" + strconv.Itoa(payload.Len()) + "\r\n"))
@@ -509,19 +507,22 @@ const (
 // replica: each write is queued on the replica's connection (pushBulk,
 // under the engine lock) once fewer than sinkWindow bytes queued before it
 // wait to be written (the connection's tot-net-out tells what was). The
-// payload's first line (head) goes with the first write: from the
-// snapshot's goroutine, after the reply of the command that started it.
+// payload is EOF-marked: its first line ($EOF:<mark>) goes with the first
+// write, from the snapshot's goroutine, after the reply of the command that
+// started it; end queues the mark.
 type replicaSink struct {
 	s      *Server
 	cl     *client
-	head   []byte
-	queued int64 // bytes queued by the sink
-	base   int64 // the connection's bytes written when the sink began
+	mark   []byte
+	head   []byte // nil once queued
+	queued int64  // bytes queued by the sink
+	base   int64  // the connection's bytes written when the sink began
 }
 
 // newReplicaSink starts a sink for cl. Engine lock.
-func (s *Server) newReplicaSink(cl *client, head string) *replicaSink {
-	k := &replicaSink{s: s, cl: cl, head: []byte(head)}
+func (s *Server) newReplicaSink(cl *client) *replicaSink {
+	mark := eofMark()
+	k := &replicaSink{s: s, cl: cl, mark: []byte(mark), head: []byte("$EOF:" + mark + "\r\n")}
 	cl.bulkOut.Store(true)
 	if cl.nc != nil {
 		k.base = cl.nc.NetOut()
@@ -539,6 +540,10 @@ func (k *replicaSink) push(p []byte) {
 	k.cl.pushBulk(p)
 	k.queued += int64(len(p))
 }
+
+// end queues the payload's end mark (after the head, for an empty one).
+// Engine lock.
+func (k *replicaSink) end() { k.push(k.mark) }
 
 // Write implements io.Writer; it fails once the replica is gone.
 func (k *replicaSink) Write(p []byte) (int, error) {
@@ -648,8 +653,7 @@ func (s *Server) startRDBChannel(cl *client) {
 	s.debugPause(pauseAfterFork)
 	keyDelay := s.cfg.Int("rdb-key-save-delay")
 	s.rdb.ReplSnapshot(true)
-	mark := eofMark()
-	sink := s.newReplicaSink(cl, "$EOF:"+mark+"\r\n")
+	sink := s.newReplicaSink(cl)
 	go func() {
 		maxKeys, pause := s.replicaSnapshotPause(cl, keyDelay)
 		err := s.runSnapshot(st, sink, maxKeys, pause)
@@ -672,7 +676,7 @@ func (s *Server) startRDBChannel(cl *client) {
 			}
 			return
 		}
-		sink.push([]byte(mark))
+		sink.end()
 		s.log.Info(fmt.Sprintf("Streamed RDB transfer with replica %s succeeded (socket). Waiting for REPLCONF ACK from replica to enable streaming", replicaName(cl)))
 		if main != nil && main.replica != nil && main.replica.State == stateSendBulkAndStream {
 			s.replicaOnline(main)
