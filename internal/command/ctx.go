@@ -1,6 +1,8 @@
 package command
 
 import (
+	"unsafe"
+
 	"github.com/hotkv/hotkv/internal/acl"
 	"github.com/hotkv/hotkv/internal/introspect"
 	"github.com/hotkv/hotkv/internal/keyspace"
@@ -53,24 +55,27 @@ type Ctx struct {
 	// Redacted lists the arguments the slow log and MONITOR show as
 	// "(redacted)" (Redact); the server clears it before each command.
 	Redacted []int
-	// Lock is what the command did to a distributed lock (NoteLock), for the
-	// server's lock view; the server clears it before each command.
-	Lock locks.Note
-	// Locks is the server's lock view (nil: none), told of a report as it is
-	// made (locks.Table.Expect) so that the change the command then makes
-	// to its key costs the view nothing more.
+	// Locks is the server's lock view (nil: none), told of the command's
+	// lock events as they happen (NoteLock).
 	Locks *locks.Table
 }
 
-// NoteLock reports a lock event on key (locks.Kind); val is the value taken
-// or offered (the holder's token), at the expiry of a lock taken (Unix ms).
-// Both alias the arguments: the table copies what it keeps. An acquisition
-// or a release is reported before the command sets or deletes the key.
-func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64) {
-	l := &c.Lock // field by field: a struct copy with pointers costs a bulk write barrier
-	l.Kind, l.Key, l.Token, l.Deadline = k, key, val, at
+// NoteLock reports a lock event on key (locks.Kind) to the lock view; val
+// is the value taken or offered (the holder's token), at the expiry of a
+// lock taken (Unix ms), e the key's entry when the command has it (nil: it
+// does not; LockEntry gives an acquisition's new one). Key and val alias the
+// arguments: the view copies what it keeps. An acquisition or a release is
+// reported before the command sets or deletes the key.
+func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64, e *keyspace.Entry) {
 	if c.Locks != nil {
-		c.Locks.Expect(l)
+		c.Locks.Report(k, key, val, at, unsafe.Pointer(e))
+	}
+}
+
+// LockEntry gives the lock view the entry an acquisition just made.
+func (c *Ctx) LockEntry(e *keyspace.Entry) {
+	if c.Locks != nil {
+		c.Locks.Entry(unsafe.Pointer(e))
 	}
 }
 

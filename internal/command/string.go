@@ -119,7 +119,7 @@ func setCmd(c *Ctx) {
 	if (o.flags&optNX != 0 && e != nil) || (o.flags&optXX != 0 && e == nil) {
 		cond = false
 		if at != 0 && o.flags&optNX != 0 {
-			c.NoteLock(locks.Refused, key, val, 0) // a lock, held by someone else
+			c.NoteLock(locks.Refused, key, val, 0, e) // a lock, held by someone else
 		}
 	}
 	if o.flags&optGet != 0 {
@@ -136,9 +136,11 @@ func setCmd(c *Ctx) {
 		return
 	}
 	if at != 0 && o.flags&optNX != 0 {
-		c.NoteLock(locks.Acquired, key, val, at) // before the set (NoteLock)
+		c.NoteLock(locks.Acquired, key, val, at, nil) // before the set (NoteLock)
+		c.LockEntry(setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at))
+	} else {
+		setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
 	}
-	setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
 	notifySetExpire(c, key, at)
 	if o.flags&optGet == 0 {
 		c.W.SimpleString("OK")
@@ -218,7 +220,7 @@ func propagateDel(c *Ctx, key []byte, lazy bool) {
 // actively, announcing "expired") like any other. The keyspace announces
 // "new" or "overwritten"/"type_changed"; the caller announces "set" and
 // "expire" (notifySetExpire) in the order its command uses.
-func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) {
+func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) *keyspace.Entry {
 	var ne *keyspace.Entry
 	if len(val) >= keyspace.ShareMin && ownedArg(c, val) {
 		ne = c.DB.SetStringOwned(key, val, keepTTL) // no copy of a big value
@@ -229,6 +231,7 @@ func setWithExpire(c *Ctx, key, val []byte, keepTTL bool, at int64) {
 	if at != 0 {
 		c.DB.SetExpire(key, ne, at)
 	}
+	return ne
 }
 
 // ownedArg reports whether val is one of the command's arguments that it may
@@ -816,7 +819,7 @@ func delifeqCmd(c *Ctx) {
 	key := c.Argv[1]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
-		c.NoteLock(locks.Stale, key, nil, 0)
+		c.NoteLock(locks.Stale, key, nil, 0, nil)
 		c.W.Int(0)
 		return
 	}
@@ -825,11 +828,11 @@ func delifeqCmd(c *Ctx) {
 		return
 	}
 	if ok, _ := checkCond(optIFEQ, c.Argv[2], e); !ok {
-		c.NoteLock(locks.Stale, key, nil, 0)
+		c.NoteLock(locks.Stale, key, nil, 0, e)
 		c.W.Int(0)
 		return
 	}
-	c.NoteLock(locks.Released, key, nil, 0) // before the deletion (NoteLock)
+	c.NoteLock(locks.Released, key, nil, 0, e) // before the deletion (NoteLock)
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)
 	c.Dirty++
@@ -863,7 +866,7 @@ func delexCmd(c *Ctx) {
 	}
 	if e == nil {
 		if release {
-			c.NoteLock(locks.Stale, key, nil, 0)
+			c.NoteLock(locks.Stale, key, nil, 0, nil)
 		}
 		c.W.Int(0)
 		return
@@ -884,14 +887,14 @@ func delexCmd(c *Ctx) {
 		}
 		if !ok {
 			if release {
-				c.NoteLock(locks.Stale, key, nil, 0)
+				c.NoteLock(locks.Stale, key, nil, 0, e)
 			}
 			c.W.Int(0)
 			return
 		}
 	}
 	if release {
-		c.NoteLock(locks.Released, key, nil, 0) // before the deletion (NoteLock)
+		c.NoteLock(locks.Released, key, nil, 0, e) // before the deletion (NoteLock)
 	}
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)

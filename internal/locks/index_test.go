@@ -57,3 +57,41 @@ func TestIndexAgainstMap(t *testing.T) {
 		}
 	}
 }
+
+// hashKey spreads keys that differ in one byte, at every length and
+// position, and the index's low bits of similar keys evenly.
+func TestHashKeySpreads(t *testing.T) {
+	seen := map[uint64]string{}
+	for n := 0; n <= 40; n++ {
+		base := make([]byte, n)
+		for i := range base {
+			base[i] = byte('a' + i%26)
+		}
+		add := func(k []byte) {
+			h := hashKey(k)
+			if prev, ok := seen[h]; ok && prev != string(k) {
+				t.Fatalf("hashKey(%q) == hashKey(%q)", k, prev)
+			}
+			seen[h] = string(k)
+		}
+		add(base)
+		for i := 0; i < n; i++ {
+			for _, bit := range []byte{1, 0x80} {
+				k := append([]byte(nil), base...)
+				k[i] ^= bit
+				add(k)
+			}
+		}
+	}
+	const keys, buckets = 1 << 18, 1 << 12
+	var count [buckets]int
+	for i := 0; i < keys; i++ {
+		count[hashKey([]byte(fmt.Sprintf("lock:%012d", i)))%buckets]++
+	}
+	for b, c := range count {
+		// 64 expected: a bucket 3x off is a broken hash, not chance
+		if c < 64/3 || c > 64*3 {
+			t.Fatalf("bucket %d holds %d of %d keys, want about 64", b, c, keys)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package locks
 
 import (
+	"math/bits"
 	"sort"
 	"strings"
 	"unsafe"
@@ -26,6 +27,12 @@ type Note struct {
 	Key      []byte
 	Token    []byte // the value taken or offered (Acquired, Refused); aliases too
 	Deadline int64  // the expiry, Unix ms (Acquired)
+	// Ent is the key's keyspace entry when the command has it (nil: not
+	// known), compared by address only: a held lock's state remembers the
+	// entry it was taken or last seen with, and finds itself from it without
+	// hashing the key (byEnt). An entry is one key's while it lives, and the
+	// state's reference keeps it alive, so equal addresses are the same key.
+	Ent unsafe.Pointer
 }
 
 // Counters are the lock events counted since the start (or Reset).
@@ -64,24 +71,60 @@ type KeyStats struct {
 // buffers and all, and another keeps it in place of the least active of a
 // sample: a workload of fresh lock keys allocates nothing for the view.
 //
-// A key of up to keyInline bytes lives in the state itself, so that the
-// index's comparison of keys and the state's counters share cache lines (a
-// lookup among many held locks misses the cache on the index's slot and on
-// the state, not on a third allocation); the fields read on every event
-// follow it, the cold ones come last.
+// The fields are laid out by cache line (a state is 256 bytes, and a slab
+// of them starts on a line: slabChunk): the first line holds what a refusal and a
+// release read and write (a refusal of a lock found by its entry touches
+// that line and the table's own counters, nothing else), the second the
+// key's other counters, the third what the index's lookup compares (the
+// database and the key: a key of up to keyInline bytes lives in the state
+// itself, so that a lookup among many held locks does not miss the cache on
+// a third allocation), the last the holder's token. TestStateLayout checks
+// the size.
 type state struct {
-	key       string // aliases keyArr or keyBuf: the index's key while the state is in it
-	keyArr    [keyInline]byte
-	h         uint64 // hashKey(key): its place in the index
-	db        int
-	held      bool
-	tokLen    uint8 // the holder's token's length while held, up to maxTok; longTok: longer
-	waitSince int64 // the first refused attempt since the lock was last taken (0: none)
-	Held
-	KeyStats
+	// line 0: a lock's hot fields
+	ent        unsafe.Pointer // while held: the key's keyspace entry as last reported (Note.Ent), or nil
+	waitSince  int64          // the first refused attempt since the lock was last taken (0: none)
+	AcquiredUs int64          // while held: when it was taken (server clock, µs)
+	LastUs     int64          // the key's last event
+	Refusals   int64          // while held: attempts refused while this holder held it
+	Contended  int64          // attempts refused because the key was held
+	Deadline   int64          // while held: its expiry as last seen (Unix ms)
+	held       bool
+	tokLen     uint8 // the holder's token's length while held, up to maxTok; longTok: longer
+	// line 1: the key's other counters (Counters), and its hash
+	Acquired    int64
+	Released    int64
+	Stale       int64
+	Extended    int64
+	ExpiredHeld int64
+	Removed     int64
+	Extends     int64  // while held: times this holder extended it
+	h           uint64 // hashKey(key): its place in the index
+	// line 2: what a lookup compares
+	db     int
+	key    string // aliases keyArr or keyBuf: the index's key while the state is in it
+	keyArr [keyInline]byte
+	digest uint64 // a longer token's digest while held (xxh3, as DIGEST)
+	// line 3
 	tok    [maxTok]byte // the holder's token while held (tok[:tokLen])
-	digest uint64       // a longer token's digest while held (xxh3, as DIGEST)
 	keyBuf []byte       // a key longer than keyInline
+}
+
+// activity is Counters.Activity of the state's counters.
+func (st *state) activity() int64 { return st.Acquired + st.Contended }
+
+// heldView is the Held view of a held lock's fields.
+func (st *state) heldView() Held {
+	return Held{AcquiredUs: st.AcquiredUs, Deadline: st.Deadline, Refusals: st.Refusals, Extends: st.Extends}
+}
+
+// clearHeld zeroes the fields of a lock held (Held's).
+func (st *state) clearHeld() { st.AcquiredUs, st.Deadline, st.Refusals, st.Extends = 0, 0, 0, 0 }
+
+// stats is the KeyStats view of the state's counters.
+func (st *state) stats() KeyStats {
+	return KeyStats{Counters: Counters{Acquired: st.Acquired, Contended: st.Contended, Released: st.Released,
+		Stale: st.Stale, Extended: st.Extended, ExpiredHeld: st.ExpiredHeld, Removed: st.Removed}, LastUs: st.LastUs}
 }
 
 // keyInline is the longest key kept in the state itself.
@@ -110,25 +153,81 @@ const (
 
 // Table is the lock view. Its zero value is not usable: use New.
 type Table struct {
-	idx    index  // the states, by database and key
-	dbs    int    // the databases
-	rnd    uint64 // trim's sampling (xorshift)
-	nKeys  int    // states in idx
-	n      int    // locks held
-	C      Counters
-	Hold   Histogram // how long holders held: acquisition to release
-	waited Histogram // the acquisitions that waited (Wait adds those that did not)
-	expect *Note     // the running command's report (Expect): Touch skips its key
-	// expectKey and expectLen are the reported key's bytes while the report
-	// is an acquisition or a release: the keyspace hands Touch the same
-	// slice, so that one comparison of pointers skips it
-	expectKey *byte
-	expectLen int
-	pend      []pendKey // the keys changed since the last Pending while a lock was held (Touch)
-	pendBuf   []byte    // their bytes
-	last      *state    // the state found last: a lock's release follows its acquisition
-	free      []*state  // states to reuse
-	slab      []state   // states not yet used, allocated a chunk at a time
+	idx     index  // the states, by database and key
+	dbs     int    // the databases
+	rnd     uint64 // trim's sampling (xorshift)
+	nKeys   int    // states in idx
+	n       int    // locks held
+	C       Counters
+	Hold    Histogram // how long holders held: acquisition to release
+	waited  Histogram // the acquisitions that waited (Wait adds those that did not)
+	pend    []pendKey // the keys changed since the last Pending while a lock was held (Touch)
+	pendBuf []byte    // their bytes
+	last    *state    // the state found last: a lock's release follows its acquisition
+	free    []*state  // states to reuse
+	slab    []state   // states not yet used, allocated a chunk at a time
+	note    Note      // the running command's report (Report), until Counted
+	// noteKey and noteLen are note.Key's: the keyspace hands Touch the
+	// same slice, so that one comparison of pointers skips it
+	noteKey *byte
+	noteLen int
+	// byEnt finds held locks' states by their keyspace entry (state.ent):
+	// a cache, not an index: a slot holds the last state put there, and a
+	// state found is checked against the entry (a collision or a state
+	// since released is a miss, and the key's lookup follows). Sized to
+	// at least twice the locks held.
+	byEnt    []*state
+	entShift uint8 // 64 - log2(len(byEnt))
+}
+
+// entSlot is ent's slot in byEnt: the address mixed (murmur3's finalizer,
+// halved; the product alone, Fibonacci hashing, sends entries 48 bytes apart
+// to three slots: 144 is a Fibonacci number), its top bits.
+func (t *Table) entSlot(ent unsafe.Pointer) uint64 {
+	h := uint64(uintptr(ent))
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 29
+	return h * 0x9e3779b97f4a7c15 >> t.entShift
+}
+
+// byEntry is the state of the lock held on the key whose keyspace entry is
+// ent, or nil when byEnt does not know it (inlined: the hot way to a state).
+func (t *Table) byEntry(ent unsafe.Pointer) *state {
+	if ent == nil || len(t.byEnt) == 0 {
+		return nil
+	}
+	if st := t.byEnt[t.entSlot(ent)]; st != nil && st.ent == ent {
+		return st
+	}
+	return nil
+}
+
+// setEnt records that st, held, is the lock on the key whose entry is ent.
+func (t *Table) setEnt(st *state, ent unsafe.Pointer) {
+	st.ent = ent
+	if ent == nil {
+		return
+	}
+	if 2*t.n > len(t.byEnt) {
+		t.growEnt()
+	}
+	t.byEnt[t.entSlot(ent)] = st
+}
+
+// growEnt doubles byEnt and puts every held state that has an entry back.
+func (t *Table) growEnt() {
+	size := max(64, 2*len(t.byEnt))
+	for size < 2*t.n {
+		size *= 2
+	}
+	t.byEnt = make([]*state, size)
+	t.entShift = uint8(64 - bits.Len(uint(size-1)))
+	t.idx.states(func(st *state) {
+		if st.held && st.ent != nil {
+			t.byEnt[t.entSlot(st.ent)] = st
+		}
+	})
 }
 
 // pendKey is a key Touch recorded: pendBuf[off:off+n] of database db.
@@ -137,8 +236,11 @@ type pendKey struct {
 	off, n uint32
 }
 
-// slabChunk is how many states one allocation makes.
-const slabChunk = 64
+// slabChunk is how many states one allocation makes: two, 512 bytes, the
+// largest allocation the runtime makes without a header in front of it (a
+// bigger one starts 8 bytes into its span and every state in it would
+// straddle cache lines; TestStateLayout).
+const slabChunk = 2
 
 // New returns an empty Table for dbs databases.
 func New(dbs int) *Table {
@@ -217,7 +319,7 @@ func (t *Table) trim() {
 		if st == nil {
 			continue
 		}
-		if !st.held && (victim == nil || st.Activity() < victim.Activity()) {
+		if !st.held && (victim == nil || st.activity() < victim.activity()) {
 			victim = st
 		}
 		seen++
@@ -278,7 +380,8 @@ func (t *Table) forget(st *state) {
 // nothing worth keeping, else the least active of a sample.
 func (t *Table) release(st *state) {
 	st.held = false
-	st.Held = Held{}
+	st.ent = nil // the entry may go: a byEnt slot that still points here misses
+	st.clearHeld()
 	t.n--
 	if t.nKeys-t.n > MaxKeys {
 		if st.worthKeeping() {
@@ -286,6 +389,31 @@ func (t *Table) release(st *state) {
 		} else {
 			t.forget(st)
 		}
+	}
+}
+
+// Report is a command's report about a lock (Note's fields), made before
+// the command changes the key (an acquisition's set, a release's
+// deletion): until it is counted (Count, Counted), Touch skips that key,
+// which the report explains. Inlined: a field a store.
+func (t *Table) Report(k Kind, key, tok []byte, at int64, ent unsafe.Pointer) {
+	n := &t.note // field by field: a struct copy with pointers costs a bulk write barrier
+	n.Kind, n.Key, n.Token, n.Deadline, n.Ent = k, key, tok, at, ent
+	t.noteKey, t.noteLen = unsafe.SliceData(key), len(key)
+}
+
+// Entry gives the running report its key's keyspace entry, once the
+// command has made it (an acquisition's new key).
+func (t *Table) Entry(ent unsafe.Pointer) { t.note.Ent = ent }
+
+// Busy reports whether the running command left the table something to do:
+// a report to count or a held key touched (Count, Pending, Counted).
+func (t *Table) Busy() bool { return t.note.Kind != None || len(t.pend) != 0 }
+
+// Count counts the running command's report about db's key at nowUs.
+func (t *Table) Count(db int, nowUs int64) {
+	if t.note.Kind != None {
+		t.Apply(db, &t.note, nowUs)
 	}
 }
 
@@ -298,24 +426,31 @@ func (t *Table) Apply(db int, n *Note, nowUs int64) {
 	case Acquired:
 		t.acquire(db, n, nowUs)
 	case Released:
-		t.released(db, n.Key, nowUs)
+		t.released(db, n, nowUs)
 	case Refused:
-		t.refused(db, n.Key, nowUs)
+		t.refused(db, n, nowUs)
 	case Stale:
 		t.C.Stale++
-		if st := t.lookup(db, n.Key); st != nil {
+		st := t.byEntry(n.Ent)
+		if st == nil {
+			st = t.lookup(db, n.Key)
+		}
+		if st != nil {
 			st.Stale++
 			st.LastUs = nowUs
 		}
 	}
 }
 
-func (t *Table) refused(db int, key []byte, nowUs int64) {
+func (t *Table) refused(db int, n *Note, nowUs int64) {
 	t.C.Contended++
-	st := t.lookup(db, key)
+	st := t.byEntry(n.Ent)
+	if st == nil {
+		st = t.lookup(db, n.Key)
+	}
 	created := st == nil
 	if created {
-		st = t.create(db, key)
+		st = t.create(db, n.Key)
 	}
 	st.Contended++
 	st.LastUs = nowUs
@@ -330,9 +465,13 @@ func (t *Table) refused(db int, key []byte, nowUs int64) {
 	}
 }
 
-func (t *Table) released(db int, key []byte, nowUs int64) {
+func (t *Table) released(db int, n *Note, nowUs int64) {
 	t.C.Released++
-	if st := t.lookup(db, key); st != nil {
+	st := t.byEntry(n.Ent)
+	if st == nil {
+		st = t.lookup(db, n.Key)
+	}
+	if st != nil {
 		st.Released++
 		st.LastUs = nowUs
 		if st.held {
@@ -352,7 +491,8 @@ func (t *Table) acquire(db int, n *Note, nowUs int64) {
 		st.held = true
 		t.n++
 	}
-	st.Held = Held{AcquiredUs: nowUs, Deadline: n.Deadline}
+	t.setEnt(st, n.Ent)
+	st.AcquiredUs, st.Deadline, st.Refusals, st.Extends = nowUs, n.Deadline, 0, 0
 	if len(n.Token) > maxTok {
 		st.tokLen, st.digest = longTok, xxh3.Hash(n.Token)
 	} else {
@@ -402,43 +542,40 @@ func (st *state) tokenDigest() uint64 {
 func (t *Table) Touch(db int, key []byte) {
 	// inlined: a write pays these tests while no lock is held, and the
 	// change a report explains (the same slice) costs no more
-	if t.n != 0 && (unsafe.SliceData(key) != t.expectKey || len(key) != t.expectLen) {
+	if t.n != 0 && (unsafe.SliceData(key) != t.noteKey || len(key) != t.noteLen) {
 		t.touch(db, key)
 	}
 }
 
-// Expect tells the table of a command's report as the command makes it,
-// before it changes the key (an acquisition's set, a release's deletion):
-// until the report is counted (its Kind is None again), Touch skips that
-// key, which the report explains.
-func (t *Table) Expect(n *Note) {
-	t.expect, t.expectKey, t.expectLen = n, nil, 0
-	if n != nil && (n.Kind == Acquired || n.Kind == Released) {
-		t.expectKey, t.expectLen = unsafe.SliceData(n.Key), len(n.Key)
-	}
-}
+// Expect is Report with a Note's fields.
+func (t *Table) Expect(n *Note) { t.Report(n.Kind, n.Key, n.Token, n.Deadline, n.Ent) }
 
 //go:noinline (Touch stays inlinable)
 func (t *Table) touch(db int, key []byte) {
-	if e := t.expect; e != nil && (e.Kind == Acquired || e.Kind == Released) && string(e.Key) == string(key) {
+	if e := &t.note; (e.Kind == Acquired || e.Kind == Released) && string(e.Key) == string(key) {
 		return // the command's own report: the database is the command's too
 	}
 	t.pend = append(t.pend, pendKey{int32(db), uint32(len(t.pendBuf)), uint32(len(key))})
 	t.pendBuf = append(t.pendBuf, key...)
 }
 
-// Counted ends the running command's report (Expect): Touch no longer
-// skips its key.
-func (t *Table) Counted() { t.expect, t.expectKey, t.expectLen = nil, nil, 0 }
+// Counted ends the running command's report (Report): Touch no longer
+// skips its key, and the table keeps nothing of the command's.
+func (t *Table) Counted() {
+	n := &t.note
+	n.Kind, n.Key, n.Token, n.Ent = None, nil, nil, nil
+	t.noteKey, t.noteLen = nil, 0
+}
 
 // Pending calls check for each held key touched since the last call, but
-// the one the command reported (n: a report says all there is to say about
-// its key), and forgets them; check reports what the key holds now (see
-// Check).
-func (t *Table) Pending(n *Note, db int, check func(db int, key string)) {
+// the one the running command reported when explained (a report says all
+// there is to say about its key), and forgets them; check reports what the
+// key holds now (see Check).
+func (t *Table) Pending(explained bool, db int, check func(db int, key string)) {
+	n := &t.note
 	for _, p := range t.pend {
 		key := t.pendBuf[p.off : p.off+p.n]
-		if n != nil && n.Kind != None && int(p.db) == db && string(n.Key) == string(key) {
+		if explained && n.Kind != None && int(p.db) == db && string(n.Key) == string(key) {
 			continue
 		}
 		if st := t.heldState(int(p.db), key); st != nil {
@@ -540,7 +677,8 @@ func (t *Table) Reset() {
 			t.forget(st)
 			continue
 		}
-		st.KeyStats = KeyStats{}
+		st.Acquired, st.Contended, st.Released, st.Stale = 0, 0, 0, 0
+		st.Extended, st.ExpiredHeld, st.Removed, st.LastUs = 0, 0, 0, 0
 		st.Refusals, st.Extends, st.waitSince = 0, 0, 0
 	}
 }
@@ -558,7 +696,7 @@ func (t *Table) Locks() []Lock {
 	out := make([]Lock, 0, t.n)
 	t.idx.states(func(st *state) {
 		if st.held {
-			out = append(out, Lock{st.db, strings.Clone(st.key), st.tokenDigest(), st.Held})
+			out = append(out, Lock{st.db, strings.Clone(st.key), st.tokenDigest(), st.heldView()})
 		}
 	})
 	sort.Slice(out, func(i, j int) bool {
@@ -587,7 +725,7 @@ type KeyView struct {
 func (t *Table) Top(n int) []KeyView {
 	out := make([]KeyView, 0, t.nKeys)
 	t.idx.states(func(st *state) {
-		out = append(out, KeyView{st.db, strings.Clone(st.key), st.KeyStats, st.held})
+		out = append(out, KeyView{st.db, strings.Clone(st.key), st.stats(), st.held})
 	})
 	sort.Slice(out, func(i, j int) bool {
 		a, b := &out[i], &out[j]

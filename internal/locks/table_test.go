@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/zeebo/xxh3"
 )
@@ -58,7 +59,7 @@ func TestTableLifecycle(t *testing.T) {
 		t.Fatal("a held key touched")
 	}
 	n := 0
-	tb.Pending(nil, 0, func(db int, key string) {
+	tb.Pending(false, 0, func(db int, key string) {
 		n++
 		tb.Check(db, key, 3500, true, true, []byte("t1"), 7000, false) // a new deadline: extended
 	})
@@ -117,9 +118,12 @@ func TestTableBounds(t *testing.T) {
 	if top := tb.Top(1); top[0].Key != "hot" || top[0].Acquired != 50 {
 		t.Fatalf("top after fresh keys %+v", top)
 	}
+	// the notes are the command's (its arguments, its entry): made once
+	acq := &Note{Kind: Acquired, Key: []byte("fresh:x"), Token: []byte("t"), Deadline: 1}
+	rel := &Note{Kind: Released, Key: []byte("fresh:x")}
 	allocs := testing.AllocsPerRun(100, func() {
-		tb.Apply(0, &Note{Kind: Acquired, Key: []byte("fresh:x"), Token: []byte("t"), Deadline: 1}, 0)
-		tb.Apply(0, &Note{Kind: Released, Key: []byte("fresh:x")}, 0)
+		tb.Apply(0, acq, 0)
+		tb.Apply(0, rel, 0)
 	})
 	if allocs > 0 {
 		t.Errorf("%.1f allocations per fresh key's lock", allocs)
@@ -158,41 +162,56 @@ func TestTableKeysAndTokens(t *testing.T) {
 }
 
 // Pending judges the touched keys that are held, but not the one the
-// command's report is about; Touch skips the key of the report the command
-// made before changing it (Expect).
+// command's report is about when explained; Touch skips the key of the
+// report the command made before changing it (Report).
 func TestTablePendingSkipsTheReport(t *testing.T) {
 	tb := New(1)
 	for _, k := range []string{"a", "b"} {
 		tb.Apply(0, &Note{Kind: Acquired, Key: []byte(k), Token: []byte("t"), Deadline: 1}, 0)
 	}
-	judged := func(n *Note) (keys []string) {
-		tb.Pending(n, 0, func(db int, key string) { keys = append(keys, key) })
+	judged := func(explained bool) (keys []string) {
+		tb.Pending(explained, 0, func(db int, key string) { keys = append(keys, key) })
 		return keys
 	}
 	tb.Touch(0, []byte("a"))
 	tb.Touch(0, []byte("b"))
-	tb.Touch(0, []byte("other")) // not held
-	if got := judged(&Note{Kind: Released, Key: []byte("a")}); fmt.Sprint(got) != "[b]" {
+	tb.Touch(0, []byte("other"))                  // not held
+	tb.Report(Released, []byte("a"), nil, 0, nil) // a report made after the change: its key is in pend
+	if got := judged(true); fmt.Sprint(got) != "[b]" {
 		t.Fatalf("judged %v, want [b]", got)
 	}
 	if tb.HasPending() {
 		t.Fatal("pending after Pending")
 	}
-	rel := &Note{Kind: Released, Key: []byte("a")}
-	tb.Expect(rel)
+	tb.Touch(0, []byte("a")) // the same key as the report's: skipped while it runs
+	if tb.HasPending() {
+		t.Fatal("the report's key recorded")
+	}
+	tb.Counted()
+	tb.Touch(0, []byte("a"))
+	if got := judged(false); fmt.Sprint(got) != "[a]" {
+		t.Fatalf("judged %v unexplained, want [a]", got)
+	}
+	key := []byte("a")
+	tb.Report(Released, key, nil, 0, nil)
 	tb.Touch(0, []byte("a")) // explained by the report
 	tb.Touch(0, []byte("b"))
-	if got := judged(nil); fmt.Sprint(got) != "[b]" {
-		t.Fatalf("judged %v with Expect, want [b]", got)
+	if got := judged(false); fmt.Sprint(got) != "[b]" {
+		t.Fatalf("judged %v with a report, want [b]", got)
 	}
-	tb.Touch(0, rel.Key) // the report's own slice: skipped without a comparison
-	if got := judged(nil); len(got) != 0 {
+	tb.Touch(0, key) // the report's own slice: skipped without a comparison
+	if got := judged(false); len(got) != 0 {
 		t.Fatalf("judged %v for the report's slice, want none", got)
 	}
-	rel.Kind = None
+	if !tb.Busy() {
+		t.Fatal("not busy with a report to count")
+	}
 	tb.Counted() // counted: its key is judged again, whatever the slice
-	tb.Touch(0, rel.Key)
-	if got := judged(nil); fmt.Sprint(got) != "[a]" {
+	if tb.Busy() {
+		t.Fatal("busy after Counted")
+	}
+	tb.Touch(0, key)
+	if got := judged(false); fmt.Sprint(got) != "[a]" {
 		t.Fatalf("judged %v after the report, want [a]", got)
 	}
 }
@@ -243,5 +262,103 @@ func TestTableWaitCountsFreeAcquisitions(t *testing.T) {
 	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k9"), Token: []byte("t")}, 800)
 	if w := tb.Wait(); w.Count != 1 || w.Zeros != 1 || w.SumUs != 0 {
 		t.Fatalf("wait after Reset %+v", w)
+	}
+}
+
+// A held lock's state is found from its keyspace entry (byEnt) without the
+// key's lookup, through the table's growth; an entry the table does not
+// know (a moved entry, a released lock's, a collision) falls back to the
+// key, and a released lock's entry no longer finds its state.
+func TestTableFindsHeldLocksByEntry(t *testing.T) {
+	tb := New(2)
+	const n = 1000
+	ents := make([]*int64, n) // stand-ins for keyspace entries: distinct live addresses
+	for i := range ents {
+		ents[i] = new(int64)
+		tb.Apply(i%2, &Note{Kind: Acquired, Key: []byte(fmt.Sprint("k", i)), Token: []byte("t"), Deadline: 1, Ent: unsafe.Pointer(ents[i])}, 0)
+	}
+	if len(tb.byEnt) < 2*n {
+		t.Fatalf("byEnt has %d slots for %d locks", len(tb.byEnt), n)
+	}
+	found := 0
+	for i, e := range ents {
+		st := tb.byEntry(unsafe.Pointer(e))
+		if st != nil {
+			found++
+			if st.key != fmt.Sprint("k", i) || st.db != i%2 || !st.held {
+				t.Fatalf("entry %d found %d/%q held %v", i, st.db, st.key, st.held)
+			}
+		}
+	}
+	if found < n/2 { // a slot holds the last state put there: collisions miss
+		t.Fatalf("found %d of %d locks by entry", found, n)
+	}
+	// a refusal and a release by entry count on the key's state
+	tb.Apply(0, &Note{Kind: Refused, Key: []byte("k0"), Ent: unsafe.Pointer(ents[0])}, 10)
+	moved := new(int64) // k2's entry moved (a value re-embedded): found by its key
+	tb.Apply(0, &Note{Kind: Released, Key: []byte("k2"), Ent: unsafe.Pointer(moved)}, 20)
+	tb.Apply(0, &Note{Kind: Released, Key: []byte("k0"), Ent: unsafe.Pointer(ents[0])}, 30)
+	if tb.C.Contended != 1 || tb.C.Released != 2 || tb.Len() != n-2 {
+		t.Fatalf("counters %+v, %d held", tb.C, tb.Len())
+	}
+	for _, k := range []string{"k0", "k2"} {
+		if st := tb.lookup(0, []byte(k)); st == nil || st.held || st.ent != nil || st.Released != 1 {
+			t.Fatalf("%s after release: %+v", k, st)
+		}
+	}
+	if st := tb.byEntry(unsafe.Pointer(ents[0])); st != nil {
+		t.Fatalf("a released lock's entry finds %q", st.key)
+	}
+	// taken again with a new entry: the old one finds nothing
+	fresh := new(int64)
+	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k0"), Token: []byte("t"), Deadline: 1, Ent: unsafe.Pointer(fresh)}, 40)
+	if st := tb.byEntry(unsafe.Pointer(fresh)); st == nil || st.key != "k0" || st.Acquired != 2 {
+		t.Fatalf("k0 taken again: %+v", st)
+	}
+}
+
+// Keyspace entries of one size class lie a fixed stride apart (48 bytes for
+// a lock key's): byEnt spreads them; Fibonacci hashing alone sent 16 of
+// them to three slots (144, three strides, is a Fibonacci number).
+func TestTableByEntrySpreadsStridedEntries(t *testing.T) {
+	for _, stride := range []int{32, 48, 64, 80, 144} {
+		tb := New(1)
+		mem := make([]byte, 16*stride+8)
+		for i := 0; i < 16; i++ {
+			ent := unsafe.Pointer(&mem[i*stride])
+			tb.Apply(0, &Note{Kind: Acquired, Key: []byte(fmt.Sprint("k", i)), Token: []byte("t"), Deadline: 1, Ent: ent}, 0)
+		}
+		found := 0
+		for i := 0; i < 16; i++ {
+			if tb.byEntry(unsafe.Pointer(&mem[i*stride])) != nil {
+				found++
+			}
+		}
+		if found < 11 { // 14 expected of a random spread
+			t.Errorf("stride %d: %d of 16 held locks found by entry", stride, found)
+		}
+	}
+}
+
+// A state is four cache lines, the hot fields in the first (state's
+// comment), and the slabs start on a line.
+func TestStateLayout(t *testing.T) {
+	var st state
+	if s := unsafe.Sizeof(st); s != 256 {
+		t.Fatalf("state is %d bytes, want 256", s)
+	}
+	for name, off := range map[string]uintptr{"tokLen": unsafe.Offsetof(st.tokLen), "Contended": unsafe.Offsetof(st.Contended),
+		"LastUs": unsafe.Offsetof(st.LastUs), "Refusals": unsafe.Offsetof(st.Refusals), "waitSince": unsafe.Offsetof(st.waitSince)} {
+		if off >= 64 {
+			t.Errorf("%s at %d: not in the first line", name, off)
+		}
+	}
+	if a, b := unsafe.Offsetof(st.db), unsafe.Offsetof(st.keyArr)+keyInline; a/64 != 2 || (b-1)/64 != 2 {
+		t.Errorf("db and the key in bytes %d..%d: not in the third line", a, b)
+	}
+	tb := New(1)
+	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k"), Token: []byte("t")}, 0)
+	if p := uintptr(unsafe.Pointer(tb.lookup(0, []byte("k")))); p%64 != 0 {
+		t.Errorf("a slab's first state at %#x: not on a line", p)
 	}
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/introspect"
-	"github.com/hotkv/hotkv/internal/locks"
 )
 
 // Where a command runs. Every command, whoever issues it, is admitted by admit
@@ -56,7 +55,7 @@ const (
 // served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
 func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
 	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked, c.ReplyLast = spec, "", 0, false, false, false
-	c.Redacted, c.Lock.Kind = c.Redacted[:0], locks.None
+	c.Redacted = c.Redacted[:0]
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
@@ -87,8 +86,8 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 		s.noteOwnKeys(c, spec) // a writable replica's own keys
 	}
 	if observing {
-		if c.Lock.Kind != locks.None || s.locks.HasPending() {
-			s.noteLocks(o, c, endUs)
+		if s.locks.Busy() {
+			s.noteLocks(o, c.DB.ID, endUs)
 		}
 		// one test for the rest: nobody watches every command (floorUs
 		// is MinInt64 while someone does), and the command was quicker

@@ -134,6 +134,29 @@ func BenchmarkHotPath(b *testing.B) {
 			run(s, cl, del)
 		}
 	})
+	// bench/lockbench -pipeline 16: 50 clients, each taking 16 locks of its
+	// own keys, then releasing them by DELEX IFEQ (800 keys; b.N cycles)
+	b.Run("lock_cycle_800_keys", func(b *testing.B) {
+		s, cl := newBenchServer(b)
+		var sets, dels [][][]byte
+		for c := range 50 {
+			for k := range 16 {
+				key, tok := fmt.Sprintf("lock:%d:%d", c, k), fmt.Sprintf("tok-%d-%d", c, k)
+				sets = append(sets, args("SET", key, tok, "NX", "PX", "30000"))
+				dels = append(dels, args("DELEX", key, "IFEQ", tok))
+			}
+		}
+		b.ReportAllocs()
+		for i := 0; i < b.N; i += 16 {
+			at := (i / 16 % 50) * 16
+			for k := range min(16, b.N-i) {
+				run(s, cl, sets[at+k])
+			}
+			for k := range min(16, b.N-i) {
+				run(s, cl, dels[at+k])
+			}
+		}
+	})
 	// redis-benchmark's lock_acquire: SET NX PX on 100,000 keys at random, most
 	// of them held (taken and never released in the 30 s)
 	b.Run("SET_NX_PX_100k_keys", func(b *testing.B) {

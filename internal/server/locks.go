@@ -3,13 +3,12 @@ package server
 import (
 	"unsafe"
 
-	"github.com/hotkv/hotkv/internal/command"
 	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/locks"
 )
 
 // The lock view (internal/locks, docs/ARCHITECTURE.md "The lock view"): call
-// hands the table what a command reported (Ctx.Lock) and has it judge the
+// hands the table what a command reported (Ctx.NoteLock) and has it judge the
 // held locks the command changed without saying so (Modified → Touch);
 // expiry, flushes and SWAPDB reach it through the keyspace's observer hooks
 // (multi.go). Nothing here runs for a command that touches no held lock.
@@ -19,26 +18,24 @@ import (
 // A command applied without a connection (fromApply: the AOF at startup, a
 // master's stream) takes no lock in the view: the view counts what clients
 // do here, and a replayed SET ... PXAT is no acquisition.
-func (s *Server) noteLocks(o origin, c *command.Ctx, nowUs int64) {
-	if c.Lock.Kind != locks.None && o != fromApply {
-		s.locks.Apply(c.DB.ID, &c.Lock, nowUs)
+func (s *Server) noteLocks(o origin, db int, nowUs int64) {
+	t := s.locks
+	if o != fromApply {
+		t.Count(db, nowUs)
 	}
-	if s.locks.HasPending() {
-		n := &c.Lock
-		if o == fromApply {
-			n = nil // not counted: it explains nothing
-		}
-		s.checkLocks(n, c.DB.ID, nowUs, o == fromScript)
+	if t.HasPending() {
+		// a unit applied without a connection is not counted: its report
+		// explains nothing
+		s.checkLocks(o != fromApply, db, nowUs, o == fromScript)
 	}
-	c.Lock.Kind = locks.None
-	s.locks.Counted()
+	t.Counted()
 }
 
 // checkLocks judges the held locks changed since the last check from what
-// their keys hold now, except the key that n, the command's report, is
-// about (nil: none).
-func (s *Server) checkLocks(n *locks.Note, db int, nowUs int64, byScript bool) {
-	s.locks.Pending(n, db, func(db int, key string) {
+// their keys hold now, except the key that the running command's report is
+// about when explained.
+func (s *Server) checkLocks(explained bool, db int, nowUs int64, byScript bool) {
+	s.locks.Pending(explained, db, func(db int, key string) {
 		d := s.ks.DBs[db]
 		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
 		if e == nil {
