@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
+	"unsafe"
 )
 
 // index finds a key's state: open addressing with linear probing over slots
@@ -51,6 +52,24 @@ func hashKey(key []byte) uint64 {
 	return mix(mix(a^k2, b^h)^k3, h^k1)
 }
 
+// sameKey reports whether k and b hold the same bytes: for a key of 8 to 16
+// bytes (a lock key's usual length) two words, the second overlapping,
+// inlined; the runtime's comparison (a call) otherwise.
+func sameKey(k string, b []byte) bool {
+	n := len(b)
+	if len(k) != n {
+		return false
+	}
+	if uint(n-8) > 8 {
+		return k == string(b)
+	}
+	p, q := unsafe.Pointer(unsafe.StringData(k)), unsafe.Pointer(unsafe.SliceData(b))
+	return word(p) == word(q) && word(unsafe.Add(p, n-8)) == word(unsafe.Add(q, n-8))
+}
+
+// word is the 8 bytes at p, little-endian (one load where the machine allows it).
+func word(p unsafe.Pointer) uint64 { return binary.LittleEndian.Uint64((*[8]byte)(p)[:]) }
+
 // mix is wyhash's mum: the two halves of a 128-bit product, xored.
 func mix(a, b uint64) uint64 {
 	hi, lo := bits.Mul64(a, b)
@@ -71,7 +90,7 @@ func (x *index) get(db int, key []byte, h uint64) *state {
 		if s.st == nil {
 			return nil
 		}
-		if s.h == h && s.st.db == db && s.st.key == string(key) {
+		if s.h == h && s.st.db == db && sameKey(s.st.key, key) {
 			return s.st
 		}
 	}

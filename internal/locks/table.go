@@ -253,32 +253,12 @@ func (t *Table) Len() int { return t.n }
 // Keys is the number of keys the Table keeps counters for.
 func (t *Table) Keys() int { return t.nKeys }
 
-// lookup is key's state, nil if none; the state found last first (inlined:
-// a lock's release follows its acquisition).
+// lookup is key's state, nil if none; the state found last first (a lock
+// taken again and again on one key).
 func (t *Table) lookup(db int, key []byte) *state {
-	if l := t.last; l != nil && l.db == db && len(l.key) == len(key) && tail(l.key) == tailOf(key) && l.key == string(key) {
+	if l := t.last; l != nil && l.db == db && sameKey(l.key, key) {
 		return l
 	}
-	return t.find(db, key)
-}
-
-// tail and tailOf are a key's last byte: a quick test before a comparison of
-// keys that tend to share a prefix and differ at the end (lock:12345).
-func tail(s string) byte {
-	if len(s) == 0 {
-		return 0
-	}
-	return s[len(s)-1]
-}
-
-func tailOf(b []byte) byte {
-	if len(b) == 0 {
-		return 0
-	}
-	return b[len(b)-1]
-}
-
-func (t *Table) find(db int, key []byte) *state {
 	if t.idx.n == 0 {
 		return nil
 	}
