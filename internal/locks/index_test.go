@@ -95,3 +95,27 @@ func TestHashKeySpreads(t *testing.T) {
 		}
 	}
 }
+
+// sameKey against the runtime's comparison, at every length around its
+// word path and every byte position.
+func TestSameKey(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		a := make([]byte, n)
+		for i := range a {
+			a[i] = byte('a' + i)
+		}
+		if !sameKey(string(a), a) {
+			t.Fatalf("len %d: not equal to itself", n)
+		}
+		for i := 0; i < n; i++ {
+			b := append([]byte(nil), a...)
+			b[i] ^= 0x40
+			if sameKey(string(a), b) {
+				t.Fatalf("len %d: differs at %d, found equal", n, i)
+			}
+		}
+		if sameKey(string(a), append(append([]byte(nil), a...), 'x')) || n > 0 && sameKey(string(a), a[:n-1]) {
+			t.Fatalf("len %d: equal to a longer or shorter key", n)
+		}
+	}
+}
