@@ -30,6 +30,9 @@ type Ctx struct {
 	// NoBlock makes Block refuse: the command runs again after its timeout (or
 	// CLIENT UNBLOCK) and must reply as for an empty result.
 	NoBlock bool
+	// StartUs is when the command started (the server's clock, µs), set by
+	// the server before each command: the time of its lock events.
+	StartUs int64
 	// FrozenUs, when not 0, is the time TIME reports (Unix µs): a script's
 	// start, so that TIME is constant inside a script, as in Redis 7.2+.
 	FrozenUs int64
@@ -56,19 +59,21 @@ type Ctx struct {
 	// "(redacted)" (Redact); the server clears it before each command.
 	Redacted []int
 	// Locks is the server's lock view (nil: none), told of the command's
-	// lock events as they happen (NoteLock).
+	// lock events as they happen (LockAcquired, LockReleased, ...).
 	Locks *locks.Table
 }
 
-// NoteLock reports a lock event on key (locks.Kind) to the lock view; val
-// is the value taken or offered (the holder's token), at the expiry of a
-// lock taken (Unix ms), e the key's entry when the command has it (nil: it
-// does not; LockEntry gives an acquisition's new one). Key and val alias the
-// arguments: the view copies what it keeps. An acquisition or a release is
-// reported before the command sets or deletes the key.
-func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64, e *keyspace.Entry) {
+// The lock view's reports (locks.Table): a command says what it did to a
+// distributed lock as it does it, an acquisition or a release before it sets
+// or deletes the key. key and val alias the arguments, e is the key's entry
+// when the command has it: the view copies what it keeps. Nothing is
+// reported where the Ctx has no Locks (a unit applied without a connection).
+
+// LockAcquired reports that SET NX with an expiry takes key with token val,
+// expiring at at (Unix ms); LockEntry then gives the key's new entry.
+func (c *Ctx) LockAcquired(key, val []byte, at int64) {
 	if c.Locks != nil {
-		c.Locks.Report(k, key, val, at, unsafe.Pointer(e))
+		c.Locks.Acquire(c.DB.ID, key, val, at, c.StartUs)
 	}
 }
 
@@ -76,6 +81,28 @@ func (c *Ctx) NoteLock(k locks.Kind, key, val []byte, at int64, e *keyspace.Entr
 func (c *Ctx) LockEntry(e *keyspace.Entry) {
 	if c.Locks != nil {
 		c.Locks.Entry(unsafe.Pointer(e))
+	}
+}
+
+// LockReleased reports a release by token that deletes key (entry e).
+func (c *Ctx) LockReleased(key []byte, e *keyspace.Entry) {
+	if c.Locks != nil {
+		c.Locks.Release(c.DB.ID, key, unsafe.Pointer(e), c.StartUs)
+	}
+}
+
+// LockRefused reports SET NX with an expiry that found key set (entry e).
+func (c *Ctx) LockRefused(key []byte, e *keyspace.Entry) {
+	if c.Locks != nil {
+		c.Locks.Refuse(c.DB.ID, key, unsafe.Pointer(e), c.StartUs)
+	}
+}
+
+// LockStale reports a release by token that deleted nothing: key gone (e
+// nil) or holding another value.
+func (c *Ctx) LockStale(key []byte, e *keyspace.Entry) {
+	if c.Locks != nil {
+		c.Locks.Stale(c.DB.ID, key, unsafe.Pointer(e), c.StartUs)
 	}
 }
 

@@ -8,7 +8,6 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/hotkv/hotkv/internal/keyspace"
-	"github.com/hotkv/hotkv/internal/locks"
 	"github.com/hotkv/hotkv/internal/resp"
 )
 
@@ -119,7 +118,7 @@ func setCmd(c *Ctx) {
 	if (o.flags&optNX != 0 && e != nil) || (o.flags&optXX != 0 && e == nil) {
 		cond = false
 		if at != 0 && o.flags&optNX != 0 {
-			c.NoteLock(locks.Refused, key, val, 0, e) // a lock, held by someone else
+			c.LockRefused(key, e) // a lock, held by someone else
 		}
 	}
 	if o.flags&optGet != 0 {
@@ -136,7 +135,7 @@ func setCmd(c *Ctx) {
 		return
 	}
 	if at != 0 && o.flags&optNX != 0 {
-		c.NoteLock(locks.Acquired, key, val, at, nil) // before the set (NoteLock)
+		c.LockAcquired(key, val, at) // before the set (Ctx.LockAcquired)
 		c.LockEntry(setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at))
 	} else {
 		setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
@@ -819,7 +818,7 @@ func delifeqCmd(c *Ctx) {
 	key := c.Argv[1]
 	e := c.DB.LookupWrite(key)
 	if e == nil {
-		c.NoteLock(locks.Stale, key, nil, 0, nil)
+		c.LockStale(key, nil)
 		c.W.Int(0)
 		return
 	}
@@ -828,11 +827,11 @@ func delifeqCmd(c *Ctx) {
 		return
 	}
 	if ok, _ := checkCond(optIFEQ, c.Argv[2], e); !ok {
-		c.NoteLock(locks.Stale, key, nil, 0, e)
+		c.LockStale(key, e)
 		c.W.Int(0)
 		return
 	}
-	c.NoteLock(locks.Released, key, nil, 0, e) // before the deletion (NoteLock)
+	c.LockReleased(key, e) // before the deletion (Ctx.LockReleased)
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)
 	c.Dirty++
@@ -866,7 +865,7 @@ func delexCmd(c *Ctx) {
 	}
 	if e == nil {
 		if release {
-			c.NoteLock(locks.Stale, key, nil, 0, nil)
+			c.LockStale(key, nil)
 		}
 		c.W.Int(0)
 		return
@@ -887,14 +886,14 @@ func delexCmd(c *Ctx) {
 		}
 		if !ok {
 			if release {
-				c.NoteLock(locks.Stale, key, nil, 0, e)
+				c.LockStale(key, e)
 			}
 			c.W.Int(0)
 			return
 		}
 	}
 	if release {
-		c.NoteLock(locks.Released, key, nil, 0, e) // before the deletion (NoteLock)
+		c.LockReleased(key, e) // before the deletion (Ctx.LockReleased)
 	}
 	c.DB.Delete(key)
 	c.Notify('g', "del", key)

@@ -90,7 +90,8 @@ type state struct {
 	Contended  int64          // attempts refused because the key was held
 	Deadline   int64          // while held: its expiry as last seen (Unix ms)
 	held       bool
-	tokLen     uint8 // the holder's token's length while held, up to maxTok; longTok: longer
+	tokLen     uint8  // the holder's token's length while held, up to maxTok; longTok: longer
+	id         uint32 // its place in Table.all, plus one
 	// line 1: the key's other counters (Counters), and its hash
 	Acquired    int64
 	Released    int64
@@ -163,22 +164,32 @@ type Table struct {
 	waited  Histogram // the acquisitions that waited (Wait adds those that did not)
 	pend    []pendKey // the keys changed since the last Pending while a lock was held (Touch)
 	pendBuf []byte    // their bytes
-	last    *state    // the state found last: a lock's release follows its acquisition
 	free    []*state  // states to reuse
 	slab    []state   // states not yet used, allocated a chunk at a time
-	note    Note      // the running command's report (Report), until Counted
-	// noteKey and noteLen are note.Key's: the keyspace hands Touch the
-	// same slice, so that one comparison of pointers skips it
-	noteKey *byte
+	all     []*state  // the states, by their id - 1 (a state's id stays when it is reused; nil: let go)
+	freeIDs []uint32  // ids of states let go (forget), for new ones
+	// The hot path writes no pointer (while the collector marks, each such
+	// write costs a write barrier): the state found last, the state the
+	// running command took, and byEnt's slots are ids, and the running
+	// report's key is known by its address.
+	last uint32 // the state found last: a lock taken again and again on one key
+	cur  uint32 // the state the running command's acquisition took (Entry)
+	// noteKey and noteLen are the address and length of the key of the
+	// running command's acquisition or release (Report): the keyspace hands
+	// Touch the same slice, so that one comparison skips it
+	noteKey uintptr
 	noteLen int
 	// byEnt finds held locks' states by their keyspace entry (state.ent):
-	// a cache, not an index: a slot holds the last state put there, and a
-	// state found is checked against the entry (a collision or a state
-	// since released is a miss, and the key's lookup follows). Sized to
-	// at least twice the locks held.
-	byEnt    []*state
+	// a cache, not an index: a slot holds the id of the last state put
+	// there, and a state found is checked against the entry (a collision or
+	// a state since released is a miss, and the key's lookup follows).
+	// Sized to at least twice the locks held.
+	byEnt    []uint32
 	entShift uint8 // 64 - log2(len(byEnt))
 }
+
+// get is the state of id (not 0), nil if it was let go.
+func (t *Table) get(id uint32) *state { return t.all[id-1] }
 
 // entSlot is ent's slot in byEnt: the address mixed (murmur3's finalizer,
 // halved; the product alone, Fibonacci hashing, sends entries 48 bytes apart
@@ -197,22 +208,26 @@ func (t *Table) byEntry(ent unsafe.Pointer) *state {
 	if ent == nil || len(t.byEnt) == 0 {
 		return nil
 	}
-	if st := t.byEnt[t.entSlot(ent)]; st != nil && st.ent == ent {
-		return st
+	if id := t.byEnt[t.entSlot(ent)]; id != 0 {
+		if st := t.get(id); st != nil && st.ent == ent {
+			return st
+		}
 	}
 	return nil
 }
 
 // setEnt records that st, held, is the lock on the key whose entry is ent.
 func (t *Table) setEnt(st *state, ent unsafe.Pointer) {
-	st.ent = ent
+	if st.ent != ent {
+		st.ent = ent
+	}
 	if ent == nil {
 		return
 	}
 	if 2*t.n > len(t.byEnt) {
 		t.growEnt()
 	}
-	t.byEnt[t.entSlot(ent)] = st
+	t.byEnt[t.entSlot(ent)] = st.id
 }
 
 // growEnt doubles byEnt and puts every held state that has an entry back.
@@ -221,11 +236,11 @@ func (t *Table) growEnt() {
 	for size < 2*t.n {
 		size *= 2
 	}
-	t.byEnt = make([]*state, size)
+	t.byEnt = make([]uint32, size)
 	t.entShift = uint8(64 - bits.Len(uint(size-1)))
 	t.idx.states(func(st *state) {
 		if st.held && st.ent != nil {
-			t.byEnt[t.entSlot(st.ent)] = st
+			t.byEnt[t.entSlot(st.ent)] = st.id
 		}
 	})
 }
@@ -256,15 +271,17 @@ func (t *Table) Keys() int { return t.nKeys }
 // lookup is key's state, nil if none; the state found last first (a lock
 // taken again and again on one key).
 func (t *Table) lookup(db int, key []byte) *state {
-	if l := t.last; l != nil && l.db == db && sameKey(l.key, key) {
-		return l
+	if t.last != 0 {
+		if l := t.get(t.last); l != nil && l.db == db && sameKey(l.key, key) {
+			return l
+		}
 	}
 	if t.idx.n == 0 {
 		return nil
 	}
 	st := t.idx.get(db, key, hashKey(key))
 	if st != nil {
-		t.last = st
+		t.last = st.id
 	}
 	return st
 }
@@ -321,6 +338,13 @@ func (t *Table) create(db int, key []byte) *state {
 		}
 		st = &t.slab[0]
 		t.slab = t.slab[1:]
+		if k := len(t.freeIDs); k > 0 {
+			st.id, t.freeIDs = t.freeIDs[k-1], t.freeIDs[:k-1]
+			t.all[st.id-1] = st
+		} else {
+			t.all = append(t.all, st)
+			st.id = uint32(len(t.all))
+		}
 	}
 	st.db = db
 	// the key is the state's own memory: no string allocated per lock; it
@@ -339,21 +363,26 @@ func (t *Table) create(db int, key []byte) *state {
 	st.h = hashKey(key)
 	t.idx.put(st)
 	t.nKeys++
-	t.last = st
+	t.last = st.id
 	return st
 }
 
 // forget removes st from the table and keeps it for reuse.
 func (t *Table) forget(st *state) {
-	if t.last == st {
-		t.last = nil
+	if t.last == st.id {
+		t.last = 0
 	}
 	t.idx.del(st)
 	t.nKeys--
 	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 {
-		*st = state{keyBuf: st.keyBuf[:0]}
+		*st = state{keyBuf: st.keyBuf[:0], id: st.id}
 		t.free = append(t.free, st)
+		return
 	}
+	// let go: the collector takes it, its id serves another
+	t.all[st.id-1] = nil
+	t.freeIDs = append(t.freeIDs, st.id)
+	st.ent = nil
 }
 
 // release ends st's lock. Past MaxKeys keys not held, st goes if it has
@@ -372,65 +401,81 @@ func (t *Table) release(st *state) {
 	}
 }
 
-// Report is a command's report about a lock (Note's fields), made before
-// the command changes the key (an acquisition's set, a release's
-// deletion): until it is counted (Count, Counted), Touch skips that key,
-// which the report explains. Inlined: a field a store.
-func (t *Table) Report(k Kind, key, tok []byte, at int64, ent unsafe.Pointer) {
-	n := &t.note // field by field: a struct copy with pointers costs a bulk write barrier
-	n.Kind, n.Key, n.Token, n.Deadline, n.Ent = k, key, tok, at, ent
-	t.noteKey, t.noteLen = unsafe.SliceData(key), len(key)
-}
+// The commands report their lock events as they make them, one method a
+// kind (few arguments: they pass in registers). Key, tok and ent are the
+// command's (its arguments, its keyspace entry): the table copies what it
+// keeps. An acquisition or a release is reported before the command sets or
+// deletes the key: until Counted, Touch skips that key (the same slice),
+// which the report explains. db is a valid database: the server's.
 
-// Entry gives the running report its key's keyspace entry, once the
-// command has made it (an acquisition's new key).
-func (t *Table) Entry(ent unsafe.Pointer) { t.note.Ent = ent }
-
-// Busy reports whether the running command left the table something to do:
-// a report to count or a held key touched (Count, Pending, Counted).
-func (t *Table) Busy() bool { return t.note.Kind != None || len(t.pend) != 0 }
-
-// Count counts the running command's report about db's key at nowUs.
-func (t *Table) Count(db int, nowUs int64) {
-	if t.note.Kind != None {
-		t.Apply(db, &t.note, nowUs)
-	}
-}
-
-// Apply counts what a command reported about db's key at nowUs.
-func (t *Table) Apply(db int, n *Note, nowUs int64) {
-	if uint(db) >= uint(t.dbs) {
-		return
-	}
-	switch n.Kind {
-	case Acquired:
-		t.acquire(db, n, nowUs)
-	case Released:
-		t.released(db, n, nowUs)
-	case Refused:
-		t.refused(db, n, nowUs)
-	case Stale:
-		t.C.Stale++
-		st := t.byEntry(n.Ent)
-		if st == nil {
-			st = t.lookup(db, n.Key)
-		}
-		if st != nil {
-			st.Stale++
-			st.LastUs = nowUs
-		}
-	}
-}
-
-func (t *Table) refused(db int, n *Note, nowUs int64) {
-	t.C.Contended++
-	st := t.byEntry(n.Ent)
+// Acquire counts an acquisition of db's key with token tok, expiring at at
+// (Unix ms), at nowUs; Entry then gives the key's new entry.
+func (t *Table) Acquire(db int, key, tok []byte, at, nowUs int64) {
+	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
+	t.C.Acquired++
+	st := t.lookup(db, key)
 	if st == nil {
-		st = t.lookup(db, n.Key)
+		st = t.create(db, key)
+	}
+	t.cur = st.id
+	if !st.held {
+		st.held = true
+		t.n++
+	}
+	st.AcquiredUs, st.Deadline, st.Refusals, st.Extends = nowUs, at, 0, 0
+	if len(tok) > maxTok {
+		st.tokLen, st.digest = longTok, xxh3.Hash(tok)
+	} else {
+		st.tokLen = uint8(copy(st.tok[:], tok))
+	}
+	st.Acquired++
+	st.LastUs = nowUs
+	if st.waitSince != 0 {
+		t.waited.Add(nowUs - st.waitSince)
+		st.waitSince = 0
+	}
+}
+
+// Entry gives the lock the running command just took its key's keyspace
+// entry, once the command has made it.
+func (t *Table) Entry(ent unsafe.Pointer) {
+	if t.cur != 0 {
+		if st := t.get(t.cur); st != nil && st.held {
+			t.setEnt(st, ent)
+		}
+	}
+}
+
+// Release counts a release of db's key by its holder's token (ent: the
+// key's entry, nil if not known) at nowUs.
+func (t *Table) Release(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
+	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
+	t.C.Released++
+	st := t.byEntry(ent)
+	if st == nil {
+		st = t.lookup(db, key)
+	}
+	if st != nil {
+		st.Released++
+		st.LastUs = nowUs
+		if st.held {
+			t.Hold.Add(nowUs - st.AcquiredUs)
+			t.release(st)
+		}
+	}
+}
+
+// Refuse counts an acquisition of db's key refused because the key was
+// set (ent: its entry) at nowUs: contention.
+func (t *Table) Refuse(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
+	t.C.Contended++
+	st := t.byEntry(ent)
+	if st == nil {
+		st = t.lookup(db, key)
 	}
 	created := st == nil
 	if created {
-		st = t.create(db, n.Key)
+		st = t.create(db, key)
 	}
 	st.Contended++
 	st.LastUs = nowUs
@@ -445,44 +490,41 @@ func (t *Table) refused(db int, n *Note, nowUs int64) {
 	}
 }
 
-func (t *Table) released(db int, n *Note, nowUs int64) {
-	t.C.Released++
-	st := t.byEntry(n.Ent)
+// Stale counts a token release of db's key that did not match (ent: the
+// key's entry, nil when the key is gone) at nowUs: its holder had lost it.
+func (t *Table) Stale(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
+	t.C.Stale++
+	st := t.byEntry(ent)
 	if st == nil {
-		st = t.lookup(db, n.Key)
+		st = t.lookup(db, key)
 	}
 	if st != nil {
-		st.Released++
+		st.Stale++
 		st.LastUs = nowUs
-		if st.held {
-			t.Hold.Add(nowUs - st.AcquiredUs)
-			t.release(st)
-		}
 	}
 }
 
-func (t *Table) acquire(db int, n *Note, nowUs int64) {
-	t.C.Acquired++
-	st := t.lookup(db, n.Key)
-	if st == nil {
-		st = t.create(db, n.Key)
+// Busy reports whether the running command left the table something to do
+// after it (Pending, Counted): a report's key to stop skipping, or a held
+// key touched.
+func (t *Table) Busy() bool { return t.noteKey|uintptr(t.cur) != 0 || len(t.pend) != 0 }
+
+// Apply counts n about db's key at nowUs, as its kind's method does (an
+// acquisition's entry given at once).
+func (t *Table) Apply(db int, n *Note, nowUs int64) {
+	if uint(db) >= uint(t.dbs) {
+		return
 	}
-	if !st.held {
-		st.held = true
-		t.n++
-	}
-	t.setEnt(st, n.Ent)
-	st.AcquiredUs, st.Deadline, st.Refusals, st.Extends = nowUs, n.Deadline, 0, 0
-	if len(n.Token) > maxTok {
-		st.tokLen, st.digest = longTok, xxh3.Hash(n.Token)
-	} else {
-		st.tokLen = uint8(copy(st.tok[:], n.Token))
-	}
-	st.Acquired++
-	st.LastUs = nowUs
-	if st.waitSince != 0 {
-		t.waited.Add(nowUs - st.waitSince)
-		st.waitSince = 0
+	switch n.Kind {
+	case Acquired:
+		t.Acquire(db, n.Key, n.Token, n.Deadline, nowUs)
+		t.Entry(n.Ent)
+	case Released:
+		t.Release(db, n.Key, n.Ent, nowUs)
+	case Refused:
+		t.Refuse(db, n.Key, n.Ent, nowUs)
+	case Stale:
+		t.Stale(db, n.Key, n.Ent, nowUs)
 	}
 }
 
@@ -522,42 +564,28 @@ func (st *state) tokenDigest() uint64 {
 func (t *Table) Touch(db int, key []byte) {
 	// inlined: a write pays these tests while no lock is held, and the
 	// change a report explains (the same slice) costs no more
-	if t.n != 0 && (unsafe.SliceData(key) != t.noteKey || len(key) != t.noteLen) {
+	if t.n != 0 && (uintptr(unsafe.Pointer(unsafe.SliceData(key))) != t.noteKey || len(key) != t.noteLen) {
 		t.touch(db, key)
 	}
 }
 
-// Expect is Report with a Note's fields.
-func (t *Table) Expect(n *Note) { t.Report(n.Kind, n.Key, n.Token, n.Deadline, n.Ent) }
-
 //go:noinline (Touch stays inlinable)
 func (t *Table) touch(db int, key []byte) {
-	if e := &t.note; (e.Kind == Acquired || e.Kind == Released) && string(e.Key) == string(key) {
-		return // the command's own report: the database is the command's too
-	}
 	t.pend = append(t.pend, pendKey{int32(db), uint32(len(t.pendBuf)), uint32(len(key))})
 	t.pendBuf = append(t.pendBuf, key...)
 }
 
-// Counted ends the running command's report (Report): Touch no longer
-// skips its key, and the table keeps nothing of the command's.
-func (t *Table) Counted() {
-	n := &t.note
-	n.Kind, n.Key, n.Token, n.Ent = None, nil, nil, nil
-	t.noteKey, t.noteLen = nil, 0
-}
+// Counted ends the running command's reports: Touch no longer skips their
+// key. The server calls it after each command the table was Busy with.
+func (t *Table) Counted() { t.noteKey, t.noteLen, t.cur = 0, 0, 0 }
 
-// Pending calls check for each held key touched since the last call, but
-// the one the running command reported when explained (a report says all
-// there is to say about its key), and forgets them; check reports what the
-// key holds now (see Check).
-func (t *Table) Pending(explained bool, db int, check func(db int, key string)) {
-	n := &t.note
+// Pending calls check for each held key touched since the last call and
+// forgets them; check reports what the key holds now (see Check). A key a
+// report explained and Touch saw through another slice is judged too, and
+// found as the report left it.
+func (t *Table) Pending(check func(db int, key string)) {
 	for _, p := range t.pend {
 		key := t.pendBuf[p.off : p.off+p.n]
-		if explained && n.Kind != None && int(p.db) == db && string(n.Key) == string(key) {
-			continue
-		}
 		if st := t.heldState(int(p.db), key); st != nil {
 			check(st.db, st.key)
 		}

@@ -3,6 +3,7 @@ package locks
 import (
 	"strconv"
 	"testing"
+	"unsafe"
 )
 
 // BenchmarkCycle is the lock view's share of a lock cycle on one key: an
@@ -11,17 +12,17 @@ import (
 func BenchmarkCycle(b *testing.B) {
 	t := New(16)
 	key, tok := []byte("lock:billing-run"), []byte("tok-a81f0c2e9d47")
-	acq := Note{Kind: Acquired, Key: key, Token: tok, Deadline: 30000}
-	rel := Note{Kind: Released, Key: key}
+	ent := unsafe.Pointer(new([6]uint64)) // the key's keyspace entry
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
 		now := int64(i) * 10
-		t.Expect(&acq)
+		t.Acquire(0, key, tok, 30000, now)
 		t.Touch(0, key)
-		t.Apply(0, &acq, now)
-		t.Expect(&rel)
+		t.Entry(ent)
+		t.Counted()
+		t.Release(0, key, ent, now+5)
 		t.Touch(0, key)
-		t.Apply(0, &rel, now+5)
+		t.Counted()
 	}
 }
 

@@ -83,7 +83,9 @@ func (s *Server) applyClient() *client {
 		cl.Addr, cl.LAddr = applyAddr{}.String(), applyAddr{}.String()
 		cl.User, cl.Authenticated, cl.Multi = nil, true, -1 // nil: runs anything, as Redis's AOF client
 		cl.DenyBlocking = true
-		cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand, Locks: s.locks}
+		// no Locks: a unit applied without a connection takes no lock in
+		// the view (decision 0049); its changes to held keys are judged
+		cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand}
 		s.applier = cl
 	}
 	return s.applier

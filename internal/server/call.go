@@ -55,7 +55,7 @@ const (
 // served or times out, as Redis's updateStatsOnUnblock does. Engine lock held.
 func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int64) (endUs int64) {
 	c.Spec, c.ErrCode, c.Dirty, c.FailedNoStats, c.Parked, c.ReplyLast = spec, "", 0, false, false, false
-	c.Redacted = c.Redacted[:0]
+	c.Redacted, c.StartUs = c.Redacted[:0], startUs
 	if o != fromBusy { // a busy script's unit keeps its frozen time and tracking state
 		s.eng.BeginAt(c.Now)
 		s.trk.BeginCommand()
@@ -87,7 +87,7 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	if observing {
 		if s.locks.Busy() {
-			s.noteLocks(o, c.DB.ID, endUs)
+			s.noteLocks(o, endUs)
 		}
 		// one test for the rest: nobody watches every command (floorUs
 		// is MinInt64 while someone does), and the command was quicker

@@ -7,35 +7,30 @@ import (
 	"github.com/hotkv/hotkv/internal/locks"
 )
 
-// The lock view (internal/locks, docs/ARCHITECTURE.md "The lock view"): call
-// hands the table what a command reported (Ctx.NoteLock) and has it judge the
-// held locks the command changed without saying so (Modified → Touch);
-// expiry, flushes and SWAPDB reach it through the keyspace's observer hooks
-// (multi.go). Nothing here runs for a command that touches no held lock.
+// The lock view (internal/locks, docs/ARCHITECTURE.md "The lock view"): the
+// commands report their lock events to the table as they act (Ctx.LockAcquired...,
+// counted at once); call then has it judge the held locks the command changed
+// without saying so (Modified → Touch); expiry, flushes and SWAPDB reach it
+// through the keyspace's observer hooks (multi.go). Nothing here runs for a
+// command that touches no held lock.
 
-// noteLocks is call's step for the lock view, after the handler ran. Engine
-// lock held.
-// A command applied without a connection (fromApply: the AOF at startup, a
-// master's stream) takes no lock in the view: the view counts what clients
-// do here, and a replayed SET ... PXAT is no acquisition.
-func (s *Server) noteLocks(o origin, db int, nowUs int64) {
+// noteLocks is call's step for the lock view, after the handler ran, when the
+// table is Busy. Engine lock held. A command applied without a connection
+// (fromApply: the AOF at startup, a master's stream) reports nothing (its Ctx
+// has no Locks): the view counts what clients do here, and a replayed SET ...
+// PXAT is no acquisition; what it changes of a held key is judged.
+func (s *Server) noteLocks(o origin, nowUs int64) {
 	t := s.locks
-	if o != fromApply {
-		t.Count(db, nowUs)
-	}
 	if t.HasPending() {
-		// a unit applied without a connection is not counted: its report
-		// explains nothing
-		s.checkLocks(o != fromApply, db, nowUs, o == fromScript)
+		s.checkLocks(nowUs, o == fromScript)
 	}
 	t.Counted()
 }
 
 // checkLocks judges the held locks changed since the last check from what
-// their keys hold now, except the key that the running command's report is
-// about when explained.
-func (s *Server) checkLocks(explained bool, db int, nowUs int64, byScript bool) {
-	s.locks.Pending(explained, db, func(db int, key string) {
+// their keys hold now.
+func (s *Server) checkLocks(nowUs int64, byScript bool) {
+	s.locks.Pending(func(db int, key string) {
 		d := s.ks.DBs[db]
 		e := d.Peek(unsafe.Slice(unsafe.StringData(key), len(key))) // read only: no copy
 		if e == nil {

@@ -361,7 +361,7 @@ func (s *Server) evict() int {
 	defer func() {
 		s.latencyEvent("eviction-cycle", (monoUs()-start)/1000)
 		if s.locks.HasPending() { // evicted locks: counted as removed
-			s.checkLocks(false, 0, s.clock.NowUs(), false)
+			s.checkLocks(s.clock.NowUs(), false)
 		}
 	}()
 	timed := s.obs.thresholdMs.Load() != 0
