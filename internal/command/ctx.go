@@ -91,10 +91,10 @@ func (c *Ctx) LockReleased(key []byte, e *keyspace.Entry) {
 	}
 }
 
-// LockRefused reports SET NX with an expiry that found key set (entry e).
-func (c *Ctx) LockRefused(key []byte, e *keyspace.Entry) {
+// LockRefused reports SET NX with an expiry that found key set.
+func (c *Ctx) LockRefused(key []byte) {
 	if c.Locks != nil {
-		c.Locks.Refuse(c.DB.ID, key, unsafe.Pointer(e), c.StartUs)
+		c.Locks.Refuse(c.DB.ID, key, c.StartUs)
 	}
 }
 

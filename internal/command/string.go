@@ -118,7 +118,7 @@ func setCmd(c *Ctx) {
 	if (o.flags&optNX != 0 && e != nil) || (o.flags&optXX != 0 && e == nil) {
 		cond = false
 		if at != 0 && o.flags&optNX != 0 {
-			c.LockRefused(key, e) // a lock, held by someone else
+			c.LockRefused(key) // a lock, held by someone else
 		}
 	}
 	if o.flags&optGet != 0 {

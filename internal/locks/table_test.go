@@ -197,7 +197,7 @@ func TestTablePendingSkipsTheReport(t *testing.T) {
 	if tb.Busy() {
 		t.Fatal("busy after Counted")
 	}
-	tb.Refuse(0, []byte("c"), nil, 20) // a refusal changes nothing: no key skipped
+	tb.Refuse(0, []byte("c"), 20) // a refusal changes nothing: no key skipped
 	tb.Touch(0, []byte("c"))
 	if got := judged(); fmt.Sprint(got) != "[c]" {
 		t.Fatalf("judged %v after the report, want [c]", got)

@@ -157,6 +157,26 @@ func BenchmarkHotPath(b *testing.B) {
 			}
 		}
 	})
+	// a lock cycle among 100,000 held locks: a random one released by DELEX
+	// IFEQ and taken again (b.N cycles; the view's states out of the cache)
+	b.Run("lock_cycle_100k_held", func(b *testing.B) {
+		s, cl := newBenchServer(b)
+		const n = 100000
+		sets, dels := make([][][]byte, n), make([][][]byte, n)
+		for i := range n {
+			key := fmt.Sprintf("lock:%012d", i)
+			sets[i] = args("SET", key, "tok-a81f", "NX", "PX", "300000")
+			dels[i] = args("DELEX", key, "IFEQ", "tok-a81f")
+			run(s, cl, sets[i])
+		}
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			k := (i * 7919) % n
+			run(s, cl, dels[k])
+			run(s, cl, sets[k])
+		}
+	})
 	// redis-benchmark's lock_acquire: SET NX PX on 100,000 keys at random, most
 	// of them held (taken and never released in the 30 s)
 	b.Run("SET_NX_PX_100k_keys", func(b *testing.B) {
