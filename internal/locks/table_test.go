@@ -328,26 +328,29 @@ func TestTableByEntrySpreadsStridedEntries(t *testing.T) {
 	}
 }
 
-// A state is four cache lines, the hot fields in the first (state's
-// comment), and the slabs start on a line.
+// A state is four cache lines: the hot fields in the first, what a lookup
+// compares in the second (one 128-byte pair), and the slabs start on a line.
 func TestStateLayout(t *testing.T) {
 	var st state
 	if s := unsafe.Sizeof(st); s != 256 {
 		t.Fatalf("state is %d bytes, want 256", s)
 	}
-	for name, off := range map[string]uintptr{"tokLen": unsafe.Offsetof(st.tokLen), "Contended": unsafe.Offsetof(st.Contended),
+	for name, off := range map[string]uintptr{"ent": unsafe.Offsetof(st.ent), "held": unsafe.Offsetof(st.held),
+		"tokLen": unsafe.Offsetof(st.tokLen), "Contended": unsafe.Offsetof(st.Contended), "Released": unsafe.Offsetof(st.Released),
 		"LastUs": unsafe.Offsetof(st.LastUs), "Refusals": unsafe.Offsetof(st.Refusals), "waitSince": unsafe.Offsetof(st.waitSince)} {
 		if off >= 64 {
 			t.Errorf("%s at %d: not in the first line", name, off)
 		}
 	}
-	if a, b := unsafe.Offsetof(st.db), unsafe.Offsetof(st.keyArr)+keyInline; a/64 != 2 || (b-1)/64 != 2 {
-		t.Errorf("db and the key in bytes %d..%d: not in the third line", a, b)
+	if a, b := unsafe.Offsetof(st.db), unsafe.Offsetof(st.keyArr)+keyInline; a/64 != 1 || (b-1)/64 != 1 {
+		t.Errorf("db and the key in bytes %d..%d: not in the second line", a, b)
 	}
 	tb := New(1)
-	tb.Apply(0, &Note{Kind: Acquired, Key: []byte("k"), Token: []byte("t")}, 0)
-	if p := uintptr(unsafe.Pointer(tb.lookup(0, []byte("k")))); p%64 != 0 {
-		t.Errorf("a slab's first state at %#x: not on a line", p)
+	for i := 0; i < 3; i++ {
+		tb.Apply(0, &Note{Kind: Acquired, Key: []byte(fmt.Sprint("k", i)), Token: []byte("t")}, 0)
+		if p := uintptr(unsafe.Pointer(tb.lookup(0, []byte(fmt.Sprint("k", i))))); p%128 != 0 {
+			t.Errorf("state %d at %#x: not on a pair of lines", i, p)
+		}
 	}
 }
 

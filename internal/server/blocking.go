@@ -239,7 +239,7 @@ func (s *Server) rerunBlocked(cl *client, noBlock bool) bool {
 	}
 	start := s.clock.NowUs()
 	c := command.Ctx{Argv: b.argv, W: w, Client: &cl.Client, KS: s.ks, DB: s.ks.DBs[b.db],
-		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock, Locks: s.locks}
+		Srv: s, Rand: s.eng.Rand, Now: start / 1000, NoBlock: noBlock, Locks: s.lockView()}
 	prev := s.trk.Save()
 	s.trk.BeforeExec(cl, &cl.Client) // cl's own invalidations follow its reply, as for any command
 	prevCur := s.cur

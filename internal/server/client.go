@@ -146,7 +146,7 @@ func (s *Server) initClient(nc *network.Conn) *client {
 	nc.Touch(cl.CreatedMs)
 	nc.Reader().SetUnauthenticated(!cl.Authenticated)
 	cl.w.Proto = 2
-	cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand, Locks: s.locks}
+	cl.ctx = command.Ctx{W: &cl.w, Client: &cl.Client, KS: s.ks, Srv: s, Rand: s.eng.Rand, Locks: s.lockView()}
 	return cl
 }
 

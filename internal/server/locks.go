@@ -46,6 +46,15 @@ func (s *Server) checkLocks(nowUs int64, byScript bool) {
 	})
 }
 
+// lockView is the table a command's Ctx reports its lock events to: none in
+// a build without the operator's view (observing).
+func (s *Server) lockView() *locks.Table {
+	if !observing {
+		return nil
+	}
+	return s.locks
+}
+
 // Locks is the lock view, for HOTKV.LOCKS and INFO locks (command.Server).
 // Engine lock held.
 func (s *Server) Locks() *locks.Table { return s.locks }

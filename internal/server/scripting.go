@@ -86,7 +86,7 @@ func newScripting(s *Server) *scripting {
 	// collector run back to back; 0 (no maxmemory): the default
 	sc.vm.MemLimit = func() int64 { return s.hot.maxmemory.Load() / 2 }
 	sc.client = command.Client{ID: -1, Name: "", Authenticated: true, Proto: 2, Multi: -1, Script: true, Flags: "S"}
-	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand, Locks: s.locks}
+	sc.ctx = command.Ctx{W: &sc.w, Client: &sc.client, KS: s.ks, Srv: s, Rand: s.eng.Rand, Locks: s.lockView()}
 	sc.interruptCur = func() bool { return sc.interrupt(sc.cur.Load()) }
 	sc.busyReplyThreshold = s.cfg.IntFunc("busy-reply-threshold")
 	return sc
