@@ -42,6 +42,9 @@ else
   git worktree add --detach "$TMP/base" "$BASE" >/dev/null 2>&1
 fi
 (cd "$BASE_DIR" && go build "${BASE_TAGS[@]}" -o "$TMP/hotkv-base" ./cmd/hotkv)
+if [[ $BASE == noobserve ]]; then # the base must be without the view it is measured against
+  go test -tags hotkv_noobserve -count 1 -run TestNoObserveReportsNoLocks ./internal/server >/dev/null
+fi
 wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 start() { # binary port args...
   local bin=$1 p=$2; shift 2
