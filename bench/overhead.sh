@@ -105,7 +105,7 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
     (cd "$BASE_DIR" && go test "${BASE_TAGS[@]}" -c -o "$TMP/base.test" ./internal/server)
     ir() { # test-binary bench N -> instructions
       GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$1" \
-        -test.run '^$' -test.bench "HotPath/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1
+        -test.run '^$' -test.bench "^BenchmarkHotPath$/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1
       callgrind_annotate "$TMP/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",","",$1); print $1; done=1}'
     }
     for bench in '^SET$' '^GET$' '^DELEX_hit\+SET_NX$'; do
