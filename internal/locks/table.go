@@ -508,11 +508,7 @@ func (t *Table) Entry(ent unsafe.Pointer) {
 func (t *Table) Release(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
 	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	t.C.Released++
-	st := t.byEntry(ent)
-	if st == nil {
-		st = t.lookup(db, key)
-	}
-	if st != nil {
+	if st := t.byEntryOrKey(db, key, ent); st != nil {
 		st.Released++
 		st.LastUs = nowUs
 		if st.held {
@@ -553,14 +549,19 @@ func (t *Table) Refuse(db int, key []byte, nowUs int64) {
 // key's entry, nil when the key is gone) at nowUs: its holder had lost it.
 func (t *Table) Stale(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
 	t.C.Stale++
-	st := t.byEntry(ent)
-	if st == nil {
-		st = t.lookup(db, key)
-	}
-	if st != nil {
+	if st := t.byEntryOrKey(db, key, ent); st != nil {
 		st.Stale++
 		st.LastUs = nowUs
 	}
+}
+
+// byEntryOrKey is db's key's state, found from its entry ent (byEnt) or
+// else by the key; nil if none.
+func (t *Table) byEntryOrKey(db int, key []byte, ent unsafe.Pointer) *state {
+	if st := t.byEntry(ent); st != nil {
+		return st
+	}
+	return t.lookup(db, key)
 }
 
 // Busy reports whether the running command left the table something to do
