@@ -6,10 +6,11 @@
 // or removed some other way.
 //
 // A lock is a string key taken with SET ... NX and an expiry (EX, PX, EXAT or
-// PXAT), by a client or a script. The commands report what they did (Note);
-// a change to a held key that no command explained (DEL, an overwrite, a
-// PEXPIRE, a script's DEL after its GET) is judged by the server after the
-// command from what the key holds now (Check). Expiry, FLUSHDB/FLUSHALL and
+// PXAT), by a client or a script. The commands report what they did as they
+// do it (Acquire, Release, Refuse, Stale); a change to a held key that no
+// command explained (DEL, an overwrite, a PEXPIRE, a script's DEL after its
+// GET) is judged by the server after the command from what the key holds now
+// (Check). Expiry, FLUSHDB/FLUSHALL and
 // SWAPDB come from the keyspace's observer hooks.
 //
 // The package is pure: times are inputs (the server's monotonic clock in

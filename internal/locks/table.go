@@ -20,8 +20,9 @@ const (
 	Stale         // a token release that did not match: the key gone, or another token's
 )
 
-// Note is what one command reports about a lock. Key aliases the command's
-// arguments: the Table copies what it keeps.
+// Note is a lock event as one value, for Apply; the commands call the
+// Table's method of each kind (Acquire, Release, Refuse, Stale). Key aliases
+// the command's arguments: the Table copies what it keeps.
 type Note struct {
 	Kind     Kind
 	Key      []byte
