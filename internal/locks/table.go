@@ -221,6 +221,15 @@ func (t *Table) entPair(ent uintptr) uint64 {
 // byEntry is the state of the lock held on the key whose keyspace entry is
 // ent, or nil when byEnt does not know it (inlined: the hot way to a state).
 func (t *Table) byEntry(ent unsafe.Pointer) *state {
+	if s := t.entFind(ent); s != nil {
+		return s.st
+	}
+	return nil
+}
+
+// entFind is the byEnt slot of the lock held on the key whose keyspace entry
+// is ent, or nil.
+func (t *Table) entFind(ent unsafe.Pointer) *entSlot {
 	if ent == nil || len(t.byEnt) == 0 {
 		return nil
 	}
@@ -230,10 +239,10 @@ func (t *Table) byEntry(ent unsafe.Pointer) *state {
 	// read): a slot is freed whenever its state lets its entry go, so this
 	// only guards the invariant
 	if s := &t.byEnt[i]; s.ent == e && s.st.ent == ent {
-		return s.st
+		return s
 	}
 	if s := &t.byEnt[i+1]; s.ent == e && s.st.ent == ent {
-		return s.st
+		return s
 	}
 	return nil
 }
@@ -241,7 +250,9 @@ func (t *Table) byEntry(ent unsafe.Pointer) *state {
 // setEnt records that st, held, is the lock on the key whose entry is ent.
 func (t *Table) setEnt(st *state, ent unsafe.Pointer) {
 	if st.ent != ent {
-		t.dropEnt(st) // its entry moved: the old one's slot goes
+		if st.ent != nil {
+			t.dropEnt(st) // its entry moved: the old one's slot goes
+		}
 		st.ent = ent
 	}
 	if ent == nil {
@@ -270,10 +281,10 @@ func (t *Table) dropEnt(st *state) {
 	}
 	e := uintptr(st.ent)
 	i := t.entPair(e)
-	for _, j := range [2]uint64{i, i + 1} {
-		if s := &t.byEnt[j]; s.ent == e && s.st == st {
-			*s = entSlot{}
-		}
+	if s := &t.byEnt[i]; s.ent == e && s.st == st {
+		*s = entSlot{}
+	} else if s := &t.byEnt[i+1]; s.ent == e && s.st == st {
+		*s = entSlot{}
 	}
 }
 
@@ -446,8 +457,10 @@ func (t *Table) forget(st *state) {
 // nothing worth keeping, else the least active of a sample.
 func (t *Table) release(st *state) {
 	st.held = false
-	t.dropEnt(st)
-	st.ent = nil // the entry may go
+	if st.ent != nil {
+		t.dropEnt(st)
+		st.ent = nil // the entry may go
+	}
 	st.clearHeld()
 	t.n--
 	if t.nKeys-t.n > MaxKeys {
@@ -509,7 +522,15 @@ func (t *Table) Entry(ent unsafe.Pointer) {
 func (t *Table) Release(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
 	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	t.C.Released++
-	if st := t.byEntryOrKey(db, key, ent); st != nil {
+	var st *state
+	if s := t.entFind(ent); s != nil {
+		// the slot found is the one to free: release need not look again
+		st, *s = s.st, entSlot{}
+		st.ent = nil
+	} else {
+		st = t.lookup(db, key)
+	}
+	if st != nil {
 		st.Released++
 		st.LastUs = nowUs
 		if st.held {
