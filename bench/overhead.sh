@@ -3,18 +3,23 @@
 # log (default threshold), the latency monitor (latency-monitor-threshold
 # 100) and the lock view on, side by side with a build without them: by
 # default this checkout built with the hotkv_noobserve tag, which compiles
-# call's observation steps out (internal/server/observing_off.go), so that
-# the two differ in nothing else; BASE=<commit> compares with an older
+# call's observation steps out and gives the commands no lock view
+# (internal/server/observing_off.go), so that the two differ in nothing else; BASE=<commit> compares with an older
 # build instead (69498d5: before SLOWLOG, LATENCY, MONITOR and the lock
 # view existed).
 #
 #   bench/overhead.sh              bench-vs.sh (A = HEAD, B = BASE) on SET,
 #                                  GET, their -P 16 forms, lock acquire and
 #                                  lock release by DELEX; lock cycles with
-#                                  bench/lockbench, the servers alternating;
-#                                  then instructions per command (callgrind)
+#                                  bench/lockbench (12 rounds of 3 s, the
+#                                  servers alternating, pinned to cpu 0 and
+#                                  lockbench to cpu 1: cycles/s and the
+#                                  server's CPU a cycle, median of the
+#                                  per-round ratios); then instructions per
+#                                  command (callgrind)
 #   ROUNDS=5 bench/overhead.sh     more rounds (bench-vs.sh's knobs apply)
 #   PARTS="callgrind" bench/overhead.sh   only one part (vs, lockbench, callgrind)
+#   PIPELINE=1 LB_ROUNDS=20 PARTS=lockbench bench/overhead.sh   lockbench's knobs
 #
 # Callgrind counts instructions, which the machine's noise does not blur:
 # BenchmarkHotPath's SET, GET and DELEX_hit+SET_NX (a lock acquired and
@@ -46,9 +51,10 @@ if [[ $BASE == noobserve ]]; then # the base must be without the view it is meas
   go test -tags hotkv_noobserve -count 1 -run TestNoObserveReportsNoLocks ./internal/server >/dev/null
 fi
 wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
+PIN=() # a prefix for the servers started (taskset -c 0)
 start() { # binary port args...
   local bin=$1 p=$2; shift 2
-  "$bin" --port "$p" --loglevel warning "$@" >"$TMP/$p.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+  "${PIN[@]}" "$bin" --port "$p" --loglevel warning "$@" >"$TMP/$p.log" 2>&1 & PIDS+=($!); wait_ping "$p"
 }
 stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
 HEAD_ARGS=(--latency-monitor-threshold 100)
@@ -85,18 +91,37 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
   if [[ " $PARTS " == *" lockbench "* ]]; then
     go build -o "$TMP/lockbench" ./bench/lockbench
     A=$(free_port); B=$(free_port)
+    # the servers on one core, the load generator on the other (taskset, when
+    # there are two): a figure of a few percent needs them kept apart
+    PIN_SRV=(); PIN_GEN=()
+    if command -v taskset >/dev/null && (( $(nproc) >= 2 )); then PIN_SRV=(taskset -c 0); PIN_GEN=(taskset -c 1); fi
+    PIN=("${PIN_SRV[@]}")
     start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}"
     start "$TMP/hotkv-base" "$B"
-    echo; echo "## lock cycles per second (lockbench -release delex -pipeline 16 -duration 5s), order alternating"
-    for round in $(seq "${ROUNDS:-6}"); do
+    PIN=()
+    pid_of() { pgrep -f -- "--port $1 " | head -1; }
+    cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+    LB_ARGS=(-release delex -pipeline "${PIPELINE:-16}" -duration "${LB_SECS:-3}s")
+    echo; echo "## lock cycles (lockbench ${LB_ARGS[*]}${PIN_SRV:+, servers pinned to cpu 0 and lockbench to cpu 1}), order alternating"
+    echo "## per round: cycles/s and the server's CPU per cycle (utime+stime from /proc); ratios HEAD against BASE"
+    : >"$TMP/lb-ratios"
+    for round in $(seq "${LB_ROUNDS:-12}"); do
       if (( round % 2 )); then order="$A $B"; else order="$B $A"; fi
+      declare -A rate cpu
       for p in $order; do
-        name=BASE; [[ $p == "$A" ]] && name=HEAD
-        r=$("$TMP/lockbench" -addr "127.0.0.1:$p" -release delex -pipeline 16 -duration 5s 2>&1 | grep -o '[0-9.]* cycles/s' | head -1)
-        echo "round $round $name $r"
         redis-cli -p "$p" FLUSHALL >/dev/null
+        pid=$(pid_of "$p"); c0=$(cpu_ticks "$pid")
+        out=$("${PIN_GEN[@]}" "$TMP/lockbench" -addr "127.0.0.1:$p" "${LB_ARGS[@]}" 2>&1)
+        c1=$(cpu_ticks "$pid")
+        n=$(grep -o 'cycles [0-9]*' <<<"$out" | head -1 | cut -d' ' -f2)
+        rate[$p]=$(grep -o '[0-9.]* cycles/s' <<<"$out" | head -1 | cut -d' ' -f1)
+        cpu[$p]=$(awk -v t="$((c1 - c0))" -v n="$n" -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.0f", t / hz * 1e9 / n}')
       done
+      echo "round $round HEAD ${rate[$A]}/s ${cpu[$A]} ns, BASE ${rate[$B]}/s ${cpu[$B]} ns"
+      awk -v ra="${rate[$A]}" -v rb="${rate[$B]}" -v ca="${cpu[$A]}" -v cb="${cpu[$B]}" 'BEGIN {print ra / rb, cb / ca}' >>"$TMP/lb-ratios"
     done
+    med() { sort -g | awk '{a[NR] = $1} END {printf "%.3f", (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
+    echo "median of the per-round ratios: cycles/s HEAD/BASE $(cut -d' ' -f1 "$TMP/lb-ratios" | med), server CPU a cycle BASE/HEAD $(cut -d' ' -f2 "$TMP/lb-ratios" | med)"
     stop_all
   fi
   if [[ " $PARTS " == *" callgrind "* ]] && command -v valgrind >/dev/null; then
