@@ -4,9 +4,9 @@
 # 100) and the lock view on, side by side with a build without them: by
 # default this checkout built with the hotkv_noobserve tag, which compiles
 # call's observation steps out and gives the commands no lock view
-# (internal/server/observing_off.go), so that the two differ in nothing else; BASE=<commit> compares with an older
-# build instead (69498d5: before SLOWLOG, LATENCY, MONITOR and the lock
-# view existed).
+# (internal/server/observing_off.go), so that the two differ in nothing
+# else; BASE=<commit> compares with an older build instead (69498d5: before
+# SLOWLOG, LATENCY, MONITOR and the lock view existed).
 #
 #   bench/overhead.sh              bench-vs.sh (A = HEAD, B = BASE) on SET,
 #                                  GET, their -P 16 forms, lock acquire and
