@@ -91,8 +91,7 @@ type state struct {
 	Contended  int64          // attempts refused because the key was held
 	Released   int64          // released by their holder
 	held       bool
-	tokLen     uint8  // the holder's token's length while held, up to maxTok; longTok: longer
-	id         uint32 // its place in Table.all, plus one
+	tokLen     uint8 // the holder's token's length while held, up to maxTok; longTok: longer
 	// line 1: what a lookup compares
 	db     int
 	key    string // aliases keyArr or keyBuf: the index's key while the state is in it
@@ -167,15 +166,8 @@ type Table struct {
 	pendBuf []byte    // their bytes
 	free    []*state  // states to reuse
 	slab    []state   // states not yet used, allocated a chunk at a time
-	all     []*state  // the states, by their id - 1 (a state's id stays when it is reused; nil: let go)
-	freeIDs []uint32  // ids of states let go (forget), for new ones
-	// The per-command path writes few pointers (while the collector marks,
-	// each such write costs a write barrier; avoiding them measured no
-	// faster, but costs nothing): the state found last and the state the
-	// running command took are ids, and the running report's key is known
-	// by its address.
-	last uint32 // the state found last: a lock taken again and again on one key
-	cur  uint32 // the state the running command's acquisition took (Entry)
+	last    *state    // the state found last: a lock taken again and again on one key
+	cur     *state    // the state the running command's acquisition took (Entry)
 	// noteKey and noteLen are the address and length of the key of the
 	// running command's acquisition or release (Acquire, Release): the keyspace hands
 	// Touch the same slice, so that one comparison skips it
@@ -196,9 +188,6 @@ type Table struct {
 	byEnt    []entSlot
 	entShift uint8 // 64 - log2(len(byEnt))
 }
-
-// get is the state of id (not 0), nil if it was let go.
-func (t *Table) get(id uint32) *state { return t.all[id-1] }
 
 // entSlot is a slot of byEnt: a held lock's entry's address and its state
 // (ent 0: free).
@@ -337,40 +326,34 @@ func (t *Table) Len() int { return t.n }
 // Keys is the number of keys the Table keeps counters for.
 func (t *Table) Keys() int { return t.nKeys }
 
-// lookup is key's state, nil if none; the state found last first (a lock
-// taken again and again on one key).
+// lookup is key's state, nil if none.
 func (t *Table) lookup(db int, key []byte) *state {
-	if t.last != 0 {
-		if l := t.get(t.last); l != nil && l.db == db && sameKey(l.key, key) {
-			return l
-		}
-	}
-	if t.idx.n == 0 {
-		return nil
-	}
-	st := t.idx.get(db, key, hashKey(key))
-	if st != nil {
-		t.last = st.id
-	}
+	st, _ := t.find(db, key)
 	return st
 }
 
-// lookupOrCreate is key's state, made if there is none (created): the
-// key is hashed once for both.
+// lookupOrCreate is key's state, made if there is none (created).
 func (t *Table) lookupOrCreate(db int, key []byte) (st *state, created bool) {
-	if t.last != 0 {
-		if l := t.get(t.last); l != nil && l.db == db && sameKey(l.key, key) {
-			return l, false
-		}
-	}
-	h := hashKey(key)
-	if t.idx.n != 0 {
-		if st = t.idx.get(db, key, h); st != nil {
-			t.last = st.id
-			return st, false
-		}
+	st, h := t.find(db, key)
+	if st != nil {
+		return st, false
 	}
 	return t.create(db, key, h), true
+}
+
+// find is key's state, the state found last first (a lock taken again and
+// again on one key); when there is none, h is the key's hash, for create.
+func (t *Table) find(db int, key []byte) (st *state, h uint64) {
+	if l := t.last; l != nil && l.db == db && sameKey(l.key, key) {
+		return l, 0
+	}
+	h = hashKey(key)
+	if t.idx.n != 0 {
+		if st = t.idx.get(db, key, h); st != nil {
+			t.last = st
+		}
+	}
+	return st, h
 }
 
 // heldState is key's state when it is held.
@@ -425,13 +408,6 @@ func (t *Table) create(db int, key []byte, h uint64) *state {
 		}
 		st = &t.slab[0]
 		t.slab = t.slab[1:]
-		if k := len(t.freeIDs); k > 0 {
-			st.id, t.freeIDs = t.freeIDs[k-1], t.freeIDs[:k-1]
-			t.all[st.id-1] = st
-		} else {
-			t.all = append(t.all, st)
-			st.id = uint32(len(t.all))
-		}
 	}
 	st.db = db
 	// the key is the state's own memory: no string allocated per lock; it
@@ -450,26 +426,21 @@ func (t *Table) create(db int, key []byte, h uint64) *state {
 	st.h = h
 	t.idx.put(st)
 	t.nKeys++
-	t.last = st.id
+	t.last = st
 	return st
 }
 
 // forget removes st from the table and keeps it for reuse.
 func (t *Table) forget(st *state) {
-	if t.last == st.id {
-		t.last = 0
+	if t.last == st {
+		t.last = nil
 	}
 	t.idx.del(st)
 	t.nKeys--
 	if len(t.free) < maxFree && cap(st.keyBuf) <= 256 {
-		*st = state{keyBuf: st.keyBuf[:0], id: st.id}
+		*st = state{keyBuf: st.keyBuf[:0]}
 		t.free = append(t.free, st)
-		return
 	}
-	// let go: the collector takes it, its id serves another
-	t.all[st.id-1] = nil
-	t.freeIDs = append(t.freeIDs, st.id)
-	st.ent = nil
 }
 
 // release ends st's lock. Past MaxKeys keys not held, st goes if it has
@@ -504,7 +475,7 @@ func (t *Table) Acquire(db int, key, tok []byte, at, nowUs int64) {
 	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	t.C.Acquired++
 	st, _ := t.lookupOrCreate(db, key)
-	t.cur = st.id
+	t.cur = st
 	if !st.held {
 		st.held = true
 		t.n++
@@ -526,10 +497,8 @@ func (t *Table) Acquire(db int, key, tok []byte, at, nowUs int64) {
 // Entry gives the lock the running command just took its key's keyspace
 // entry, once the command has made it.
 func (t *Table) Entry(ent unsafe.Pointer) {
-	if t.cur != 0 {
-		if st := t.get(t.cur); st != nil && st.held {
-			t.setEnt(st, ent)
-		}
+	if st := t.cur; st != nil && st.held {
+		t.setEnt(st, ent)
 	}
 }
 
@@ -601,7 +570,7 @@ func (t *Table) byEntryOrKey(db int, key []byte, ent unsafe.Pointer) *state {
 // Busy reports whether the running command left the table something to do
 // after it (Pending, Counted): a report's key to stop skipping, or a held
 // key touched.
-func (t *Table) Busy() bool { return t.noteKey|uintptr(t.cur) != 0 || len(t.pend) != 0 }
+func (t *Table) Busy() bool { return t.noteKey != 0 || t.cur != nil || len(t.pend) != 0 }
 
 // Apply counts n about db's key at nowUs, as its kind's method does (an
 // acquisition's entry given at once).
@@ -671,7 +640,7 @@ func (t *Table) touch(db int, key []byte) {
 
 // Counted ends the running command's reports: Touch no longer skips their
 // key. The server calls it after each command the table was Busy with.
-func (t *Table) Counted() { t.noteKey, t.noteLen, t.cur = 0, 0, 0 }
+func (t *Table) Counted() { t.noteKey, t.noteLen, t.cur = 0, 0, nil }
 
 // Pending calls check for each held key touched since the last call and
 // forgets them; check reports what the key holds now (see Check). A key a

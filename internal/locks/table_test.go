@@ -354,10 +354,10 @@ func TestStateLayout(t *testing.T) {
 	}
 }
 
-// States let go past the free list give their ids to new ones: the table's
-// list of states does not grow with the keys seen, and a let-go state's id
-// left in byEnt or as the state found last finds nothing.
-func TestTableReusesIDs(t *testing.T) {
+// Rounds of many locks taken and released: past the free list states are
+// let go, the table keeps what it may, and a released lock's entry left in
+// byEnt finds nothing.
+func TestTableLetsStatesGo(t *testing.T) {
 	tb := New(1)
 	const n = 3 * maxFree
 	ents := make([]*int64, n)
@@ -380,9 +380,6 @@ func TestTableReusesIDs(t *testing.T) {
 				t.Fatalf("round %d: a released lock's entry finds %q", round, st.key)
 			}
 		}
-	}
-	if len(tb.all) > n+MaxKeys {
-		t.Fatalf("%d states listed for %d held at most", len(tb.all), n)
 	}
 	if tb.C.Acquired != 3*n || tb.C.Released != 3*n {
 		t.Fatalf("counters %+v", tb.C)
