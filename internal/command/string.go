@@ -134,11 +134,13 @@ func setCmd(c *Ctx) {
 		}
 		return
 	}
-	if at != 0 && o.flags&optNX != 0 {
+	lock := at != 0 && o.flags&optNX != 0
+	if lock {
 		c.LockAcquired(key, val, at) // before the set (Ctx.LockAcquired)
-		c.LockEntry(setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at))
-	} else {
-		setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
+	}
+	ne := setWithExpire(c, key, val, o.flags&optKeepTTL != 0, at)
+	if lock {
+		c.LockEntry(ne)
 	}
 	notifySetExpire(c, key, at)
 	if o.flags&optGet == 0 {

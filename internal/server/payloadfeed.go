@@ -83,10 +83,8 @@ func (f *payloadFeed) End(err error) {
 
 // Read implements io.Reader for the loader.
 func (f *payloadFeed) Read(b []byte) (int, error) {
-	select {
-	case <-f.abort:
+	if f.Aborted() {
 		return 0, errFeedAborted
-	default:
 	}
 	if len(f.cur) == 0 {
 		if f.ended {
