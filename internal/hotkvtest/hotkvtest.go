@@ -5,10 +5,13 @@ package hotkvtest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,6 +25,7 @@ type Server struct {
 	Addr  string
 	Clock *clock.Fake // nil unless WithFakeClock
 	Srv   *server.Server
+	Ports map[string]int // the ports WithFreePort chose, by parameter
 }
 
 // Option configures Start.
@@ -34,6 +38,14 @@ type startOpts struct {
 	busyPoll   time.Duration
 	log        io.Writer
 	probe      bool
+	freePorts  []string
+}
+
+// WithFreePort sets the port parameter name (tls-port, metrics-port, ...) to a
+// port free on 127.0.0.1, chosen again if another process took it before the
+// server could bind it (Server.Ports tells which one it got).
+func WithFreePort(name string) Option {
+	return func(o *startOpts) { o.freePorts = append(o.freePorts, name) }
 }
 
 // WithSnapshotProbe runs every execution unit under a probe snapshot
@@ -75,7 +87,6 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, f := range opts {
 		f(&o)
 	}
-	cfg := config.New()
 	// snapshots (DEBUG RELOAD, SAVE) go to a directory of the test's own
 	// unless the test names one
 	// unless the test names one (a restart test names the same dir twice)
@@ -96,30 +107,53 @@ func Start(t testing.TB, opts ...Option) *Server {
 	// DEBUG is allowed unless the test says otherwise, and full syncs start
 	// at once (repl-diskless-sync-delay 0), as the suite's default.conf has
 	// them in Redis's own tests
-	args := []string{"--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}
+	base := []string{"--dir", dir, "--enable-debug-command", "yes", "--repl-diskless-sync-delay", "0"}
 	for _, kv := range rest {
-		args = append(args, "--"+kv[0], kv[1])
+		base = append(base, "--"+kv[0], kv[1])
 	}
-	if _, err := cfg.ParseArgs(args); err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logTo := o.log
-	if logTo == nil {
-		logTo = io.Discard
-	}
-	so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(logTo, nil)),
-		GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll, ProbeSnapshots: o.probe,
-		StrictSnapshots: true} // a change a snapshot missed is a bug the tests must see
-	if o.fake != nil {
-		so.Clock = o.fake
-	}
-	srv := server.New(cfg, so)
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
+	var (
+		srv   *server.Server
+		ln    net.Listener
+		ports map[string]int
+	)
+	for attempt := 1; ; attempt++ {
+		args := base
+		ports = map[string]int{}
+		for _, name := range o.freePorts {
+			ports[name] = FreePort(t)
+			args = append(args[:len(args):len(args)], "--"+name, strconv.Itoa(ports[name]))
+		}
+		cfg := config.New()
+		if _, err := cfg.ParseArgs(args); err != nil {
+			t.Fatalf("config: %v", err)
+		}
+		var err error
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		logTo := o.log
+		if logTo == nil {
+			logTo = io.Discard
+		}
+		so := server.Options{Listener: ln, Seed: 1, Logger: slog.New(slog.NewTextHandler(logTo, nil)),
+			GoroutinePerConn: o.goroutines, BusyPoll: o.busyPoll, ProbeSnapshots: o.probe,
+			StrictSnapshots: true} // a change a snapshot missed is a bug the tests must see
+		if o.fake != nil {
+			so.Clock = o.fake
+		}
+		srv = server.New(cfg, so)
+		err = srv.Listen()
+		if err == nil {
+			break
+		}
+		// a port FreePort chose was taken by another test's process
+		// before the server bound it: choose again
+		_ = ln.Close()
+		inUse := errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use")
+		if len(o.freePorts) == 0 || attempt == 10 || !inUse {
+			t.Fatal(err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -135,7 +169,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 			t.Errorf("server did not stop")
 		}
 	})
-	return &Server{Addr: ln.Addr().String(), Clock: o.fake, Srv: srv}
+	return &Server{Addr: ln.Addr().String(), Clock: o.fake, Srv: srv, Ports: ports}
 }
 
 // Conn is a raw RESP connection.

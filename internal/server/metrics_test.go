@@ -28,8 +28,7 @@ import (
 // and returns it with the listener's base URL.
 func startWithMetrics(t *testing.T, opts ...hotkvtest.Option) (*hotkvtest.Server, string) {
 	t.Helper()
-	port := hotkvtest.FreePort(t)
-	srv := hotkvtest.Start(t, append(opts, hotkvtest.WithConfig("metrics-port", strconv.Itoa(port)))...)
+	srv := hotkvtest.Start(t, append(opts, hotkvtest.WithFreePort("metrics-port"))...)
 	addr := srv.Srv.MetricsAddr()
 	if addr == nil {
 		t.Fatal("no metrics listener")

@@ -21,15 +21,14 @@ import (
 // to its plain one, and returns the TLS address.
 func startTLS(t *testing.T, certs *hotkvtest.Certs, extra ...hotkvtest.Option) (*hotkvtest.Server, string) {
 	t.Helper()
-	port := hotkvtest.FreePort(t)
 	opts := append([]hotkvtest.Option{
-		hotkvtest.WithConfig("tls-port", strconv.Itoa(port)),
+		hotkvtest.WithFreePort("tls-port"),
 		hotkvtest.WithConfig("tls-cert-file", certs.ServerCert),
 		hotkvtest.WithConfig("tls-key-file", certs.ServerKey),
 		hotkvtest.WithConfig("tls-ca-cert-file", certs.CA),
 	}, extra...)
 	srv := hotkvtest.Start(t, opts...)
-	return srv, net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	return srv, net.JoinHostPort("127.0.0.1", strconv.Itoa(srv.Ports["tls-port"]))
 }
 
 func tlsClient(t *testing.T, addr string, tc *tls.Config, proto int) *redis.Client {
