@@ -2,7 +2,7 @@
 GO ?= go
 PORT ?= 6379
 
-.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-replica bench-snapshot bench-acl bench-tls bench-hostile crash golden ci fmt vet redis-ref redis-exporter redis-suite redis-suite-spawned metrics
+.PHONY: help run build test race cover fuzz bench bench-vs bench-aof bench-replica bench-snapshot bench-acl bench-tls bench-hostile bench-overhead crash golden ci fmt vet redis-ref redis-exporter redis-suite redis-suite-spawned metrics
 
 help: ## list the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-z-]+:.*## / {printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -64,6 +64,9 @@ bench-tls: ## TLS side by side with Debian's redis-server (SET/GET, plain and -P
 
 bench-hostile: ## the hostile-client battery against HotKV and redis-server: probe waits and peak RSS (FOR=5s)
 	bench/hostile.sh
+
+bench-overhead: ## what observability costs: HEAD against a build without it (HEAD_TAGS=hotkv_lockfloor: the lock view's floor)
+	bench/overhead.sh
 
 crash: ## the AOF crash harness: SIGKILL under load CYCLES times (default 100), FSYNC=always|everysec
 	$(GO) build -o bin/hotkv ./cmd/hotkv && $(GO) run ./cmd/hotkv-crash -bin bin/hotkv -fsync $${FSYNC:-always} -cycles $${CYCLES:-100}

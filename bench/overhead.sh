@@ -20,10 +20,17 @@
 #   ROUNDS=5 bench/overhead.sh     more rounds (bench-vs.sh's knobs apply)
 #   PARTS="callgrind" bench/overhead.sh   only one part (vs, lockbench, callgrind)
 #   PIPELINE=1 LB_ROUNDS=20 PARTS=lockbench bench/overhead.sh   lockbench's knobs
+#   HEAD_TAGS=hotkv_lockfloor bench/overhead.sh   A built with these tags:
+#                                  hotkv_lockfloor makes the lock view count
+#                                  events overall and keep nothing per key or
+#                                  per lock (internal/locks/countonly_on.go):
+#                                  the floor any lock view that counts could
+#                                  reach against the same base
 #
 # Callgrind counts instructions, which the machine's noise does not blur:
-# BenchmarkHotPath's SET, GET and DELEX_hit+SET_NX (a lock acquired and
-# released) at 200,001 iterations less a run of 1, under
+# BenchmarkHotPath's SET, GET, DELEX_hit+SET_NX (a lock acquired and
+# released) and lock_cycle_800_keys (lockbench -pipeline 16's shape) at
+# 200,001 iterations less a run of 1, under
 # GODEBUG=asyncpreemptoff=1 and -test.cpu 1. Output goes to stdout and
 # bench/results/<date>-overhead.txt.
 set -euo pipefail
@@ -39,7 +46,11 @@ cleanup() {
   rm -rf "$TMP"
 }
 trap cleanup EXIT
-go build -o "$TMP/hotkv-head" ./cmd/hotkv
+HEAD_TAGS=${HEAD_TAGS:-}
+go build -tags "$HEAD_TAGS" -o "$TMP/hotkv-head" ./cmd/hotkv
+if [[ " $HEAD_TAGS " == *" hotkv_lockfloor "* ]]; then # A must be the floor it claims to be
+  go test -tags hotkv_lockfloor -count 1 -run TestCountOnlyKeepsNoState ./internal/locks >/dev/null
+fi
 if [[ $BASE == noobserve ]]; then
   BASE_TAGS=(-tags hotkv_noobserve); BASE_DIR=.
 else
@@ -71,7 +82,7 @@ scrape_check() { # port metrics-port: one line a scrape, "ok" or what was outsid
 mkdir -p bench/results
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
 {
-  echo "# bench/overhead.sh: A = HEAD $(git rev-parse --short HEAD) (${HEAD_ARGS[*]}), B = BASE $BASE"
+  echo "# bench/overhead.sh: A = HEAD $(git rev-parse --short HEAD)${HEAD_TAGS:+ -tags $HEAD_TAGS} (${HEAD_ARGS[*]}), B = BASE $BASE"
   if [[ " $PARTS " == *" vs "* ]]; then
     A=$(free_port); B=$(free_port); M=$(free_port)
     start "$TMP/hotkv-head" "$A" "${HEAD_ARGS[@]}" --metrics-port "$M"
@@ -126,14 +137,14 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-overhead.txt
   fi
   if [[ " $PARTS " == *" callgrind "* ]] && command -v valgrind >/dev/null; then
     echo; echo "## instructions per command (callgrind, BenchmarkHotPath)"
-    go test -c -o "$TMP/head.test" ./internal/server
+    go test -tags "$HEAD_TAGS" -c -o "$TMP/head.test" ./internal/server
     (cd "$BASE_DIR" && go test "${BASE_TAGS[@]}" -c -o "$TMP/base.test" ./internal/server)
     ir() { # test-binary bench N -> instructions
       GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" "$1" \
         -test.run '^$' -test.bench "^BenchmarkHotPath$/$2" -test.benchtime "$3x" -test.cpu 1 >/dev/null 2>&1
       callgrind_annotate "$TMP/cg.out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",","",$1); print $1; done=1}'
     }
-    for bench in '^SET$' '^GET$' '^DELEX_hit\+SET_NX$'; do
+    for bench in '^SET$' '^GET$' '^DELEX_hit\+SET_NX$' '^lock_cycle_800_keys$'; do
       line="$bench"
       for side in base head; do
         big=$(ir "$TMP/$side.test" "$bench" 200001); small=$(ir "$TMP/$side.test" "$bench" 1)

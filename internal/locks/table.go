@@ -472,8 +472,11 @@ func (t *Table) release(st *state) {
 // Acquire counts an acquisition of db's key with token tok, expiring at at
 // (Unix ms), at nowUs; Entry then gives the key's new entry.
 func (t *Table) Acquire(db int, key, tok []byte, at, nowUs int64) {
-	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	t.C.Acquired++
+	if countOnly {
+		return
+	}
+	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	st, _ := t.lookupOrCreate(db, key)
 	t.cur = st
 	if !st.held {
@@ -505,8 +508,11 @@ func (t *Table) Entry(ent unsafe.Pointer) {
 // Release counts a release of db's key by its holder's token (ent: the
 // key's entry, nil if not known) at nowUs.
 func (t *Table) Release(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
-	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	t.C.Released++
+	if countOnly {
+		return
+	}
+	t.noteKey, t.noteLen = uintptr(unsafe.Pointer(unsafe.SliceData(key))), len(key)
 	var st *state
 	if s := t.entFind(ent); s != nil {
 		// the slot found is the one to free: release need not look again
@@ -529,6 +535,9 @@ func (t *Table) Release(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
 // set at nowUs: contention.
 func (t *Table) Refuse(db int, key []byte, nowUs int64) {
 	t.C.Contended++
+	if countOnly {
+		return
+	}
 	// by the key, not by the entry: among many held locks both miss the
 	// cache on a slot and on the state, but the key's slot address does not
 	// wait for the keyspace's lookup (the entry's does), so its miss
@@ -552,6 +561,9 @@ func (t *Table) Refuse(db int, key []byte, nowUs int64) {
 // key's entry, nil when the key is gone) at nowUs: its holder had lost it.
 func (t *Table) Stale(db int, key []byte, ent unsafe.Pointer, nowUs int64) {
 	t.C.Stale++
+	if countOnly {
+		return
+	}
 	if st := t.byEntryOrKey(db, key, ent); st != nil {
 		st.Stale++
 		st.LastUs = nowUs
