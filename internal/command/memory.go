@@ -13,11 +13,11 @@ func memoryCommands() []*Spec {
 	special := []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}
 	return []*Spec{
 		{Name: "memory", Arity: -2, Subs: []*Spec{
-			{Name: "doctor", Arity: 2, Tips: special, Run: memoryDoctor},
+			{Name: "doctor", Arity: 2, Flags: ReportsMemory, Tips: special, Run: memoryDoctor},
 			{Name: "help", Arity: 2, Flags: Loading | Stale, Run: memoryHelp},
 			{Name: "malloc-stats", Arity: 2, Tips: special, Run: memoryMallocStats},
 			{Name: "purge", Arity: 2, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: memoryPurge},
-			{Name: "stats", Arity: 2, Tips: special, Run: memoryStats},
+			{Name: "stats", Arity: 2, Flags: ReportsMemory, Tips: special, Run: memoryStats},
 			{Name: "usage", Arity: -3, Flags: ReadOnly, FirstKey: 2, LastKey: 2, Step: 1, KeyFlags: "RO", Run: memoryUsage},
 		}},
 	}

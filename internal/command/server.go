@@ -17,7 +17,7 @@ func serverCommands() []*Spec {
 		{Name: "debug", Arity: -2, Flags: adm | Protected, Gate: debugGate, Run: debugCmd},
 		{Name: "flushall", Arity: -1, Flags: Write, ACL: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushallCmd},
 		{Name: "flushdb", Arity: -1, Flags: Write, ACL: []string{"@keyspace", "@write", "@slow", "@dangerous"}, Tips: []string{"request_policy:all_shards", "response_policy:all_succeeded"}, Run: flushdbCmd},
-		{Name: "info", Arity: -1, Flags: Loading | Stale, ACL: []string{"@slow", "@dangerous"}, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: infoCmd},
+		{Name: "info", Arity: -1, Flags: Loading | Stale | ReportsMemory, ACL: []string{"@slow", "@dangerous"}, Tips: []string{"nondeterministic_output", "request_policy:all_shards", "response_policy:special"}, Run: infoCmd},
 		{Name: "module", Arity: -2, Subs: moduleSubcommands()},
 		{Name: "lolwut", Arity: -1, Flags: ReadOnly | Fast, ACL: []string{"@read", "@fast"}, Run: lolwutCmd},
 		{Name: "lastsave", Arity: 1, Flags: Loading | Stale | Fast, ACL: []string{"@admin", "@fast", "@dangerous"}, Tips: []string{"nondeterministic_output"}, Run: lastsaveCmd},

@@ -78,6 +78,12 @@ const (
 	// KeepsCaching, on a container: its subcommands (CLIENT's) leave CLIENT
 	// CACHING's one-command yes in place for the next command.
 	KeepsCaching
+	// ReportsMemory: the command reports used memory (INFO, MEMORY STATS,
+	// MEMORY DOCTOR). With maxmemory set, the eviction pass before it acts
+	// on the figure the report will show (the estimate settled by a GC on a
+	// small heap), so that the report does not read over the limit an
+	// eviction on that figure would have kept it under.
+	ReportsMemory
 )
 
 var flagNames = []struct {

@@ -194,12 +194,23 @@ const reportHeapMax = 64 << 20
 // lock held.
 func (s *Server) settleForReport() {
 	s.mem.reportMark = s.flushedAllocs()
-	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= max(4<<10, s.mem.live>>10) {
-		s.collect()
+	if s.settleUsed() {
 		s.mem.reportMark = s.mem.allocs // collect flushed and read them
 	}
 	s.mem.reportUsed = s.usedMemory()
 	s.mem.settled = true
+}
+
+// settleUsed collects the garbage when the heap is small and enough was
+// allocated since the last GC to matter (settleForReport's rule), and
+// reports whether it did: used memory is then the live figure. Engine lock
+// held.
+func (s *Server) settleUsed() bool {
+	if s.mem.live < reportHeapMax && s.allocatedSinceGC() >= max(4<<10, s.mem.live>>10) {
+		s.collect()
+		return true
+	}
+	return false
 }
 
 // forgetReportGarbage runs after a command that settled (INFO, MEMORY STATS,
@@ -441,6 +452,15 @@ func (s *Server) rejectOnOOM(cl *client, spec *command.Spec, flags command.Flag)
 // oomAfterEvicting is rejectOnOOM with maxmemory set.
 func (s *Server) oomAfterEvicting(cl *client, flags command.Flag) bool {
 	evicted := s.ks.Stats.EvictedKeys
+	if flags&command.ReportsMemory != 0 {
+		// the report will settle the estimate (settleForReport): the pass
+		// acts on the settled figure, as Redis's acts on the figure its
+		// report shows. Without it, a GC inside the report could find more
+		// live than the estimate the pass kept under the limit (a few KB
+		// after a burst of writes), and INFO read over maxmemory until the
+		// next command's pass
+		s.settleUsed()
+	}
 	oom := s.performEvictions() == evictFail
 	if s.ks.Stats.EvictedKeys != evicted {
 		cl.drainPush()
