@@ -1,9 +1,12 @@
 package server
 
 import (
+	"hash/maphash"
 	"math"
 	"sync"
 	"sync/atomic"
+
+	"github.com/hotkv/hotkv/internal/command"
 )
 
 // The reply barrier: the hook before replies are written to sockets (where
@@ -22,6 +25,13 @@ import (
 // (the client's pipeline with it) until the barrier's owner calls
 // ReleaseReplies. Replies of one client stay in order: they share its buffer.
 //
+// A command that had no effects and names its keys at fixed positions (GET,
+// a refused SET NX, a DELEX whose token did not match) depends only on those
+// keys: its replies carry the last unit that changed one of them (keysSeq),
+// not the last unit of all, so that a reader of keys no held unit touched is
+// answered at once (a refused lock acquisition does not wait for the fsync
+// of other clients' acquisitions). Anything else carries the last unit.
+//
 // With no barrier set, nothing is recorded, and the check before a write is
 // one atomic load that finds 0.
 
@@ -30,6 +40,11 @@ type ReplyBarrier interface {
 	// Released reports whether the units up to and including seq are
 	// released (durable, committed). Any goroutine may call it, often.
 	Released(seq uint64) bool
+	// Reached reports whether the units up to seq are released already,
+	// without acting to release them (Released may: the AOF writes what is
+	// pending under everysec): whether a batch's replies may be written
+	// at once rather than at the event loop's cycle end. Any goroutine.
+	Reached(seq uint64) bool
 }
 
 // replyPending marks a client that a running unit pushed messages to: held
@@ -48,6 +63,33 @@ type barrierState struct {
 	mu      sync.Mutex
 	waiting []*client     // event-loop clients whose write waits for a release
 	release chan struct{} // closed by ReleaseReplies: goroutine-mode writers wait on it
+
+	// The units that changed keys (engine lock), kept while the barrier is
+	// set: dirty[dirtySlot(db, key)] is the last unit that changed a key
+	// hashing there (dirtyPending while that unit runs: pend lists those
+	// slots, numbered when it ends); allSeq is the last unit that changed
+	// every key (FLUSHDB, FLUSHALL, SWAPDB, a load; allPend while it runs),
+	// and the unit the barrier was set at. Keys sharing a slot share its
+	// number: a reader may wait for a unit that changed another key, never
+	// miss one that changed its own.
+	dirty   [dirtySlots]uint64
+	pend    []uint16
+	allSeq  uint64
+	allPend bool
+}
+
+// dirtySlots is the size of barrierState.dirty: 8 KiB, in the CPU caches.
+const dirtySlots = 1024
+
+// dirtyPending marks a slot whose key a running unit changed.
+const dirtyPending = math.MaxUint64
+
+var dirtySeed = maphash.MakeSeed()
+
+// dirtySlot is db's key's slot in barrierState.dirty.
+func dirtySlot(db int, key []byte) uint16 {
+	h := maphash.Bytes(dirtySeed, key) ^ uint64(db)*0x9e3779b97f4a7c15
+	return uint16(h >> (64 - 10)) // dirtySlots = 1<<10
 }
 
 // SetReplyBarrier installs b (nil removes it, releasing everything). Call
@@ -67,6 +109,9 @@ func (s *Server) setReplyBarrierLocked(b ReplyBarrier) {
 	} else {
 		s.barrier.b.Store(&b)
 		s.barrier.on = true
+		// keys changed before the barrier was set were not recorded: a
+		// reader of any key depends on the units until now
+		s.barrier.allSeq = max(s.barrier.allSeq, s.barrier.seq.Load())
 	}
 	s.ReleaseReplies()
 }
@@ -98,10 +143,98 @@ func (s *Server) ReleaseReplies() {
 func (s *Server) noteUnitHanded() { s.barrier.seq.Add(1) }
 
 // noteReplySeq stamps cl's replies with the last unit they may depend on,
-// after one of its commands. Engine lock held.
-func (s *Server) noteReplySeq(cl *client) {
-	if s.barrier.on && cl.replySeq.Load() != replyPending {
-		cl.replySeq.Store(s.barrier.seq.Load())
+// after one of its commands (c, of spec; seqBefore: the last unit handed
+// before it ran): for a command without effects whose keys are at fixed
+// positions, the last unit that changed one of them; otherwise the last unit
+// of all. A stamp never goes down: the client's earlier replies share its
+// buffer. Engine lock held.
+func (s *Server) noteReplySeq(cl *client, c *command.Ctx, spec *command.Spec, seqBefore uint64) {
+	if !s.barrier.on {
+		return
+	}
+	prev := cl.replySeq.Load()
+	if prev == replyPending {
+		return
+	}
+	seq := s.barrier.seq.Load()
+	if seq == seqBefore && !c.Parked && spec.Flags&command.RunsCommands == 0 {
+		if first, last, step, ok := spec.KeyRange(len(c.Argv)); ok {
+			seq = s.keysSeq(c.DB.ID, c.Argv, first, last, step)
+		}
+	}
+	if seq > prev {
+		cl.replySeq.Store(seq)
+	}
+}
+
+// keysSeq is the last unit that changed one of argv's keys at first, first
+// + step, ... last in db (or every key). Engine lock held, no unit running.
+func (s *Server) keysSeq(db int, argv [][]byte, first, last, step int) uint64 {
+	bs := &s.barrier
+	if bs.allPend {
+		return bs.seq.Load()
+	}
+	seq := bs.allSeq
+	for i := first; i <= last; i += step {
+		v := bs.dirty[dirtySlot(db, argv[i])]
+		if v == dirtyPending {
+			return bs.seq.Load()
+		}
+		seq = max(seq, v)
+	}
+	return seq
+}
+
+// markDirty records that key changed in the running unit (Modified, with
+// the barrier set). Engine lock held.
+func (s *Server) markDirty(db int, key []byte) {
+	bs := &s.barrier
+	i := dirtySlot(db, key)
+	if bs.dirty[i] != dirtyPending {
+		bs.dirty[i] = dirtyPending
+		bs.pend = append(bs.pend, i)
+	}
+}
+
+// markKeysDirty records that the command c ran (of spec, with effects)
+// changed its keys: every key the command table says it names, or every key
+// when it names none (FUNCTION LOAD). The keyspace reports each change too
+// (Modified); this keeps a reader of the command's keys waiting for it even
+// where a change in place was not reported. Engine lock held.
+func (s *Server) markKeysDirty(c *command.Ctx, spec *command.Spec) {
+	db := c.DB.ID
+	if first, last, step, ok := spec.KeyRange(len(c.Argv)); ok {
+		for i := first; i <= last; i += step {
+			s.markDirty(db, c.Argv[i])
+		}
+		return
+	}
+	if spec.KeysFn != nil {
+		if pos := spec.KeysFn(c.Argv); len(pos) > 0 {
+			for _, i := range pos {
+				if i > 0 && i < len(c.Argv) {
+					s.markDirty(db, c.Argv[i])
+				}
+			}
+			return
+		}
+	}
+	s.barrier.allPend = true
+}
+
+// numberDirty gives the slots the unit that just ended marked its number
+// (closeUnit, after the hand-over; a change made outside any unit, such as
+// an active expiry's deletion, is handed over before any command runs, so
+// the next unit's end numbers it no lower than its own). Engine lock held.
+func (s *Server) numberDirty() {
+	bs := &s.barrier
+	seq := bs.seq.Load()
+	for _, i := range bs.pend {
+		bs.dirty[i] = seq
+	}
+	bs.pend = bs.pend[:0]
+	if bs.allPend {
+		bs.allSeq, bs.allPend = seq, false
 	}
 }
 
@@ -147,6 +280,20 @@ func (s *Server) replyHeld(cl *client) bool {
 	}
 	b := s.barrier.b.Load()
 	return b != nil && !(*b).Released(seq)
+}
+
+// replyWaits reports whether cl's output waits for a unit the barrier has
+// not reached yet (Reached: it does nothing to release it). Engine lock held.
+func (s *Server) replyWaits(cl *client) bool {
+	seq := cl.replySeq.Load()
+	if seq == 0 {
+		return false
+	}
+	if seq == replyPending {
+		return true
+	}
+	b := s.barrier.b.Load()
+	return b != nil && !(*b).Reached(seq)
 }
 
 // holdForBarrier registers an event-loop client whose write waits, and

@@ -20,6 +20,7 @@ import (
 type upTo struct{ n atomic.Uint64 }
 
 func (b *upTo) Released(seq uint64) bool { return seq <= b.n.Load() }
+func (b *upTo) Reached(seq uint64) bool  { return seq <= b.n.Load() }
 
 // nopTarget is a propagation target that keeps nothing: with a target, the
 // units with effects get numbers.
@@ -165,5 +166,168 @@ func TestReplyBarrier(t *testing.T) {
 			w.send("SET", "k", strings.Repeat("x", 3))
 			w.expect("+OK\r\n", 2*time.Second)
 		})
+	}
+}
+
+// TestReplyBarrierByKeys: a command without effects whose keys sit at fixed
+// positions waits only for the units that changed its keys (a refused SET
+// NX, a read, a DELEX whose token does not match are answered at once while
+// another client's write waits); one that reads a key a held unit changed,
+// a keyless read, a command after a flush or a swap of databases, and a
+// reply behind a held one in a pipeline still wait. On both transports.
+func TestReplyBarrierByKeys(t *testing.T) {
+	for _, goroutines := range []bool{false, true} {
+		name := "eventloop"
+		if goroutines {
+			name = "goroutines"
+		}
+		t.Run(name, func(t *testing.T) {
+			s, addr := startListening(t, goroutines)
+			b := &upTo{}
+			s.eng.Lock()
+			s.AddPropagationTarget(nopTarget{}, command.PropAll)
+			s.eng.Unlock()
+			s.SetReplyBarrier(b)
+			release := func(n uint64) { b.n.Store(n); s.ReleaseReplies() }
+			w, r, q := dialBarrier(t, addr), dialBarrier(t, addr), dialBarrier(t, addr)
+
+			w.send("SET", "lock:a", "tok-a", "NX", "PX", "30000") // unit 1
+			w.silent(50 * time.Millisecond)
+			release(1)
+			w.expect("+OK\r\n", 2*time.Second)
+
+			w.send("SET", "lock:b", "tok-b", "NX", "PX", "30000") // unit 2, held
+			w.silent(50 * time.Millisecond)
+			r.send("SET", "lock:a", "tok-x", "NX", "PX", "30000") // refused: lock:a is unit 1's
+			r.expect("$-1\r\n", 2*time.Second)
+			r.send("GET", "lock:a")
+			r.expect("$5\r\ntok-a\r\n", 2*time.Second)
+			r.send("DELEX", "lock:a", "IFEQ", "tok-stale")
+			r.expect(":0\r\n", 2*time.Second)
+			r.send("EXISTS", "lock:a", "nokey")
+			r.expect(":1\r\n", 2*time.Second)
+
+			q.send("SET", "lock:b", "tok-y", "NX", "PX", "30000") // refused by unit 2: waits for it
+			q.silent(50 * time.Millisecond)
+			r.send("MGET", "lock:a", "lock:b") // one of its keys is unit 2's
+			r.silent(50 * time.Millisecond)
+			release(2)
+			w.expect("+OK\r\n", 2*time.Second)
+			q.expect("$-1\r\n", 2*time.Second)
+			r.expect("*2\r\n$5\r\ntok-a\r\n$5\r\ntok-b\r\n", 2*time.Second)
+
+			w.send("SET", "k", "v") // unit 3, held
+			w.silent(50 * time.Millisecond)
+			r.send("DBSIZE") // no keys named: waits for the last unit
+			r.silent(50 * time.Millisecond)
+			q.send("GET", "lock:a", "extra") // an arity error is no read: at once
+			q.expect("-ERR wrong number of arguments for 'get' command\r\n", 2*time.Second)
+			// a pipeline's replies share the client's buffer: the read of
+			// a clean key waits behind the read of unit 3's
+			q.send("GET", "k")
+			q.send("GET", "lock:a")
+			q.silent(50 * time.Millisecond)
+			release(3)
+			w.expect("+OK\r\n", 2*time.Second)
+			r.expect(":3\r\n", 2*time.Second)
+			q.expect("$1\r\nv\r\n$5\r\ntok-a\r\n", 2*time.Second)
+
+			for i, flush := range [][]string{{"SWAPDB", "0", "1"}, {"FLUSHALL"}} {
+				w.send(flush...) // unit 4, then 6: every key changed
+				w.silent(50 * time.Millisecond)
+				r.send("GET", "lock:a")
+				r.silent(50 * time.Millisecond)
+				release(uint64(4 + 2*i))
+				w.expect("+OK\r\n", 2*time.Second)
+				r.expect("$-1\r\n", 2*time.Second) // db 0 holds db 1's (none), then nothing
+				if i == 0 {
+					w.send("SWAPDB", "0", "1") // unit 5: back
+					release(5)
+					w.expect("+OK\r\n", 2*time.Second)
+					r.send("GET", "lock:a") // unchanged since, and released: at once
+					r.expect("$5\r\ntok-a\r\n", 2*time.Second)
+				}
+			}
+
+			// a lock that expires under its holder: the active expiry's
+			// deletion (unit 8, no command's) holds the readers of the key
+			w.send("SET", "lock:e", "tok-e", "NX", "PX", "30") // unit 7
+			release(7)
+			w.expect("+OK\r\n", 2*time.Second)
+			deadline := time.Now().Add(5 * time.Second)
+			for s.UnitSeq() < 8 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			if got := s.UnitSeq(); got != 8 {
+				t.Fatalf("UnitSeq %d after the lock's expiry, want 8", got)
+			}
+			r.send("GET", "lock:e")
+			r.silent(50 * time.Millisecond)
+			q.send("EXISTS", "lock:a") // another key (flushed at unit 6): at once
+			q.expect(":0\r\n", 2*time.Second)
+			release(8)
+			r.expect("$-1\r\n", 2*time.Second)
+		})
+	}
+}
+
+// TestMarkKeysDirty: a command with effects marks every key the command
+// table says it names, at fixed positions or found by its keys function,
+// and every key when it names none; the unit's end numbers them.
+func TestMarkKeysDirty(t *testing.T) {
+	s, _ := startListening(t, false)
+	s.eng.Lock()
+	defer s.eng.Unlock()
+	s.AddPropagationTarget(nopTarget{}, command.PropAll)
+	s.setReplyBarrierLocked(&upTo{})
+	bs := &s.barrier
+	for _, tc := range []struct {
+		argv []string
+		keys []string // nil: every key
+	}{
+		{[]string{"SET", "a", "1", "NX", "PX", "100"}, []string{"a"}},
+		{[]string{"MSET", "b", "1", "c", "2"}, []string{"b", "c"}},
+		{[]string{"LMPOP", "2", "l1", "l2", "LEFT"}, []string{"l1", "l2"}},
+		{[]string{"ZUNIONSTORE", "d", "2", "z1", "z2"}, []string{"d", "z1", "z2"}},
+		{[]string{"FUNCTION", "FLUSH"}, nil},
+	} {
+		argv := make([][]byte, len(tc.argv))
+		for i, a := range tc.argv {
+			argv[i] = []byte(a)
+		}
+		spec := s.table.Lookup(argv[0])
+		if len(spec.Subs) > 0 {
+			for _, sub := range spec.Subs {
+				if strings.EqualFold(sub.Name, tc.argv[1]) {
+					spec = sub
+				}
+			}
+		}
+		bs.dirty, bs.pend, bs.allPend = [dirtySlots]uint64{}, bs.pend[:0], false
+		s.markKeysDirty(&command.Ctx{Argv: argv, DB: s.ks.DBs[0]}, spec)
+		if tc.keys == nil {
+			if !bs.allPend || len(bs.pend) != 0 {
+				t.Fatalf("%v: allPend %v, %d slots pending; want every key", tc.argv, bs.allPend, len(bs.pend))
+			}
+		} else {
+			for _, k := range tc.keys {
+				if bs.dirty[dirtySlot(0, []byte(k))] != dirtyPending {
+					t.Fatalf("%v: key %q not marked", tc.argv, k)
+				}
+			}
+			if bs.allPend || len(bs.pend) > len(tc.keys) {
+				t.Fatalf("%v: allPend %v, %d slots pending; want %d keys", tc.argv, bs.allPend, len(bs.pend), len(tc.keys))
+			}
+		}
+		bs.seq.Add(1)
+		s.numberDirty()
+		for _, k := range tc.keys {
+			if got := bs.dirty[dirtySlot(0, []byte(k))]; got != bs.seq.Load() {
+				t.Fatalf("%v: key %q numbered %d, want %d", tc.argv, k, got, bs.seq.Load())
+			}
+		}
+		if tc.keys == nil && bs.allSeq != bs.seq.Load() {
+			t.Fatalf("%v: allSeq %d, want %d", tc.argv, bs.allSeq, bs.seq.Load())
+		}
 	}
 }

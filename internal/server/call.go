@@ -68,6 +68,9 @@ func (s *Server) call(o origin, c *command.Ctx, spec *command.Spec, startUs int6
 	}
 	s.propBegin(c, spec)
 	s.run(c, spec)
+	if c.Dirty != 0 && s.barrier.on && spec.Flags&command.RunsCommands == 0 {
+		s.markKeysDirty(c, spec)
+	}
 	s.propEnd(c, spec)
 	if o == fromClient && (s.repl.UnitEnd() != unitEnd || s.barrier.seq.Load() != seq) {
 		// what a WAIT of this client waits for (Redis's c->woff): the stream

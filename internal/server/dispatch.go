@@ -100,10 +100,11 @@ func (s *Server) process(cl *client, argv [][]byte, busy *scriptState) bool {
 	cl.push.running = true // messages for cl from its own command follow its reply
 	c.DB, c.Now = s.ks.DBs[cl.DB], cl.clockUs/1000
 	s.cur = cl
+	seqBefore := s.barrier.seq.Load()
 	cl.clockUs = s.call(fromClient, c, spec, cl.clockUs)
 	s.cur = nil
 	cl.push.running = false
-	s.noteReplySeq(cl)
+	s.noteReplySeq(cl, c, spec, seqBefore)
 	if s.mem.evictAfter {
 		s.evictAfterCommand()
 	}

@@ -44,6 +44,9 @@ var _ keyspace.Observer = (*Server)(nil)
 // expiry) is no logical change: the watch just forgets it was expired.
 func (s *Server) Modified(db int, key []byte) {
 	s.keyChanged(db, key)
+	if s.barrier.on {
+		s.markDirty(db, key)
+	}
 	if observing {
 		s.locks.Touch(db, key)
 	}
@@ -82,6 +85,7 @@ func (s *Server) Flushing(db int) {
 		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
 	}
 	s.releaseAfterFlush(s.ks.DBs[db].Len())
+	s.barrier.allPend = s.barrier.on || s.barrier.allPend
 	s.locks.Flush(db)
 	s.trk.Flushing()
 	s.touchAllInDB(db, -1)
@@ -94,6 +98,7 @@ func (s *Server) Flushing(db int) {
 // the command, serves those whose key exists after the swap with the type
 // they wait for.
 func (s *Server) Swapping(a, b int) {
+	s.barrier.allPend = s.barrier.on || s.barrier.allPend
 	s.locks.Swap(a, b)
 	s.touchAllInDB(a, b)
 	s.touchAllInDB(b, a)

@@ -131,6 +131,9 @@ func (s *Server) unitEnd() {
 // the clients it pushed messages to carry its number (barrier.go).
 func (s *Server) closeUnit() {
 	s.propFlush()
+	if len(s.barrier.pend) > 0 || s.barrier.allPend {
+		s.numberDirty()
+	}
 	if len(s.barrier.pushed) > 0 {
 		s.unitEnded()
 	}

@@ -101,7 +101,9 @@ func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 			break
 		}
 	}
-	r.Barrier = s.barrier.on && cl.replySeq.Load() != 0
+	// the batch's replies wait for the cycle's end only if a unit they
+	// depend on is not released yet
+	r.Barrier = s.barrier.on && s.replyWaits(cl)
 	s.eng.Unlock()
 	r.Close = cl.CloseAfterReply || cl.killed()
 	r.Cmds, r.Us = cl.cmds-cmdsBefore, cl.clockUs-batchStart

@@ -306,6 +306,18 @@ func (a *AOF) Released(seq uint64) bool {
 	return d >= seq || d >= recv
 }
 
+// Reached is Released without its acting: whether the units up to seq are
+// durable as the policy asks already. Any goroutine.
+func (a *AOF) Reached(seq uint64) bool {
+	durable := &a.written
+	if a.policy.Load() == fsyncAlways {
+		durable = &a.synced
+	}
+	recv := a.received.Load()
+	d := durable.Load()
+	return d >= seq || d >= recv
+}
+
 // write writes what is pending to the current file; a failed write leaves it
 // pending (the file is cut back to its size before it) and is retried.
 func (a *AOF) write() {
