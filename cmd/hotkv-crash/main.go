@@ -45,8 +45,8 @@ func main() {
 		Cycles: *cycles, Clients: *clients, MinRun: *minRun, MaxRun: *maxRun, Seed: *seed,
 		Log: os.Stdout, TornCmds: *tornCmds})
 	fmt.Printf("cycles %d, acknowledged writes %d, lost %d (within the everysec window %d), "+
-		"expired locks gone %d, torn files loaded as a prefix %d, longest restart %v\n",
-		rep.Cycles, rep.Acked, rep.Lost, rep.LostInWindow, rep.ExpiredOK, rep.TornLoads, rep.MaxLoad.Round(time.Millisecond))
+		"reads checked %d, expired locks gone %d, torn files loaded as a prefix %d, longest restart %v\n",
+		rep.Cycles, rep.Acked, rep.Lost, rep.LostInWindow, rep.ReadsChecked, rep.ExpiredOK, rep.TornLoads, rep.MaxLoad.Round(time.Millisecond))
 	if err != nil {
 		fmt.Println("FAIL:", err)
 		os.Exit(1)

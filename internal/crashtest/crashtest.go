@@ -11,7 +11,11 @@
 //   - a counter is never behind the last value an INCR returned, nor ahead
 //     of the INCRs sent;
 //   - a list holds 1..n in order, n at least the last acknowledged push and
-//     at most the pushes sent.
+//     at most the pushes sent;
+//   - a counter is never behind a value a GET from another client returned,
+//     nor a lock missing that a refused SET NX PX from another client saw
+//     held (while its deadline is ahead): no reply may show what a crash
+//     can lose.
 //
 // With appendfsync always nothing acknowledged may be missing. With everysec
 // a kill -9 loses nothing either (the bytes are written before the reply:
@@ -67,6 +71,7 @@ type Report struct {
 	LostInWindow int   // of those, acknowledged within the everysec window before the kill
 	ExpiredOK    int   // locks whose deadline passed and that were gone, as they must be
 	TornLoads    int   // torn files that loaded as a prefix
+	ReadsChecked int   // values shown by a GET or a refused SET NX, checked after a restart
 	MaxLoad      time.Duration
 }
 
@@ -78,6 +83,11 @@ type model struct {
 	lists    map[string]*seqRec
 	acked    int64
 	lastKill time.Time
+	clients  int
+	reads    int // what verify checked of what reads showed
+	// refused are the locks another client saw held: its SET NX PX was
+	// refused while the model had no acknowledgement of them yet or had one
+	refused map[string]time.Time
 }
 
 type lockRec struct {
@@ -93,10 +103,15 @@ type lockRec struct {
 type seqRec struct {
 	sent, acked int64
 	ackedAt     time.Time
+	seen        int64 // the highest value a GET returned (counters)
+	seenAt      time.Time
 }
 
 // lock TTLs: some expire while the server is down or restarting, some hold.
 var lockTTLs = []int64{300, 1500, 5000, 60_000, 600_000}
+
+// lockTTL is the TTL of a client's i-th lock (its key ends in i).
+func lockTTL(i int) int64 { return lockTTLs[i%len(lockTTLs)] }
 
 // Run runs the harness.
 func Run(ctx context.Context, cfg Config) (Report, error) {
@@ -112,7 +127,8 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		}
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))
-	m := &model{locks: map[string]lockRec{}, counters: map[string]*seqRec{}, lists: map[string]*seqRec{}}
+	m := &model{locks: map[string]lockRec{}, counters: map[string]*seqRec{}, lists: map[string]*seqRec{},
+		clients: cfg.Clients}
 	var rep Report
 	for cycle := 1; cycle <= cfg.Cycles; cycle++ {
 		srv, err := start(ctx, cfg)
@@ -130,6 +146,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			rep.Lost += lost
 			rep.LostInWindow += inWindow
 			rep.ExpiredOK += expired
+			rep.ReadsChecked = m.reads
 			if lost > inWindow || (cfg.Fsync == "always" && lost > 0) {
 				srv.kill()
 				return rep, fmt.Errorf("cycle %d: %d acknowledged writes lost (%d within the everysec window), log: %s",
@@ -173,6 +190,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	rep.Lost += lost
 	rep.LostInWindow += inWindow
 	rep.ExpiredOK += expired
+	rep.ReadsChecked = m.reads
 	if lost > inWindow || (cfg.Fsync == "always" && lost > 0) {
 		return rep, fmt.Errorf("final: %d acknowledged writes lost (%d within the everysec window)", lost, inWindow)
 	}
@@ -201,11 +219,11 @@ func (m *model) load(ctx context.Context, addr string, cycle, c int, seed uint64
 	counter := fmt.Sprintf("counter:%d", c)
 	list := fmt.Sprintf("list:%d", c)
 	for i := 0; ctx.Err() == nil; i++ {
-		switch rng.IntN(3) {
+		switch rng.IntN(5) {
 		case 0:
 			key := fmt.Sprintf("lock:%d:%d:%d", cycle, c, i)
 			tok := strconv.FormatUint(rng.Uint64(), 36)
-			ttl := lockTTLs[rng.IntN(len(lockTTLs))]
+			ttl := lockTTL(i) // known from the key: contenders (case 4) rely on it
 			sent := time.Now()
 			ok, err := cl.SetNX(context.Background(), key, tok, time.Duration(ttl)*time.Millisecond).Result()
 			if err != nil {
@@ -256,6 +274,45 @@ func (m *model) load(ctx context.Context, addr string, cycle, c int, seed uint64
 				r.acked, r.ackedAt = n, time.Now()
 			}
 			m.acked++
+			m.mu.Unlock()
+		case 3: // read another client's counter
+			other := fmt.Sprintf("counter:%d", rng.IntN(m.clients))
+			v, err := cl.Get(context.Background(), other).Int64()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return
+			}
+			m.mu.Lock()
+			r := m.counters[other]
+			if r == nil {
+				r = &seqRec{}
+				m.counters[other] = r
+			}
+			if v > r.seen {
+				r.seen, r.seenAt = v, time.Now()
+			}
+			m.mu.Unlock()
+		case 4: // contend for a long-held lock another client may have taken
+			j := i - i%len(lockTTLs) + len(lockTTLs) - 1 - len(lockTTLs)*rng.IntN(2)
+			if j < 0 || lockTTL(j) < 600_000 {
+				continue
+			}
+			key := fmt.Sprintf("lock:%d:%d:%d", cycle, rng.IntN(m.clients), j)
+			sent := time.Now()
+			ok, err := cl.SetNX(context.Background(), key, "contender", 600*time.Second).Result()
+			if err != nil {
+				return
+			}
+			done := time.Now()
+			m.mu.Lock()
+			if ok { // nobody held it: the contender holds it now
+				m.locks[key] = lockRec{token: "contender", lo: sent.UnixMilli() + 600_000, hi: done.UnixMilli() + 600_000, ackedAt: done, ttlMs: 600_000, cycleAcked: cycle}
+				m.acked++
+			} else if _, known := m.locks[key]; !known {
+				if m.refused == nil {
+					m.refused = map[string]time.Time{}
+				}
+				m.refused[key] = time.Now()
+			}
 			m.mu.Unlock()
 		}
 	}
@@ -318,6 +375,22 @@ func (m *model) verify(ctx context.Context, cl *redis.Client, fsync string) (los
 			}
 		}
 	}
+	for k, at := range m.refused {
+		if _, acked := m.locks[k]; acked {
+			delete(m.refused, k) // checked with the locks
+			continue
+		}
+		// a refused SET NX showed it held, with 600 s to run: it must be
+		// there, though its holder never heard so
+		_, err := cl.Get(ctx, k).Result()
+		m.reads++
+		if errors.Is(err, redis.Nil) {
+			miss(at)
+		} else if err != nil {
+			return 0, 0, 0, err
+		}
+		delete(m.refused, k)
+	}
 	for k, r := range m.counters {
 		v, err := cl.Get(ctx, k).Int64()
 		if err != nil && !errors.Is(err, redis.Nil) {
@@ -329,7 +402,13 @@ func (m *model) verify(ctx context.Context, cl *redis.Client, fsync string) (los
 		if v < r.acked {
 			miss(r.ackedAt)
 		}
-		r.acked, r.sent = v, v // the model follows the server from here
+		if r.seen > 0 {
+			m.reads++
+		}
+		if v < r.seen { // a read showed a value the crash lost
+			miss(r.seenAt)
+		}
+		r.acked, r.sent, r.seen = v, v, v // the model follows the server from here
 	}
 	for k, r := range m.lists {
 		vals, err := cl.LRange(ctx, k, 0, -1).Result()

@@ -11,8 +11,8 @@ import (
 
 // A short bounded run of the harness (cmd/hotkv-crash runs the long ones):
 // SIGKILL under load with appendfsync always and everysec, every
-// acknowledged write checked after each restart, and the AOF torn at every
-// byte of its last commands.
+// acknowledged write and every value a read showed checked after each
+// restart, and the AOF torn at every byte of its last commands.
 
 func TestCrashHarness(t *testing.T) {
 	bin := hotkvtest.BuildHotKV(t)
@@ -25,7 +25,7 @@ func TestCrashHarness(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if rep.Acked == 0 || rep.TornLoads == 0 {
+			if rep.Acked == 0 || rep.TornLoads == 0 || rep.ReadsChecked == 0 {
 				t.Fatalf("nothing was checked: %+v", rep)
 			}
 			if fsync == "always" && rep.Lost != 0 {
