@@ -50,6 +50,9 @@ bench-vs: ## redis-benchmark against HotKV and redis-server side by side (see be
 bench-aof: ## the AOF side by side with redis-server 8.6.3 (everysec, always) and against HotKV without AOF
 	bench/aof.sh
 
+bench-refusal: ## under appendfsync always with a slow disk (SLEEP_US), how long a GET and a refused SET NX wait beside writers, side by side with redis-server
+	bench/refusal-latency.sh
+
 bench-replica: ## a primary with one replica against none and against redis-server with one (SET, lock acquire)
 	bench/replica.sh
 
