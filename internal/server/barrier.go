@@ -270,21 +270,15 @@ func (s *Server) unitEnded() {
 
 // replyHeld reports whether cl's output must wait for the barrier. The
 // client's owner calls it before a write, without the engine lock.
-func (s *Server) replyHeld(cl *client) bool {
-	seq := cl.replySeq.Load()
-	if seq == 0 {
-		return false
-	}
-	if seq == replyPending {
-		return true
-	}
-	b := s.barrier.b.Load()
-	return b != nil && !(*b).Released(seq)
-}
+func (s *Server) replyHeld(cl *client) bool { return s.replyWaitsFor(cl, true) }
 
 // replyWaits reports whether cl's output waits for a unit the barrier has
 // not reached yet (Reached: it does nothing to release it). Engine lock held.
-func (s *Server) replyWaits(cl *client) bool {
+func (s *Server) replyWaits(cl *client) bool { return s.replyWaitsFor(cl, false) }
+
+// replyWaitsFor is replyHeld (release: the barrier's Released, which may
+// act to release) and replyWaits (its Reached).
+func (s *Server) replyWaitsFor(cl *client, release bool) bool {
 	seq := cl.replySeq.Load()
 	if seq == 0 {
 		return false
@@ -293,7 +287,13 @@ func (s *Server) replyWaits(cl *client) bool {
 		return true
 	}
 	b := s.barrier.b.Load()
-	return b != nil && !(*b).Reached(seq)
+	if b == nil {
+		return false
+	}
+	if release {
+		return !(*b).Released(seq)
+	}
+	return !(*b).Reached(seq)
 }
 
 // holdForBarrier registers an event-loop client whose write waits, and
