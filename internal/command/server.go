@@ -1,6 +1,7 @@
 package command
 
 import (
+	"math"
 	"strings"
 	"time"
 
@@ -131,11 +132,9 @@ func timeCmd(c *Ctx) {
 
 func lastsaveCmd(c *Ctx) { c.W.Int(c.Srv.LastSave()) }
 
-// waitCmd: WAIT numreplicas timeout: the number of replicas that acknowledged
-// the client's writes, blocking until numreplicas do or the timeout passes; with
-// no replica attached it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
 // waitTimeout parses WAIT's and WAITAOF's timeout (ms), replying the error
-// of a bad one.
+// of a bad one: as Redis's getTimeoutFromObjectOrReply, one whose deadline
+// (now + timeout) would overflow is out of range.
 func waitTimeout(c *Ctx, a []byte) (int64, bool) {
 	t, ok := resp.ParseInt(a)
 	if !ok {
@@ -146,9 +145,16 @@ func waitTimeout(c *Ctx, a []byte) (int64, bool) {
 		c.Error("ERR timeout is negative")
 		return 0, false
 	}
+	if t > 0 && t > math.MaxInt64-c.Now {
+		c.Error("ERR timeout is out of range")
+		return 0, false
+	}
 	return t, true
 }
 
+// waitCmd: WAIT numreplicas timeout: the number of replicas that acknowledged
+// the client's writes, blocking until numreplicas do or the timeout passes; with
+// no replica attached it replies 0 at once (docs/decisions/0004-wait-without-replicas.md).
 func waitCmd(c *Ctx) {
 	if _, ok := resp.ParseInt(c.Argv[1]); !ok {
 		c.Err(ErrNotInt)

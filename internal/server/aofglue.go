@@ -190,11 +190,12 @@ func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64)
 	if timeoutMs > 0 {
 		deadline = c.Now + timeoutMs
 	}
+	rerun := cl.block.on // run again by wakeWaiters, which keeps it waiting
 	if !c.Block(keyspace.KindNone, nil, deadline, false) {
 		reply()
 		return
 	}
-	if !containsClient(s.waiters, cl) {
+	if !rerun {
 		s.waiters = append(s.waiters, cl)
 	}
 	s.aofWaiting.Store(true)

@@ -341,23 +341,20 @@ func (s *Server) Wait(c *command.Ctx, numReplicas, timeoutMs int64) {
 	if timeoutMs > 0 {
 		deadline = c.Now + timeoutMs
 	}
+	rerun := cl.block.on // run again by wakeWaiters, which keeps it waiting
 	if !c.Block(keyspace.KindNone, nil, deadline, false) {
 		c.W.Int(acked)
 		return
 	}
-	if !containsClient(s.waiters, cl) {
+	if !rerun {
+		// asked once, when it starts to wait (Redis's
+		// replicationRequestAckFromSlaves): asked again on every rerun, the
+		// GETACK would land in the output of the replica whose ACK ran it,
+		// which reads as a reply to its REPLCONF (the replica is dropped),
+		// and each ACK would draw another GETACK
 		s.waiters = append(s.waiters, cl)
 		s.repl.RequestAcks()
 	}
-}
-
-func containsClient(cs []*client, cl *client) bool {
-	for _, x := range cs {
-		if x == cl {
-			return true
-		}
-	}
-	return false
 }
 
 // wakeWaiters runs the WAIT commands again after an acknowledgement (or a

@@ -527,13 +527,35 @@ func TestReplicaConnection(t *testing.T) {
 	if got := cl.Do("WAIT", "2", "10"); got != ":1\r\n" {
 		t.Fatalf("WAIT 2 10: %q", got)
 	}
-
 	// PSYNC: +FULLRESYNC, then the same as SYNC; a new replica makes the
 	// stream select its database again
 	r2 := attachStream(t, srv.Addr, "PSYNC ? -1")
 	cl.Do("SET", "b", "2")
 	r.expect("SELECT 0", "SET b 2")
 	r2.expect("SELECT 0", "SET b 2")
+
+	// a WAIT for more replicas than there are waits out its timeout while
+	// acknowledgements come: the master asks the PSYNC replica once, and
+	// its REPLCONF ACK gets no reply (the GETACK a rerun of the WAIT asked
+	// for again landed in the acknowledging replica's own output, which read
+	// as a reply to its REPLCONF: the replica was dropped, the WAIT answered
+	// 0 at once)
+	start = time.Now()
+	cl.Write(hotkvtest.EncodeCommand("WAIT", "3", "300"))
+	if got := r2.next(time.Second); got != "REPLCONF GETACK *" {
+		t.Fatalf("the master asks for acknowledgements: %q", got)
+	}
+	ackOff := strings.TrimSpace(strings.SplitN(strings.SplitN(cl2Info(t, srv.Addr), "master_repl_offset:", 2)[1], "\r\n", 2)[0])
+	_, _ = r2.c.Write(hotkvtest.EncodeCommand("REPLCONF", "ACK", ackOff, "FACK", "0"))
+	if got, err := cl.ReadReply(); err != nil || got != ":1\r\n" || time.Since(start) < 290*time.Millisecond {
+		t.Fatalf("WAIT 3 300: %q %v after %v", got, err, time.Since(start))
+	}
+	if c := r2.next(100 * time.Millisecond); c != "" {
+		t.Fatalf("the replica got %q after acknowledging", c)
+	}
+	if got := cl.Do("INFO", "replication"); !strings.Contains(got, "connected_slaves:2\r\n") {
+		t.Fatalf("a replica was dropped:\n%s", got)
+	}
 
 	// PING every repl-ping-replica-period seconds
 	cl.Do("CONFIG", "SET", "repl-ping-replica-period", "1")
@@ -553,6 +575,12 @@ func TestReplicaConnection(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	cl.Do("SET", "c", "3") // nothing to propagate to: no panic, no stream
+}
+
+// cl2Info is INFO replication from a connection of its own.
+func cl2Info(t *testing.T, addr string) string {
+	t.Helper()
+	return hotkvtest.Dial(t, addr).Do("INFO", "replication")
 }
 
 // TestReplconf: REPLCONF's replies as Redis's.
