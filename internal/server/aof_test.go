@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -436,3 +437,59 @@ func TestAOFManifestOffsets(t *testing.T) {
 		t.Fatalf("master_repl_offset %s, want start 100 + size %d", got, st.Size())
 	}
 }
+
+// TestWaitAOFReplicas: WAITAOF counts the replicas that acknowledged the
+// client's writes as fsynced to their own AOF (REPLCONF ACK ... FACK): one
+// with appendonly yes counts once its AOF has them, one with appendonly no
+// never (it sends no FACK); WAITAOF on a replica is refused; turning the AOF
+// off releases a client waiting for a local fsync with Redis's error.
+func TestWaitAOFReplicas(t *testing.T) {
+	settleHeap(t)
+	m := hotkvtest.Start(t, aofOpts(t.TempDir(), "always")...)
+	mc := hotkvtest.Dial(t, m.Addr)
+	r := hotkvtest.Start(t, aofOpts(t.TempDir(), "always")...)
+	rc := hotkvtest.Dial(t, r.Addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
+	rc.Do("REPLICAOF", host, port)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(rc.Do("INFO", "replication"), "master_link_status:up") ||
+		infoValue(rc.Do("INFO", "persistence"), "aof_rewrite_in_progress") != "0" {
+		if time.Now().After(deadline) {
+			t.Fatal("no sync")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	do(t, rc, "-ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.\r\n", "WAITAOF", "0", "0", "0")
+
+	mc.Do("SET", "k", "v")
+	do(t, mc, "*2\r\n:1\r\n:1\r\n", "WAITAOF", "1", "1", "5000")
+
+	// a replica without an AOF acknowledges no fsync: the wait times out
+	do(t, rc, "+OK\r\n", "CONFIG", "SET", "appendonly", "no")
+	mc.Do("SET", "k", "w")
+	start := time.Now()
+	do(t, mc, "*2\r\n:1\r\n:0\r\n", "WAITAOF", "1", "1", "300")
+	if d := time.Since(start); d < 290*time.Millisecond {
+		t.Fatalf("WAITAOF 1 1 300 answered after %v, before its timeout", d)
+	}
+	do(t, rc, "+OK\r\n", "CONFIG", "SET", "appendonly", "yes") // its first rewrite, then it counts again
+	do(t, mc, "*2\r\n:1\r\n:1\r\n", "WAITAOF", "1", "1", "5000")
+
+	// appendfsync no: a local wait blocks until the AOF is turned off
+	do(t, mc, "+OK\r\n", "CONFIG", "SET", "appendfsync", "no")
+	mc.Do("SET", "k", "x")
+	mc.Write(hotkvtest.EncodeCommand("WAITAOF", "1", "0", "0"))
+	for infoValue(mc2(t, m.Addr).Do("INFO", "clients"), "blocked_clients") != "1" {
+		if time.Now().After(deadline) {
+			t.Fatal("WAITAOF 1 0 0 under appendfsync no did not block")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	do(t, mc2(t, m.Addr), "+OK\r\n", "CONFIG", "SET", "appendonly", "no")
+	if got, err := mc.ReadReply(); err != nil || got != "-ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.\r\n" {
+		t.Fatalf("WAITAOF after appendonly no: %q %v", got, err)
+	}
+}
+
+// mc2 is another connection to addr.
+func mc2(t *testing.T, addr string) *hotkvtest.Conn { return hotkvtest.Dial(t, addr) }

@@ -127,6 +127,8 @@ func (s *Server) switchAOF(on bool) error {
 	if !on {
 		s.aofOff()
 		s.aof.Disable()
+		s.wakeWaiters() // a WAITAOF waiting for a local fsync gets its error
+		s.fackOff()
 		return nil
 	}
 	s.aofOn() // the commands after the rewrite's snapshot go to its temporary file
@@ -134,6 +136,7 @@ func (s *Server) switchAOF(on bool) error {
 		s.aofOff()
 		return errors.New("Unable to turn on AOF. Check server logs.")
 	}
+	s.fackEnabled(s.rs.offset.Load()) // a replica's stream offset, held by the first rewrite
 	return nil
 }
 
@@ -166,23 +169,36 @@ func (s *Server) DebugLoadAOF(caller *command.Client) string {
 
 // WaitAOF implements command.AOF: WAITAOF numlocal numreplicas timeout
 // (waitaofCommand). The local count is 1 once the AOF fsynced the client's
-// last write; replicas do not acknowledge fsyncs yet, so they count 0.
+// last write; the replica count is how many replicas acknowledged its
+// stream offset as fsynced to their own AOF (REPLCONF ACK ... FACK). Too few
+// block the client until enough do, the timeout passes, or the AOF is turned
+// off under a numlocal wait (an error, as Redis's
+// processClientsWaitingReplicas).
 func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64) {
+	if s.isReplica() {
+		c.Error("ERR WAITAOF cannot be used with replica instances. Please also note that writes to replicas are just local and are not propagated.")
+		return
+	}
 	if numLocal > 0 && !s.aof.Enabled() {
 		c.Error("ERR WAITAOF cannot be used when numlocal is set but appendonly is disabled.")
 		return
 	}
 	cl := s.clientOf(c.Client)
-	local := int64(0)
-	if s.aof.Enabled() && (cl == nil || s.aof.Fsynced(cl.wseq)) {
+	local, replicas := int64(0), int64(0)
+	// while the first rewrite of an AOF turned on live runs, nothing counts
+	// as fsynced (Redis's AOF_WAIT_REWRITE: fsynced_reploff stays)
+	if s.aof.State() == aof.On && (cl == nil || s.aof.Fsynced(cl.wseq)) {
 		local = 1
+	}
+	if cl != nil {
+		replicas = s.repl.AckedAOF(cl.woff)
 	}
 	reply := func() {
 		c.W.ArrayLen(2)
 		c.W.Int(local)
-		c.W.Int(0)
+		c.W.Int(replicas)
 	}
-	if (local >= numLocal && numReplicas == 0) || cl == nil || c.NoBlock {
+	if (local >= numLocal && replicas >= numReplicas) || cl == nil || c.NoBlock {
 		reply()
 		return
 	}
@@ -197,6 +213,9 @@ func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64)
 	}
 	if !rerun {
 		s.waiters = append(s.waiters, cl)
+		if numReplicas > 0 {
+			s.repl.RequestAcks()
+		}
 	}
 	s.aofWaiting.Store(true)
 	s.aof.WakeForFsync()

@@ -1,5 +1,7 @@
 package server
 
+import "github.com/hotkv/hotkv/internal/server/aof"
+
 // instMetric is Redis's instantaneous metric (server.c trackInstantaneousMetric):
 // each cron tick adds one sample, and the metric is the mean of the last 16.
 type instMetric struct {
@@ -50,7 +52,11 @@ func (s *Server) cronTick(startUs int64) {
 	s.trk.Cron()
 	s.repl.Cron()
 	s.rdb.Cron()
+	waiting := s.aof.State() == aof.WaitRewrite
 	s.aof.Cron(s.rdb.BGInProgress())
+	if waiting && s.aof.State() == aof.On {
+		s.wakeWaiters() // WAITAOF counts the local fsync from now on
+	}
 	s.migrateCron()
 	s.hotkeysCron(ms)
 	s.expireOwnKeys()

@@ -269,10 +269,16 @@ func (s *Server) ReplConf(c *command.Ctx) {
 			}
 		case "ip-address":
 		case "ack", "fack":
-			// only a replica acknowledges; ACK gets no reply
+			// only a replica acknowledges; ACK gets no reply. ACK off FACK
+			// aof: aof is the offset fsynced to its AOF (replconfCommand)
 			if cl != nil && cl.replica != nil && opt == "ack" {
 				off, _ := resp.ParseInt(val)
 				s.repl.Ack(cl.replica, off, s.clock.NowMs())
+				if i+3 < len(c.Argv) && bytes.EqualFold(c.Argv[i+2], []byte("fack")) {
+					if aof, ok := resp.ParseInt(c.Argv[i+3]); ok {
+						s.repl.AckAOF(cl.replica, aof)
+					}
+				}
 				if cl.replica.State == stateSendBulkAndStream {
 					s.replicaOnline(cl) // its snapshot is loaded (replconfCommand)
 				}

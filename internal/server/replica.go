@@ -394,6 +394,7 @@ func (s *Server) syncWithMaster(gen uint64, host string, port int) error {
 func (s *Server) linkUp(off int64) {
 	rs := &s.rs
 	rs.offset.Store(off)
+	s.fackLinkUp(off)
 	rs.readOffset.Store(off)
 	rs.up.Store(true)
 	rs.downSince.Store(0)
@@ -622,6 +623,7 @@ func readChunks(r io.Reader) (io.Reader, int64, error) {
 // dataset's history (Redis's readSyncBulkPayload stopAppendOnly). Engine
 // lock.
 func (s *Server) beginReplicaLoad(total int64) {
+	s.fackLoaded() // a new dataset: what its AOF fsyncs is counted from the load
 	if s.aof.Enabled() {
 		s.aofOff()
 		s.aof.Disable()
@@ -689,6 +691,7 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 	}()
 	stop := make(chan struct{})
 	defer close(stop)
+	ack := func(off int64) { _ = link.Ack(off, s.fackOffset(off)) }
 	go func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
@@ -697,11 +700,11 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 			case <-stop:
 				return
 			case <-t.C:
-				_ = link.Ack(s.rs.offset.Load(), -1)
+				ack(s.rs.offset.Load())
 			}
 		}
 	}()
-	_ = link.Ack(s.rs.offset.Load(), -1)
+	ack(s.rs.offset.Load())
 	rs := &s.rs
 	s.eng.Lock()
 	db := rs.db
@@ -762,10 +765,11 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 				// the offset before this command, as Redis's master
 				// client's; sent without the engine lock
 				off := rs.offset.Load()
+				s.fackNote(off)
 				s.repl.Proxy(raw)
 				rs.offset.Store(s.repl.Offset())
 				s.eng.Unlock()
-				_ = link.Ack(off, -1)
+				ack(off)
 				break
 			}
 			if unit != nil {
@@ -795,6 +799,7 @@ func (s *Server) applyStream(gen uint64, link *repl.MasterLink, held int64) (err
 				argv, n, ok, err = link.TryNext()
 			}
 			if !ok || err != nil {
+				s.fackNote(rs.offset.Load()) // once a batch: its units with its last offset
 				s.eng.Unlock()
 				if err != nil {
 					return err

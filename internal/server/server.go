@@ -98,6 +98,7 @@ type Server struct {
 	replID2      string
 	secondOffset int64
 	rs           replicaState  // the replica side (replica.go)
+	fack         fackState     // a replica's AOF-fsynced offset for REPLCONF ACK FACK (fack.go)
 	fo           failoverState // FAILOVER (failover.go)
 	replicaFlag  atomic.Bool   // a replica: read without the engine lock (expiry, admission)
 	rdb          *persist.RDB  // snapshots (persist.go); engine lock

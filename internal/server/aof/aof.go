@@ -115,7 +115,9 @@ type Deps struct {
 // AOF is the append-only file's state.
 type AOF struct {
 	d     Deps
-	state State // engine lock
+	state State // engine lock; set through setState
+	// stateNow is state for any goroutine (StateNow)
+	stateNow atomic.Int32
 
 	fileName string    // appendfilename (immutable)
 	dirName  string    // appenddirname (immutable)
@@ -208,6 +210,15 @@ func policyOf(v string) int32 {
 
 // State is aof_state. Engine lock.
 func (a *AOF) State() State { return a.state }
+
+// StateNow is State for a goroutine without the engine lock.
+func (a *AOF) StateNow() State { return State(a.stateNow.Load()) }
+
+// setState changes the state. Engine lock held.
+func (a *AOF) setState(st State) {
+	a.state = st
+	a.stateNow.Store(int32(st))
+}
 
 // Enabled reports whether the AOF is on or being turned on.
 func (a *AOF) Enabled() bool { return a.state != Off }
@@ -510,6 +521,14 @@ func (a *AOF) WakeForFsync() {
 	if a.policy.Load() == fsyncAlways {
 		a.wake()
 	}
+}
+
+// SyncedAll reports whether every unit received is fsynced, under a policy
+// that fsyncs (not "no"): what a replica acknowledges as fsynced is then its
+// whole offset (Redis's flushAppendOnlyFile setting fsynced_reploff_pending
+// to master_repl_offset when there is nothing to write). Any goroutine.
+func (a *AOF) SyncedAll() bool {
+	return a.policy.Load() != fsyncNo && a.received.Load() <= a.synced.Load()
 }
 
 // SyncedSeq is the last unit fsynced. Any goroutine.

@@ -497,7 +497,7 @@ func (a *AOF) OpenAtStart() error {
 		return ErrLoad
 	}
 	a.man = m
-	a.state = On
+	a.setState(On)
 	a.selDB = -1
 	a.switchFile(f, size)
 	if created {
@@ -536,7 +536,7 @@ func (a *AOF) Enable(childBusy bool) error {
 		// file; start over (Redis kills the child)
 		a.killRewrite()
 	}
-	a.state = WaitRewrite
+	a.setState(WaitRewrite)
 	a.selDB = -1
 	a.startWriter()
 	if childBusy {
@@ -547,7 +547,7 @@ func (a *AOF) Enable(childBusy bool) error {
 		return nil
 	}
 	if err := a.startRewrite(); err != nil {
-		a.state = Off
+		a.setState(Off)
 		_ = a.closeFiles()
 		_ = os.Remove(a.path(a.tempIncrName()))
 		a.d.Log.Warn("Redis needs to enable the AOF but can't trigger a background AOF rewrite operation. Check the above logs for more info about the error.")
@@ -573,7 +573,7 @@ func (a *AOF) Disable() {
 	if wasWaiting {
 		_ = os.Remove(a.path(a.tempIncrName()))
 	}
-	a.state = Off
+	a.setState(Off)
 	a.scheduled = false
 	a.pendSeq = 0
 	a.written.Store(0)

@@ -305,7 +305,7 @@ func (a *AOF) installBase(job *rewriteJob) error {
 		return err
 	}
 	if a.state == WaitRewrite {
-		a.state = On
+		a.setState(On)
 		a.d.Log.Info("AOF rewrite done, AOF is now enabled")
 	}
 	a.man = m

@@ -56,6 +56,7 @@ type Link struct {
 	r          Replica
 	ListenPort int64 // REPLCONF listening-port
 	ackOff     int64
+	aofOff     int64 // the offset it acknowledged as fsynced to its AOF (REPLCONF ACK ... FACK)
 	ackMs      int64 // when it last acknowledged (or attached), Unix ms
 	preSync    bool  // attached with SYNC, not PSYNC (gets no REPLCONF GETACK)
 	// State is INFO's state of a replica not yet online (Redis's
@@ -350,6 +351,14 @@ func (m *Master) Ack(l *Link, off, nowMs int64) {
 	l.ackMs = nowMs
 }
 
+// AckAOF records the offset a replica acknowledged as fsynced to its AOF
+// (REPLCONF ACK's FACK: Redis's repl_aof_off).
+func (m *Master) AckAOF(l *Link, off int64) {
+	if off > l.aofOff {
+		l.aofOff = off
+	}
+}
+
 // Cron sends PING to the replicas every repl-ping-replica-period (Redis's
 // replicationCron).
 func (m *Master) Cron() {
@@ -407,6 +416,18 @@ func (m *Master) Acked(off int64) int64 {
 	n := int64(0)
 	for _, l := range m.replicas {
 		if l.ackOff >= off {
+			n++
+		}
+	}
+	return n
+}
+
+// AckedAOF is how many online replicas acknowledged the stream up to off as
+// fsynced to their AOF (Redis's replicationCountAOFAcksByOffset).
+func (m *Master) AckedAOF(off int64) int64 {
+	n := int64(0)
+	for _, l := range m.replicas {
+		if l.State == "" && l.aofOff >= off {
 			n++
 		}
 	}
