@@ -27,7 +27,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 units=("$@")
 if [[ ${#units[@]} -eq 0 ]]; then
-  units=(unit/info unit/maxmemory unit/latency-monitor integration/rdb
+  units=(unit/info unit/maxmemory unit/latency-monitor unit/wait integration/rdb
     integration/convert-zipmap-hash-on-load integration/convert-ziplist-hash-on-load
     integration/convert-ziplist-zset-on-load integration/logging)
 fi
