@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hotkv/hotkv/internal/command"
-	"github.com/hotkv/hotkv/internal/keyspace"
 	"github.com/hotkv/hotkv/internal/server/aof"
 )
 
@@ -202,20 +201,9 @@ func (s *Server) WaitAOF(c *command.Ctx, numLocal, numReplicas, timeoutMs int64)
 		reply()
 		return
 	}
-	deadline := int64(0)
-	if timeoutMs > 0 {
-		deadline = c.Now + timeoutMs
-	}
-	rerun := cl.block.on // run again by wakeWaiters, which keeps it waiting
-	if !c.Block(keyspace.KindNone, nil, deadline, false) {
+	if !s.blockForAcks(c, cl, timeoutMs, numReplicas > 0) {
 		reply()
 		return
-	}
-	if !rerun {
-		s.waiters = append(s.waiters, cl)
-		if numReplicas > 0 {
-			s.repl.RequestAcks()
-		}
 	}
 	s.aofWaiting.Store(true)
 	s.aof.WakeForFsync()

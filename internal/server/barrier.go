@@ -203,23 +203,28 @@ func (s *Server) markDirty(db int, key []byte) {
 // where a change in place was not reported. Engine lock held.
 func (s *Server) markKeysDirty(c *command.Ctx, spec *command.Spec) {
 	db := c.DB.ID
-	if first, last, step, ok := spec.KeyRange(len(c.Argv)); ok {
+	if first, last, step, ok := spec.KeyRange(len(c.Argv)); ok { // without allocating
 		for i := first; i <= last; i += step {
 			s.markDirty(db, c.Argv[i])
 		}
 		return
 	}
-	if spec.KeysFn != nil {
-		if pos := spec.KeysFn(c.Argv); len(pos) > 0 {
-			for _, i := range pos {
-				if i > 0 && i < len(c.Argv) {
-					s.markDirty(db, c.Argv[i])
-				}
-			}
-			return
-		}
+	pos := spec.KeyIndexes(c.Argv) // a keys function's
+	for _, i := range pos {
+		s.markDirty(db, c.Argv[i])
 	}
-	s.barrier.allPend = true
+	if len(pos) == 0 {
+		s.markAllDirty()
+	}
+}
+
+// markAllDirty records that every key changed in the running unit (a
+// flush, SWAPDB, a command with effects that names no key), while the
+// barrier is set. Engine lock held.
+func (s *Server) markAllDirty() {
+	if s.barrier.on {
+		s.barrier.allPend = true
+	}
 }
 
 // numberDirty gives the slots the unit that just ended marked its number

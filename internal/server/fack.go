@@ -94,10 +94,9 @@ func (s *Server) fackEnabled(off int64) {
 // fackLoaded marks a full sync's load (the AOF is turned on again at its
 // end, before the stream's offset is known). Engine lock held.
 func (s *Server) fackLoaded() {
-	s.fackOff()
 	f := &s.fack
 	f.mu.Lock()
-	f.loaded = true
+	f.pend, f.off, f.enabling, f.loaded = f.pend[:0], 0, false, true
 	f.mu.Unlock()
 }
 

@@ -85,7 +85,7 @@ func (s *Server) Flushing(db int) {
 		s.mem.forceGC = true // the used-memory estimate re-anchors on a GC (maxmemory.go)
 	}
 	s.releaseAfterFlush(s.ks.DBs[db].Len())
-	s.barrier.allPend = s.barrier.on || s.barrier.allPend
+	s.markAllDirty()
 	s.locks.Flush(db)
 	s.trk.Flushing()
 	s.touchAllInDB(db, -1)
@@ -98,7 +98,7 @@ func (s *Server) Flushing(db int) {
 // the command, serves those whose key exists after the swap with the type
 // they wait for.
 func (s *Server) Swapping(a, b int) {
-	s.barrier.allPend = s.barrier.on || s.barrier.allPend
+	s.markAllDirty()
 	s.locks.Swap(a, b)
 	s.touchAllInDB(a, b)
 	s.touchAllInDB(b, a)

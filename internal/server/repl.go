@@ -343,24 +343,35 @@ func (s *Server) Wait(c *command.Ctx, numReplicas, timeoutMs int64) {
 		c.W.Int(acked)
 		return
 	}
+	if !s.blockForAcks(c, cl, timeoutMs, true) {
+		c.W.Int(acked)
+	}
+}
+
+// blockForAcks blocks cl, running WAIT or WAITAOF, until wakeWaiters finds
+// what it waits for or timeoutMs passes (0: no timeout), and reports
+// whether it could block. askReplicas: the replicas are asked for
+// acknowledgements, once, when the client starts to wait (Redis's
+// replicationRequestAckFromSlaves); asked again on every rerun, the GETACK
+// would land in the output of the replica whose ACK ran it, which reads as a
+// reply to its REPLCONF (the replica is dropped), and each ACK would draw
+// another GETACK. Engine lock held.
+func (s *Server) blockForAcks(c *command.Ctx, cl *client, timeoutMs int64, askReplicas bool) bool {
 	deadline := int64(0)
 	if timeoutMs > 0 {
 		deadline = c.Now + timeoutMs
 	}
 	rerun := cl.block.on // run again by wakeWaiters, which keeps it waiting
 	if !c.Block(keyspace.KindNone, nil, deadline, false) {
-		c.W.Int(acked)
-		return
+		return false
 	}
 	if !rerun {
-		// asked once, when it starts to wait (Redis's
-		// replicationRequestAckFromSlaves): asked again on every rerun, the
-		// GETACK would land in the output of the replica whose ACK ran it,
-		// which reads as a reply to its REPLCONF (the replica is dropped),
-		// and each ACK would draw another GETACK
 		s.waiters = append(s.waiters, cl)
-		s.repl.RequestAcks()
+		if askReplicas {
+			s.repl.RequestAcks()
+		}
 	}
+	return true
 }
 
 // wakeWaiters runs the WAIT commands again after an acknowledgement (or a
