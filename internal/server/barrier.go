@@ -147,11 +147,8 @@ func (s *Server) noteUnitHanded() { s.barrier.seq.Add(1) }
 // before it ran): for a command without effects whose keys are at fixed
 // positions, the last unit that changed one of them; otherwise the last unit
 // of all. A stamp never goes down: the client's earlier replies share its
-// buffer. Engine lock held.
+// buffer. Called with the barrier set; engine lock held.
 func (s *Server) noteReplySeq(cl *client, c *command.Ctx, spec *command.Spec, seqBefore uint64) {
-	if !s.barrier.on {
-		return
-	}
 	prev := cl.replySeq.Load()
 	if prev == replyPending {
 		return
