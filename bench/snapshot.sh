@@ -5,9 +5,15 @@
 # SET appendonly yes while bench/snapprobe's probe client sends PING every
 # 20 ms and 4 clients send SETs. Prints each operation's duration, the
 # probe's longest wait and p99, and the writes acknowledged meanwhile.
+# First comes the control, `none`: the write load alone for 10 s (on two
+# cores the load generator and the server share the processors, and the
+# probe waits for one even without a snapshot: read the operations' figures
+# against it).
 #
 #   bench/snapshot.sh                 1,000,000 keys, 2 rounds
 #   KEYS=5000000 ROUNDS=1 bench/snapshot.sh
+#   OPS=bgsave bench/snapshot.sh      some operations only (default:
+#                                     none,bgsave,bgrewriteaof,appendonly)
 #
 # REDIS_SERVER is the reference server (default: the cached 8.6.3 build,
 # else redis-server on PATH). Output goes to stdout and
@@ -21,6 +27,7 @@ if [[ -z $REDIS_SERVER ]]; then
 fi
 KEYS=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-2}
+OPS=${OPS:-none,bgsave,bgrewriteaof,appendonly}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 TMP=$(mktemp -d -t hotkv-snapbench.XXXXXX)
 go build -o "$TMP/hotkv" ./cmd/hotkv
@@ -36,10 +43,10 @@ A=$(free_port); B=$(free_port)
 "$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & PIDS+=($!)
 wait_ping "$A"; wait_ping "$B"
 {
-  echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS"
+  echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS OPS=$OPS"
   for r in $(seq "$ROUNDS"); do
     echo "## round $r"
-    "$TMP/snapprobe" -addr "127.0.0.1:$A" -keys "$KEYS" -name HotKV
-    "$TMP/snapprobe" -addr "127.0.0.1:$B" -keys "$KEYS" -name Redis
+    "$TMP/snapprobe" -addr "127.0.0.1:$A" -keys "$KEYS" -name HotKV -ops "$OPS"
+    "$TMP/snapprobe" -addr "127.0.0.1:$B" -keys "$KEYS" -name Redis -ops "$OPS"
   done
 } | tee "$OUT"

@@ -7,7 +7,10 @@
 //	bgrewriteaof  BGREWRITEAOF, until aof_rewrite_in_progress is 0
 //	appendonly    CONFIG SET appendonly yes (a rewrite, then appends),
 //	              until the rewrite is done; then CONFIG SET appendonly no
-//	none          nothing for a second: the probe under the write load alone
+//	none          nothing for -none (default 10 s): the probe under the write
+//	              load alone, the control for the operations' figures (on a
+//	              small machine the load generator and the server share the
+//	              cores, and the probe waits for a core even without a snapshot)
 //
 // After populating it sends MEMORY PURGE and waits -settle. For each
 // operation it prints the operation's duration, the probe's count, longest
@@ -43,6 +46,7 @@ func main() {
 	ops := flag.String("ops", "bgsave,bgrewriteaof,appendonly", "operations, in order")
 	name := flag.String("name", "", "label for the output lines")
 	settle := flag.Duration("settle", 2*time.Second, "pause after MEMORY PURGE, before the operations")
+	flag.DurationVar(&noneFor, "none", 10*time.Second, "how long the none operation (the write load alone) runs")
 	flag.Parse()
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: *addr, ReadTimeout: -1, WriteTimeout: -1})
@@ -63,6 +67,9 @@ func main() {
 		run(ctx, c, *addr, *name, op, *keys, *writers, *every)
 	}
 }
+
+// noneFor is how long the none operation runs (-none).
+var noneFor time.Duration
 
 func run(ctx context.Context, c *redis.Client, addr, name, op string, keys, writers int, every time.Duration) {
 	stop := make(chan struct{})
@@ -126,8 +133,8 @@ func run(ctx context.Context, c *redis.Client, addr, name, op string, keys, writ
 	case "appendonly":
 		must(c.ConfigSet(ctx, "appendonly", "yes").Err())
 		field = "aof_rewrite_in_progress"
-	case "none": // the load alone, for a second
-		time.Sleep(time.Second)
+	case "none": // the load alone
+		time.Sleep(noneFor)
 		field = "aof_rewrite_in_progress"
 	default:
 		fail(fmt.Errorf("unknown op %q", op))
