@@ -13,22 +13,13 @@
 # redis-server on PATH). Needs `ulimit -n` above 11000 for the idle attack.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REDIS_SERVER=${REDIS_SERVER:-}
-if [[ -z $REDIS_SERVER ]]; then
-  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
-  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
-fi
+. bench/lib.sh
 ulimit -n 65536 2>/dev/null || true
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d -t hotkv-hostile.XXXXXX)
+bench_tmp hostile
 go build -o "$TMP/hotkv-server" ./cmd/hotkv
 go build -o "$TMP/hostile" ./bench/hostile
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
 LIMITS=(--maxmemory 100mb --client-output-buffer-limit "normal 64mb 32mb 10" --client-output-buffer-limit "pubsub 32mb 8mb 60"
   --timeout 10 --maxclients 11000 --loglevel warning)
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 mkdir -p bench/results
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-hostile.txt
 {

@@ -15,18 +15,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SLEEP_US=${SLEEP_US:-20000} WRITERS=${WRITERS:-3} N=${N:-50}
-REDIS_SERVER=${REDIS_SERVER:-}
-if [[ -z $REDIS_SERVER ]]; then
-  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
-  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d -t hotkv-refusal.XXXXXX)
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
+. bench/lib.sh
+bench_tmp refusal
 go build -o "$TMP/hotkv" ./cmd/hotkv
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 A=$(free_port); B=$(free_port)
 mkdir -p "$TMP/a" "$TMP/b"
 common=(--appendonly yes --appendfsync always --enable-debug-command yes --loglevel warning)

@@ -15,18 +15,9 @@
 # to stdout and bench/results/<date>-replica.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REDIS_SERVER=${REDIS_SERVER:-}
-if [[ -z $REDIS_SERVER ]]; then
-  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
-  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
-fi
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d -t hotkv-replbench.XXXXXX)
+. bench/lib.sh
+bench_tmp replbench
 go build -o "$TMP/hotkv" ./cmd/hotkv
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 start_hotkv() { # name port args...
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
   "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
@@ -35,7 +26,6 @@ start_redis() {
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
   "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
 }
-stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
 field() { redis-cli -p "$1" INFO replication | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
 wait_up() { for _ in $(seq 300); do [[ $(field "$1" master_link_status) == up ]] && return; sleep 0.1; done; echo "replica on $1 not up" >&2; exit 1; }
 in_sync() { # primary replica

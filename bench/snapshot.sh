@@ -20,22 +20,13 @@
 # bench/results/<date>-snapshot.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-REDIS_SERVER=${REDIS_SERVER:-}
-if [[ -z $REDIS_SERVER ]]; then
-  ref=${XDG_CACHE_HOME:-$HOME/.cache}/hotkv/redis-ref/redis/src/redis-server
-  if [[ -x $ref ]]; then REDIS_SERVER=$ref; else REDIS_SERVER=$(command -v redis-server); fi
-fi
+. bench/lib.sh
 KEYS=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-2}
 OPS=${OPS:-none,bgsave,bgrewriteaof,appendonly}
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-TMP=$(mktemp -d -t hotkv-snapbench.XXXXXX)
+bench_tmp snapbench
 go build -o "$TMP/hotkv" ./cmd/hotkv
 go build -o "$TMP/snapprobe" ./bench/snapprobe
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$TMP"; }
-trap cleanup EXIT
-wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 mkdir -p bench/results "$TMP/hk" "$TMP/rd"
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-snapshot.txt
 A=$(free_port); B=$(free_port)
