@@ -24,11 +24,11 @@ bench_tmp aofbench
 go build -o "$TMP/hotkv" ./cmd/hotkv
 start_hotkv() { # name port args...
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
-  "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+  "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning "$@" >"$d.log" 2>&1 & started $!; wait_ping "$p"
 }
 start_redis() {
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
-  "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+  "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning "$@" >"$d.log" 2>&1 & started $!; wait_ping "$p"
 }
 mkdir -p bench/results
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-aof.txt

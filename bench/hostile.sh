@@ -30,7 +30,7 @@ OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-hostile.txt
     else
       "$REDIS_SERVER" --port "$port" --dir "$TMP/$side" --save '' --appendonly no "${LIMITS[@]}" >"$TMP/$side.log" 2>&1 &
     fi
-    pid=$!; PIDS+=($pid); wait_ping "$port"
+    pid=$!; started "$pid"; wait_ping "$port"
     echo; echo "## $side ($(git rev-parse --short HEAD) / $("$REDIS_SERVER" --version | awk '{print $3}'))"
     "$TMP/hostile" -addr "127.0.0.1:$port" -pid "$pid" -for "${FOR:-5s}" -attacks "${ATTACKS:-neverread,bigargs,garbage,idle,slowloris,subscriber}" || echo "!! $side stopped answering"
     kill "$pid"; wait "$pid" 2>/dev/null || true

@@ -19,14 +19,30 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 wait_ping() { for _ in $(seq 100); do redis-cli -p "$1" PING >/dev/null 2>&1 && return; sleep 0.1; done; echo "no server on $1" >&2; exit 1; }
 
 # bench_tmp NAME makes TMP (hotkv-NAME.XXXXXX) and empties PIDS; at exit the
-# processes in PIDS are killed and TMP removed.
+# servers started are killed and TMP removed.
 bench_tmp() {
   TMP=$(mktemp -d -t "hotkv-$1.XXXXXX")
   PIDS=()
   trap cleanup EXIT
 }
 
-# stop_all kills the processes in PIDS and waits for them.
-stop_all() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; PIDS=(); }
+# started PID records a server started in the background: in PIDS, and in
+# TMP/pids for the exit's cleanup, which does not see PIDS when the server
+# was started in a subshell (a `{ ...; } | tee` block that set -e ended).
+started() { PIDS+=("$1"); echo "$1" >>"$TMP/pids"; }
 
-cleanup() { stop_all; rm -rf "$TMP"; }
+# stop_all kills the servers started (PIDS) and waits for them.
+stop_all() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  PIDS=()
+  : >"$TMP/pids" # they are gone: no stale number for cleanup to kill
+}
+
+cleanup() {
+  if [[ -f $TMP/pids ]]; then
+    while read -r p; do kill "$p" 2>/dev/null || true; done <"$TMP/pids"
+  fi
+  stop_all
+  rm -rf "$TMP"
+}

@@ -21,8 +21,8 @@ go build -o "$TMP/hotkv" ./cmd/hotkv
 A=$(free_port); B=$(free_port)
 mkdir -p "$TMP/a" "$TMP/b"
 common=(--appendonly yes --appendfsync always --enable-debug-command yes --loglevel warning)
-"$TMP/hotkv" --port "$A" --dir "$TMP/a" "${common[@]}" >"$TMP/a.log" 2>&1 & PIDS+=($!)
-"$REDIS_SERVER" --port "$B" --dir "$TMP/b" --save '' "${common[@]}" >"$TMP/b.log" 2>&1 & PIDS+=($!)
+"$TMP/hotkv" --port "$A" --dir "$TMP/a" "${common[@]}" >"$TMP/a.log" 2>&1 & started $!
+"$REDIS_SERVER" --port "$B" --dir "$TMP/b" --save '' "${common[@]}" >"$TMP/b.log" 2>&1 & started $!
 wait_ping "$A"; wait_ping "$B"
 echo "# bench/refusal-latency.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), appendfsync always, aof-flush-sleep ${SLEEP_US} us, $WRITERS writers, $N probes"
 for side in "HotKV $A" "Redis $B"; do

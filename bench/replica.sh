@@ -20,11 +20,11 @@ bench_tmp replbench
 go build -o "$TMP/hotkv" ./cmd/hotkv
 start_hotkv() { # name port args...
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
-  "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+  "$TMP/hotkv" --port "$p" --dir "$d" --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & started $!; wait_ping "$p"
 }
 start_redis() {
   local d=$TMP/$1 p=$2; shift 2; mkdir -p "$d"
-  "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & PIDS+=($!); wait_ping "$p"
+  "$REDIS_SERVER" --port "$p" --dir "$d" --save '' --loglevel warning --enable-debug-command yes "$@" >"$d.log" 2>&1 & started $!; wait_ping "$p"
 }
 field() { redis-cli -p "$1" INFO replication | tr -d '\r' | awk -F: -v k="$2" '$1 == k {print $2}'; }
 wait_up() { for _ in $(seq 300); do [[ $(field "$1" master_link_status) == up ]] && return; sleep 0.1; done; echo "replica on $1 not up" >&2; exit 1; }

@@ -30,8 +30,8 @@ go build -o "$TMP/snapprobe" ./bench/snapprobe
 mkdir -p bench/results "$TMP/hk" "$TMP/rd"
 OUT=bench/results/$(date -u +%Y%m%dT%H%M%SZ)-snapshot.txt
 A=$(free_port); B=$(free_port)
-"$TMP/hotkv" --port "$A" --dir "$TMP/hk" --loglevel warning --enable-debug-command yes >"$TMP/hk.log" 2>&1 & PIDS+=($!)
-"$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & PIDS+=($!)
+"$TMP/hotkv" --port "$A" --dir "$TMP/hk" --loglevel warning --enable-debug-command yes >"$TMP/hk.log" 2>&1 & started $!
+"$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & started $!
 wait_ping "$A"; wait_ping "$B"
 {
   echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS OPS=$OPS"
