@@ -49,10 +49,14 @@ func (h *netHost) CycleDone()        { h.aof.CycleDone() }
 func (cl *client) Run(argv [][]byte, pending *[][][]byte) (r network.Ran) {
 	s := cl.srv
 	rd := cl.nc.Reader()
+	st := s.lockOrBusy()
+	// the batch starts once the lock is held: the first command's frozen now
+	// and its duration (SLOWLOG, commandstats) leave out the wait for the
+	// lock (a snapshot's step, another loop's batch), as Redis's do
 	cl.clockUs = s.clock.NowUs()
 	batchStart, cmdsBefore := cl.clockUs, cl.cmds
 	cl.nc.Touch(cl.clockUs / 1000)
-	if st := s.lockOrBusy(); st != nil {
+	if st != nil {
 		r = cl.busy(argv, st)
 		s.eng.Unlock()
 		return r
@@ -147,8 +151,8 @@ func (cl *client) Resume(argv [][]byte) bool {
 		return false
 	}
 	s.notePaused(cl, false)
-	cl.clockUs = s.clock.NowUs()
 	s.eng.Lock()
+	cl.clockUs = s.clock.NowUs()
 	ran := s.dispatch(cl, argv)
 	s.eng.Unlock()
 	if !ran { // paused again in between
