@@ -14,6 +14,10 @@
 #   KEYS=5000000 ROUNDS=1 bench/snapshot.sh
 #   OPS=bgsave bench/snapshot.sh      some operations only (default:
 #                                     none,bgsave,bgrewriteaof,appendonly)
+#   RATE=10000 bench/snapshot.sh      the writers paced to 10,000 SETs/s in
+#                                     all (default 0: as fast as the server
+#                                     answers, which on two cores leaves no
+#                                     processor idle)
 #
 # REDIS_SERVER is the reference server (default: the cached 8.6.3 build,
 # else redis-server on PATH). Output goes to stdout and
@@ -24,6 +28,7 @@ cd "$(dirname "$0")/.."
 KEYS=${KEYS:-1000000}
 ROUNDS=${ROUNDS:-2}
 OPS=${OPS:-none,bgsave,bgrewriteaof,appendonly}
+RATE=${RATE:-0}
 bench_tmp snapbench
 go build -o "$TMP/hotkv" ./cmd/hotkv
 go build -o "$TMP/snapprobe" ./bench/snapprobe
@@ -34,10 +39,10 @@ A=$(free_port); B=$(free_port)
 "$REDIS_SERVER" --port "$B" --dir "$TMP/rd" --save '' --loglevel warning --enable-debug-command yes >"$TMP/rd.log" 2>&1 & started $!
 wait_ping "$A"; wait_ping "$B"
 {
-  echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS OPS=$OPS"
+  echo "# bench/snapshot.sh: HotKV $(git rev-parse --short HEAD) vs $("$REDIS_SERVER" --version | awk '{print $3}'), KEYS=$KEYS ROUNDS=$ROUNDS OPS=$OPS RATE=$RATE"
   for r in $(seq "$ROUNDS"); do
     echo "## round $r"
-    "$TMP/snapprobe" -addr "127.0.0.1:$A" -keys "$KEYS" -name HotKV -ops "$OPS"
-    "$TMP/snapprobe" -addr "127.0.0.1:$B" -keys "$KEYS" -name Redis -ops "$OPS"
+    "$TMP/snapprobe" -addr "127.0.0.1:$A" -keys "$KEYS" -name HotKV -ops "$OPS" -rate "$RATE"
+    "$TMP/snapprobe" -addr "127.0.0.1:$B" -keys "$KEYS" -name Redis -ops "$OPS" -rate "$RATE"
   done
 } | tee "$OUT"

@@ -1,7 +1,10 @@
 // Command snapprobe measures how long clients wait while a server takes a
 // snapshot: with a dataset of -keys keys (DEBUG POPULATE, 32-byte values)
 // and -writers clients sending SETs over it, a probe client sends PING every
-// -every and times each reply, while the server runs each of -ops in turn:
+// -every and times each reply, while the server runs each of -ops in turn
+// (-rate paces the writers: that many SETs a second in all, on a schedule
+// that does not wait for a slow reply; 0, the default, sends each as soon
+// as the last was answered):
 //
 //	bgsave        BGSAVE, until rdb_bgsave_in_progress is 0
 //	bgrewriteaof  BGREWRITEAOF, until aof_rewrite_in_progress is 0
@@ -47,6 +50,7 @@ func main() {
 	name := flag.String("name", "", "label for the output lines")
 	settle := flag.Duration("settle", 2*time.Second, "pause after MEMORY PURGE, before the operations")
 	flag.DurationVar(&noneFor, "none", 10*time.Second, "how long the none operation (the write load alone) runs")
+	flag.IntVar(&rate, "rate", 0, "SETs per second the writers send together (0: each as fast as the server answers)")
 	flag.Parse()
 	ctx := context.Background()
 	c := redis.NewClient(&redis.Options{Addr: *addr, ReadTimeout: -1, WriteTimeout: -1})
@@ -68,8 +72,12 @@ func main() {
 	}
 }
 
-// noneFor is how long the none operation runs (-none).
-var noneFor time.Duration
+// noneFor is how long the none operation runs (-none); rate paces the
+// writers (-rate).
+var (
+	noneFor time.Duration
+	rate    int
+)
 
 func run(ctx context.Context, c *redis.Client, addr, name, op string, keys, writers int, every time.Duration) {
 	stop := make(chan struct{})
@@ -82,11 +90,24 @@ func run(ctx context.Context, c *redis.Client, addr, name, op string, keys, writ
 			wc := redis.NewClient(&redis.Options{Addr: addr, ReadTimeout: -1})
 			defer wc.Close()
 			r := rand.New(rand.NewPCG(uint64(w), 9))
+			var interval time.Duration // between this writer's SETs, on a schedule
+			if rate > 0 {
+				interval = time.Duration(writers) * time.Second / time.Duration(rate)
+			}
+			next := time.Now()
 			for {
 				select {
 				case <-stop:
 					return
 				default:
+				}
+				if interval > 0 {
+					// open loop: a SET the server was slow to answer does not
+					// delay the schedule (those behind it go at once)
+					next = next.Add(interval)
+					if d := time.Until(next); d > 0 {
+						time.Sleep(d)
+					}
 				}
 				if wc.Set(ctx, "key:"+strconv.Itoa(r.IntN(keys)), r.Uint64(), 0).Err() == nil {
 					acked.Add(1)
