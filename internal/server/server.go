@@ -87,6 +87,7 @@ type Server struct {
 	table         *command.Table
 	limits        *resp.Limits
 	net           *network.Net // listeners and connections (internal/server/network)
+	tasks         loopTasks    // work posted to the event loops (looptask.go)
 	pf            prefetchScratch
 
 	startUs int64

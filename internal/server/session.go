@@ -33,10 +33,14 @@ func (h *netHost) Released(n int64) {
 func (h *netHost) PauseRemainingMs() int64 { return (*Server)(h).pauseRemainingMs() }
 
 // CycleStart, CycleEnd and CycleDone implement network.Host: the AOF's group
-// commit (appendfsync always) before the cycle's replies are written.
+// commit (appendfsync always) before the cycle's replies are written; at
+// the cycle's end, the work background goroutines posted (looptask.go).
 func (h *netHost) CycleStart()       { h.aof.CycleStart() }
 func (h *netHost) CycleEnd(raw bool) { h.aof.CycleEnd(raw) }
-func (h *netHost) CycleDone()        { h.aof.CycleDone() }
+func (h *netHost) CycleDone() {
+	h.aof.CycleDone()
+	(*Server)(h).runLoopTasks()
+}
 
 // Run implements network.Session: argv and the commands complete behind it
 // (those the connection read while the client was blocked first: pending,

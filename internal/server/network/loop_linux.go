@@ -154,6 +154,9 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		loops = append(loops, l)
 	}
 	s.loops = loops
+	s.wakeMu.Lock()
+	s.wakeFD = loops[0].wakefd
+	s.wakeMu.Unlock()
 	for _, ln := range s.lns {
 		if err := s.watchListener(ln); err != nil {
 			return nil, err
@@ -177,6 +180,9 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		}(l)
 	}
 	return func() {
+		s.wakeMu.Lock()
+		s.wakeFD = -1
+		s.wakeMu.Unlock()
 		s.stopping.Store(true)
 		for _, l := range loops {
 			var one = [8]byte{1}
@@ -191,6 +197,20 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 			_ = unix.Close(l.wakefd)
 		}
 	}, nil
+}
+
+// Wake interrupts the first event loop's wait, so that it runs a cycle (and
+// Host.CycleDone) at once; false when no event loop runs (goroutine mode,
+// or the loops stopped). Any goroutine.
+func (s *Net) Wake() bool {
+	s.wakeMu.RLock()
+	defer s.wakeMu.RUnlock()
+	if s.wakeFD < 0 {
+		return false
+	}
+	var one = [8]byte{1}
+	_, _ = unix.Write(s.wakeFD, one[:])
+	return true
 }
 
 // watchListener makes every loop accept on ln (EPOLLEXCLUSIVE: one loop wakes

@@ -18,6 +18,9 @@ func (n *Net) runLoops(int) (func(), error) { return func() {}, nil }
 
 func (n *Net) watchListener(net.Listener) error { return nil }
 
+// Wake has no loop to wake.
+func (n *Net) Wake() bool { return false }
+
 // PollWhileBusy has nothing to poll: without event loops, no connection
 // waits on the script's goroutine.
 func (c *Conn) PollWhileBusy() {}

@@ -183,7 +183,9 @@ type Net struct {
 	tlsConf   atomic.Pointer[tls.Config] // what new TLS connections use
 
 	loops    []*eventLoop
-	lnFDs    sync.Map // listener fds the loops accept on
+	wakeMu   sync.RWMutex // guards wakeFD against the loops' stop
+	wakeFD   int          // the first loop's eventfd (Wake); -1 when none runs
+	lnFDs    sync.Map     // listener fds the loops accept on
 	stopLoop func()
 	stopping atomic.Bool
 	stopOnce sync.Once
@@ -241,7 +243,7 @@ func storeMax(a *atomic.Int64, v int64) {
 // New builds the network side; Listen opens its listeners, Start serves them.
 func New(d Deps) *Net {
 	n := &Net{host: d.Host, cfg: d.Config, log: d.Log, clock: d.Clock, limits: d.Limits,
-		busyPoll: d.BusyPoll, goConns: map[*Conn]struct{}{}}
+		busyPoll: d.BusyPoll, goConns: map[*Conn]struct{}{}, wakeFD: -1}
 	if d.Listener != nil {
 		n.lns = []net.Listener{d.Listener}
 	}
