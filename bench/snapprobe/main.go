@@ -178,7 +178,7 @@ func run(ctx context.Context, c *redis.Client, addr, name, op string, keys, writ
 	if os.Getenv("SNAPPROBE_TRACE") != "" {
 		for i, w := range waits {
 			if w > 5*time.Millisecond {
-				fmt.Printf("  probe at %v waited %v\n", at[i].Round(time.Millisecond), w.Round(10*time.Microsecond))
+				fmt.Printf("  probe at %v (unix ms %d) waited %v\n", at[i].Round(time.Millisecond), start.Add(at[i]).UnixMilli(), w.Round(10*time.Microsecond))
 			}
 		}
 	}
