@@ -38,8 +38,7 @@ func TestBusyPoll(t *testing.T) {
 	}
 	go func() {
 		time.Sleep(time.Millisecond)
-		one := [8]byte{1}
-		_, _ = unix.Write(l.wakefd, one[:])
+		signal(l.wakefd)
 	}()
 	n, err := l.busyPoll(time.Minute)
 	if n != 1 || err != nil || l.events[0].Fd != int32(l.wakefd) {

@@ -185,8 +185,7 @@ func (s *Net) runLoops(n int) (stop func(), err error) {
 		s.wakeMu.Unlock()
 		s.stopping.Store(true)
 		for _, l := range loops {
-			var one = [8]byte{1}
-			_, _ = unix.Write(l.wakefd, one[:])
+			signal(l.wakefd)
 		}
 		wg.Wait()
 		close(closer)
@@ -208,9 +207,14 @@ func (s *Net) Wake() bool {
 	if s.wakeFD < 0 {
 		return false
 	}
-	var one = [8]byte{1}
-	_, _ = unix.Write(s.wakeFD, one[:])
+	signal(s.wakeFD)
 	return true
+}
+
+// signal adds one to the eventfd fd: the loop waiting on it wakes up.
+func signal(fd int) {
+	var one = [8]byte{1}
+	_, _ = unix.Write(fd, one[:])
 }
 
 // watchListener makes every loop accept on ln (EPOLLEXCLUSIVE: one loop wakes
@@ -843,8 +847,7 @@ func (l *eventLoop) queuePush(c *Conn) {
 	l.pushQ = append(l.pushQ, c)
 	l.pushMu.Unlock()
 	if !l.pushWoken.Swap(true) && !l.running.Load() {
-		var one = [8]byte{1}
-		_, _ = unix.Write(l.wakefd, one[:])
+		signal(l.wakefd)
 	}
 }
 

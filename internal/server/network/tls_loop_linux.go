@@ -149,8 +149,7 @@ func (l *eventLoop) adopt(c *Conn) {
 		return
 	}
 	l.adopted.q = append(l.adopted.q, c)
-	var one = [8]byte{1}
-	_, _ = unix.Write(l.wakefd, one[:])
+	signal(l.wakefd)
 }
 
 // stopAdopting refuses later hand-offs; call before closing wakefd. The
